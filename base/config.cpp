@@ -1,0 +1,143 @@
+#include "base/config.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "base/error.hpp"
+#include "base/log.hpp"
+
+extern char** environ;
+
+namespace tutti::config {
+
+const std::vector<Var>& table() {
+  static const std::vector<Var> vars = {
+      {"TUTTI_DEBUG", Type::kChoice, "WARN", "NONE|WARN|INFO|TRACE", 0, 0, "log level"},
+      {"TUTTI_DEBUG_FILE", Type::kString, "", "", 0, 0,
+       "log to this file instead of stderr (%h host, %p pid)"},
+      {"TUTTI_TIMEOUT", Type::kInt, "300", "", 1, 86400 * 7,
+       "seconds any blocking wait may last before it fails with a timeout"},
+      {"TUTTI_TRANSPORT", Type::kChoice, "auto", "auto|shm|tcp", 0, 0,
+       "force a transport (auto: shm within a host, tcp across hosts)"},
+      {"TUTTI_ALGO", Type::kChoice, "auto", "auto|ring|tree|oneshot", 0, 0,
+       "force the all-reduce algorithm (auto: the cost model picks per size)"},
+      {"TUTTI_CHUNK_BYTES", Type::kBytes, "128K", "", 4096, 64 << 20,
+       "bytes per pipeline slot (one chunk of a collective step)"},
+      {"TUTTI_SLOTS", Type::kInt, "8", "", 2, 64, "slots per connection FIFO"},
+      {"TUTTI_NSOCKS", Type::kInt, "1", "", 1, 16, "TCP sockets per peer"},
+      {"TUTTI_SOCKET_IFNAME", Type::kString, "", "", 0, 0,
+       "network interfaces to use: prefix list, ^ excludes, = exact (NCCL_SOCKET_IFNAME syntax)"},
+      {"TUTTI_RANK", Type::kInt, "", "", 0, 1 << 24, "this process's rank (environment init)"},
+      {"TUTTI_WORLD_SIZE", Type::kInt, "", "", 1, 1 << 24, "number of ranks (environment init)"},
+      {"TUTTI_LOCAL_RANK", Type::kInt, "", "", 0, 1 << 24, "rank within the host"},
+      {"TUTTI_ADDR", Type::kString, "", "", 0, 0, "rendezvous host (rank 0 listens there)"},
+      {"TUTTI_PORT", Type::kInt, "", "", 1, 65535, "rendezvous port"},
+      {"TUTTI_SECRET", Type::kString, "", "", 0, 0,
+       "job secret, 32 hex digits; ranks that cannot prove it are refused"},
+  };
+  return vars;
+}
+
+const Var& find(const std::string& name) {
+  for (const Var& var : table())
+    if (name == var.name) return var;
+  raise(ErrorCode::kInternal, "configuration variable {} is not in the table", name);
+}
+
+std::optional<int64_t> parseBytes(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || value < 0) return std::nullopt;
+  std::string suffix(end);
+  int shift = 0;
+  if (suffix == "K" || suffix == "k")
+    shift = 10;
+  else if (suffix == "M" || suffix == "m")
+    shift = 20;
+  else if (suffix == "G" || suffix == "g")
+    shift = 30;
+  else if (!suffix.empty())
+    return std::nullopt;
+  if (value > (INT64_MAX >> shift)) return std::nullopt;
+  return static_cast<int64_t>(value) << shift;
+}
+
+namespace {
+
+std::string rawValue(const Var& var) {
+  const char* value = std::getenv(var.name);
+  return value ? std::string(value) : std::string(var.defaultValue);
+}
+
+int64_t checkedInt(const Var& var, const std::string& text) {
+  std::optional<int64_t> value;
+  if (var.type == Type::kBytes) {
+    value = parseBytes(text);
+  } else {
+    char* end = nullptr;
+    errno = 0;
+    const long long parsed = std::strtoll(text.c_str(), &end, 10);
+    if (errno == 0 && end != text.c_str() && *end == '\0') value = parsed;
+  }
+  if (!value)
+    raise(ErrorCode::kInvalidArgument, "{}='{}' is not {}", var.name, text,
+          var.type == Type::kBytes ? "a size (e.g. 4096, 64K, 1M)" : "an integer");
+  if (*value < var.min || *value > var.max)
+    raise(ErrorCode::kInvalidArgument, "{}={} is out of range [{}, {}]", var.name, *value, var.min,
+          var.max);
+  return *value;
+}
+
+void checkChoice(const Var& var, const std::string& text) {
+  const std::string choices = var.choices;
+  size_t start = 0;
+  while (start <= choices.size()) {
+    const size_t bar = choices.find('|', start);
+    const size_t stop = bar == std::string::npos ? choices.size() : bar;
+    if (choices.compare(start, stop - start, text) == 0 && text.size() == stop - start) return;
+    start = stop + 1;
+  }
+  raise(ErrorCode::kInvalidArgument, "{}='{}' is not one of {}", var.name, text, var.choices);
+}
+
+}  // namespace
+
+std::string getString(const std::string& name) {
+  const Var& var = find(name);
+  const std::string text = rawValue(var);
+  if (var.type == Type::kChoice && !text.empty()) checkChoice(var, text);
+  if ((var.type == Type::kInt || var.type == Type::kBytes) && !text.empty()) checkedInt(var, text);
+  return text;
+}
+
+int64_t getInt(const std::string& name) {
+  const Var& var = find(name);
+  const std::string text = rawValue(var);
+  if (text.empty()) raise(ErrorCode::kInvalidArgument, "{} is not set", name);
+  return checkedInt(var, text);
+}
+
+bool isSet(const std::string& name) {
+  return std::getenv(find(name).name) != nullptr;
+}
+
+void validateAll() {
+  for (const Var& var : table())
+    if (std::getenv(var.name)) getString(var.name);
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    for (char** env = environ; env && *env; ++env) {
+      const char* entry = *env;
+      if (std::strncmp(entry, "TUTTI_", 6) != 0) continue;
+      const std::string name(entry, std::strcspn(entry, "="));
+      bool known = false;
+      for (const Var& var : table()) known = known || name == var.name;
+      if (!known) log::warn("unknown variable {} ignored (see tutti-info for the list)", name);
+    }
+  });
+}
+
+}  // namespace tutti::config

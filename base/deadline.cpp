@@ -1,0 +1,58 @@
+#include "base/deadline.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "base/config.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tutti {
+namespace {
+
+// Spinning pays off only while the peer is running on another core; past these rounds we assume
+// it is not and give the core away. The numbers come from 2-core runs with 2 and 8 ranks.
+constexpr uint32_t kSpinRounds = 2000;
+constexpr uint32_t kYieldRounds = 4000;
+constexpr long kMaxSleepNs = 200'000;
+
+void cpuRelax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+}  // namespace
+
+Deadline Deadline::fromConfig() {
+  return after(std::chrono::seconds(config::getInt("TUTTI_TIMEOUT")));
+}
+
+int Deadline::remainingMs() const {
+  if (at_ == Clock::time_point::max()) return INT_MAX;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now());
+  return static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX));
+}
+
+void Backoff::pause() {
+  ++rounds_;
+  if (rounds_ < kSpinRounds) {
+    cpuRelax();
+  } else if (rounds_ < kSpinRounds + kYieldRounds) {
+    sched_yield();
+  } else {
+    const uint32_t steps = std::min<uint32_t>(rounds_ - kSpinRounds - kYieldRounds, 16);
+    const long ns = std::min<long>(1000L << (steps / 2), kMaxSleepNs);
+    timespec ts{0, ns};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+}  // namespace tutti

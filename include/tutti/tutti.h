@@ -1,0 +1,143 @@
+/* tutti: collective communication for host (and, later, GPU) buffers.
+ *
+ * The C ABI. Every function returns a tuttiResult_t; on failure the calling thread's last-error
+ * message (tutti_get_last_error) names the rank, the operation and its sequence number. An invalid
+ * argument changes nothing: no buffer is written and the communicator stays usable. */
+#ifndef TUTTI_TUTTI_H
+#define TUTTI_TUTTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TUTTI_VERSION_MAJOR 0
+#define TUTTI_VERSION_MINOR 1
+#define TUTTI_VERSION_PATCH 0
+
+typedef enum {
+  tuttiSuccess = 0,
+  tuttiInvalidArgument = 1,
+  tuttiInvalidUsage = 2,
+  tuttiSystemError = 3,
+  tuttiRemoteError = 4,
+  tuttiTimeout = 5,
+  tuttiInternalError = 6,
+  tuttiInProgress = 7, /* tutti_test: not finished yet (not an error) */
+} tuttiResult_t;
+
+typedef enum {
+  tuttiInt8 = 0,
+  tuttiUint8 = 1,
+  tuttiInt32 = 2,
+  tuttiUint32 = 3,
+  tuttiInt64 = 4,
+  tuttiUint64 = 5,
+  tuttiFloat16 = 6,
+  tuttiBfloat16 = 7,
+  tuttiFloat32 = 8,
+  tuttiFloat64 = 9,
+  tuttiNumTypes = 10
+} tuttiDataType_t;
+
+typedef enum {
+  tuttiSum = 0,
+  tuttiProd = 1,
+  tuttiMin = 2,
+  tuttiMax = 3,
+  tuttiAvg = 4, /* integers divide with truncation, as NCCL does */
+  tuttiNumOps = 5
+} tuttiRedOp_t;
+
+#define TUTTI_UNIQUE_ID_BYTES 128
+/* Opaque: rendezvous address, port and a random 128-bit secret. Copy it to every rank as bytes. */
+typedef struct {
+  char internal[TUTTI_UNIQUE_ID_BYTES];
+} tuttiUniqueId;
+
+typedef struct tuttiComm* tuttiComm_t;
+typedef struct tuttiRequest* tuttiRequest_t;
+
+const char* tutti_get_error_string(tuttiResult_t result);
+/* The last failure's message on this thread ("" when none). Valid until the thread's next call. */
+const char* tutti_get_last_error(void);
+tuttiResult_t tutti_get_version(int* version); /* major*10000 + minor*100 + patch */
+
+/* Creates an id and hosts its rendezvous in this process (a background thread). */
+tuttiResult_t tutti_get_unique_id(tuttiUniqueId* id);
+tuttiResult_t tutti_comm_init_rank(tuttiComm_t* comm, tuttiUniqueId id, int rank, int nranks);
+/* Reads TUTTI_RANK/WORLD_SIZE/LOCAL_RANK/ADDR/PORT/SECRET, else torchrun's, Open MPI's or Slurm's
+ * variables; rank 0 hosts the rendezvous at ADDR:PORT. */
+tuttiResult_t tutti_comm_init_env(tuttiComm_t* comm);
+/* A whole world of nranks ranks as threads of this process (like ncclCommInitAll). */
+tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks);
+/* Ranks with the same color form a new communicator ordered by (key, old rank). A negative color
+ * (TUTTI_SPLIT_NOCOLOR) returns a null communicator. Collective over the parent. */
+#define TUTTI_SPLIT_NOCOLOR (-1)
+tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm);
+tuttiResult_t tutti_comm_destroy(tuttiComm_t comm);
+/* Callable from any thread: unblocks every wait on comm, which then fails. */
+tuttiResult_t tutti_comm_abort(tuttiComm_t comm);
+tuttiResult_t tutti_comm_rank(tuttiComm_t comm, int* rank);
+tuttiResult_t tutti_comm_size(tuttiComm_t comm, int* size);
+tuttiResult_t tutti_comm_local_rank(tuttiComm_t comm, int* local_rank);
+tuttiResult_t tutti_comm_local_size(tuttiComm_t comm, int* local_size);
+/* The communicator's first error, if any (tuttiSuccess while healthy). */
+tuttiResult_t tutti_comm_get_async_error(tuttiComm_t comm, tuttiResult_t* error);
+
+/* Collectives. Blocking forms return when the result is in recvbuf; the _async forms return a
+ * request at once (NULL request pointer = blocking). sendbuf == recvbuf means in-place. */
+tuttiResult_t tutti_allreduce(const void* sendbuf, void* recvbuf, size_t count,
+                              tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                              tuttiRequest_t* request);
+/* recvbuf holds recvcount elements; sendbuf holds nranks*recvcount. In-place: sendbuf == recvbuf
+ * holds nranks*recvcount and the rank's block is written at offset rank*recvcount. */
+tuttiResult_t tutti_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                   tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                                   tuttiRequest_t* request);
+/* sendbuf holds sendcount elements; recvbuf nranks*sendcount. In-place: sendbuf ==
+ * recvbuf + rank*sendcount. */
+tuttiResult_t tutti_allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
+                              tuttiDataType_t dtype, tuttiComm_t comm, tuttiRequest_t* request);
+tuttiResult_t tutti_broadcast(const void* sendbuf, void* recvbuf, size_t count,
+                              tuttiDataType_t dtype, int root, tuttiComm_t comm,
+                              tuttiRequest_t* request);
+/* recvbuf is written on root only (may be NULL elsewhere). */
+tuttiResult_t tutti_reduce(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t dtype,
+                           tuttiRedOp_t op, int root, tuttiComm_t comm, tuttiRequest_t* request);
+/* count elements go to each rank: buffers hold nranks*count. */
+tuttiResult_t tutti_alltoall(const void* sendbuf, void* recvbuf, size_t count,
+                             tuttiDataType_t dtype, tuttiComm_t comm, tuttiRequest_t* request);
+tuttiResult_t tutti_barrier(tuttiComm_t comm, tuttiRequest_t* request);
+
+/* Point to point. Inside tutti_group_start/end the sends and receives are issued together when
+ * the group ends, so paired send/recv between two ranks cannot deadlock. Outside a group each is a
+ * blocking (or async) operation of its own. */
+tuttiResult_t tutti_send(const void* sendbuf, size_t count, tuttiDataType_t dtype, int peer,
+                         tuttiComm_t comm, tuttiRequest_t* request);
+tuttiResult_t tutti_recv(void* recvbuf, size_t count, tuttiDataType_t dtype, int peer,
+                         tuttiComm_t comm, tuttiRequest_t* request);
+tuttiResult_t tutti_group_start(void);
+/* Runs the group; with a non-NULL request it completes asynchronously. */
+tuttiResult_t tutti_group_end(void);
+tuttiResult_t tutti_group_end_async(tuttiRequest_t* request);
+
+/* Requests: test returns tuttiSuccess when done, tuttiInProgress when not, or the error. */
+tuttiResult_t tutti_test(tuttiRequest_t request);
+tuttiResult_t tutti_wait(tuttiRequest_t request);
+/* tuttiTimeout when not done within timeout_ms (the request stays valid and pending). */
+tuttiResult_t tutti_wait_timeout(tuttiRequest_t request, int64_t timeout_ms);
+/* Waits for completion, then frees the request. */
+tuttiResult_t tutti_request_free(tuttiRequest_t request);
+
+size_t tutti_type_size(tuttiDataType_t dtype); /* 0 for an invalid type */
+const char* tutti_type_name(tuttiDataType_t dtype);
+const char* tutti_op_name(tuttiRedOp_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,231 @@
+// tutti's C++ API: RAII over the C ABI of tutti.h. Failures throw tutti::CommError, which
+// carries the result code and the message naming rank, operation and sequence number.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tutti/tutti.h"
+
+namespace tutti {
+
+class CommError : public std::runtime_error {
+ public:
+  CommError(tuttiResult_t code, const std::string& message)
+      : std::runtime_error(message), code_(code) {}
+  tuttiResult_t code() const { return code_; }
+
+ private:
+  tuttiResult_t code_;
+};
+
+inline void check(tuttiResult_t result) {
+  if (result != tuttiSuccess)
+    throw CommError(result,
+                    std::string(tutti_get_error_string(result)) + ": " + tutti_get_last_error());
+}
+
+template <typename T>
+constexpr tuttiDataType_t dataTypeOf();
+template <>
+constexpr tuttiDataType_t dataTypeOf<int8_t>() {
+  return tuttiInt8;
+}
+template <>
+constexpr tuttiDataType_t dataTypeOf<uint8_t>() {
+  return tuttiUint8;
+}
+template <>
+constexpr tuttiDataType_t dataTypeOf<int32_t>() {
+  return tuttiInt32;
+}
+template <>
+constexpr tuttiDataType_t dataTypeOf<uint32_t>() {
+  return tuttiUint32;
+}
+template <>
+constexpr tuttiDataType_t dataTypeOf<int64_t>() {
+  return tuttiInt64;
+}
+template <>
+constexpr tuttiDataType_t dataTypeOf<uint64_t>() {
+  return tuttiUint64;
+}
+template <>
+constexpr tuttiDataType_t dataTypeOf<float>() {
+  return tuttiFloat32;
+}
+template <>
+constexpr tuttiDataType_t dataTypeOf<double>() {
+  return tuttiFloat64;
+}
+
+// An asynchronous operation in flight; waits for it on destruction.
+class Request {
+ public:
+  Request() = default;
+  explicit Request(tuttiRequest_t handle) : handle_(handle) {}
+  Request(Request&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Request& operator=(Request&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~Request() { reset(); }
+
+  // True when finished; throws when it failed.
+  bool test() {
+    const tuttiResult_t result = tutti_test(handle_);
+    if (result == tuttiInProgress) return false;
+    check(result);
+    return true;
+  }
+  void wait() { check(tutti_wait(handle_)); }
+  // False when not finished within timeout (the request stays pending).
+  bool waitFor(std::chrono::milliseconds timeout) {
+    const tuttiResult_t result = tutti_wait_timeout(handle_, timeout.count());
+    if (result == tuttiTimeout && tutti_test(handle_) == tuttiInProgress) return false;
+    check(result);
+    return true;
+  }
+
+ private:
+  void reset() {
+    if (handle_) tutti_request_free(handle_);
+    handle_ = nullptr;
+  }
+  tuttiRequest_t handle_ = nullptr;
+};
+
+class Comm {
+ public:
+  Comm() = default;
+  explicit Comm(tuttiComm_t handle) : handle_(handle) {}
+  Comm(Comm&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Comm& operator=(Comm&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~Comm() { reset(); }
+
+  static tuttiUniqueId uniqueId() {
+    tuttiUniqueId id;
+    check(tutti_get_unique_id(&id));
+    return id;
+  }
+  static Comm fromId(const tuttiUniqueId& id, int rank, int nranks) {
+    tuttiComm_t handle = nullptr;
+    check(tutti_comm_init_rank(&handle, id, rank, nranks));
+    return Comm(handle);
+  }
+  static Comm fromEnv() {
+    tuttiComm_t handle = nullptr;
+    check(tutti_comm_init_env(&handle));
+    return Comm(handle);
+  }
+  static std::vector<Comm> world(int nranks) {
+    std::vector<tuttiComm_t> handles(static_cast<size_t>(nranks), nullptr);
+    check(tutti_comm_init_all(handles.data(), nranks));
+    std::vector<Comm> comms;
+    for (tuttiComm_t handle : handles) comms.emplace_back(handle);
+    return comms;
+  }
+
+  tuttiComm_t handle() const { return handle_; }
+  int rank() const { return query(tutti_comm_rank); }
+  int size() const { return query(tutti_comm_size); }
+  int localRank() const { return query(tutti_comm_local_rank); }
+  int localSize() const { return query(tutti_comm_local_size); }
+  // An empty Comm when color is TUTTI_SPLIT_NOCOLOR.
+  Comm split(int color, int key) const {
+    tuttiComm_t child = nullptr;
+    check(tutti_comm_split(handle_, color, key, &child));
+    return Comm(child);
+  }
+  void abort() { check(tutti_comm_abort(handle_)); }
+
+  template <typename T>
+  void allreduce(const T* send, T* recv, size_t count, tuttiRedOp_t op) {
+    check(tutti_allreduce(send, recv, count, dataTypeOf<T>(), op, handle_, nullptr));
+  }
+  template <typename T>
+  Request allreduceAsync(const T* send, T* recv, size_t count, tuttiRedOp_t op) {
+    tuttiRequest_t request = nullptr;
+    check(tutti_allreduce(send, recv, count, dataTypeOf<T>(), op, handle_, &request));
+    return Request(request);
+  }
+  template <typename T>
+  void reduceScatter(const T* send, T* recv, size_t recvCount, tuttiRedOp_t op) {
+    check(tutti_reduce_scatter(send, recv, recvCount, dataTypeOf<T>(), op, handle_, nullptr));
+  }
+  template <typename T>
+  void allgather(const T* send, T* recv, size_t sendCount) {
+    check(tutti_allgather(send, recv, sendCount, dataTypeOf<T>(), handle_, nullptr));
+  }
+  template <typename T>
+  void broadcast(const T* send, T* recv, size_t count, int root) {
+    check(tutti_broadcast(send, recv, count, dataTypeOf<T>(), root, handle_, nullptr));
+  }
+  template <typename T>
+  void reduce(const T* send, T* recv, size_t count, tuttiRedOp_t op, int root) {
+    check(tutti_reduce(send, recv, count, dataTypeOf<T>(), op, root, handle_, nullptr));
+  }
+  template <typename T>
+  void alltoall(const T* send, T* recv, size_t count) {
+    check(tutti_alltoall(send, recv, count, dataTypeOf<T>(), handle_, nullptr));
+  }
+  void barrier() { check(tutti_barrier(handle_, nullptr)); }
+
+ private:
+  int query(tuttiResult_t (*get)(tuttiComm_t, int*)) const {
+    int value = 0;
+    check(get(handle_, &value));
+    return value;
+  }
+  void reset() {
+    if (handle_) tutti_comm_destroy(handle_);
+    handle_ = nullptr;
+  }
+  tuttiComm_t handle_ = nullptr;
+};
+
+// Sends and receives issued together (tutti_group_start/end); ends the group on scope exit.
+class Group {
+ public:
+  Group() { check(tutti_group_start()); }
+  // Throws the group's failure unless another exception is already unwinding the stack.
+  ~Group() noexcept(false) {
+    if (ended_) return;
+    const tuttiResult_t result = tutti_group_end();
+    if (std::uncaught_exceptions() == 0) check(result);
+  }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  template <typename T>
+  void send(const Comm& comm, const T* data, size_t count, int peer) {
+    check(tutti_send(data, count, dataTypeOf<T>(), peer, comm.handle(), nullptr));
+  }
+  template <typename T>
+  void recv(const Comm& comm, T* data, size_t count, int peer) {
+    check(tutti_recv(data, count, dataTypeOf<T>(), peer, comm.handle(), nullptr));
+  }
+  void end() {
+    ended_ = true;
+    check(tutti_group_end());
+  }
+
+ private:
+  bool ended_ = false;
+};
+
+}  // namespace tutti

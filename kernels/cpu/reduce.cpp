@@ -1,0 +1,122 @@
+// kernels/cpu/reduce.cpp: reduce, avgFinish and copy on host memory.
+//
+// The work is cut into blocks of kBlock elements. For each block the first source is widened into
+// a local accumulator array, every further source is folded into it (left to right), and the
+// result is narrowed and written to each destination. The accumulator stays in L1 across sources,
+// all loads of a block happen before its stores (so a dst may alias a src), and full blocks have a
+// compile-time trip count, so GCC vectorises the loops at -O2 and above. The last partial block
+// runs the same code with a runtime length.
+//
+// Elements are loaded and stored with memcpy: legal at any alignment (a cast of an unaligned
+// pointer to float* would be undefined behaviour), and compiled to plain unaligned vector moves,
+// which cost the same as aligned ones on aligned data. So there is one path, not two.
+#include <cassert>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/kernels.hpp"
+#include "kernels/ops.hpp"
+
+namespace tutti::kernels {
+namespace {
+
+constexpr size_t kBlock = 256;
+
+using Byte = unsigned char;
+
+template <typename T>
+T load(const Byte* p, size_t i) {
+  T v;
+  std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+// Reduces elements [first, first + len) of every source into every destination. N > 0 is a
+// compile-time len (full blocks); N == 0 takes len from the argument (the tail).
+template <typename T, typename Op, size_t N>
+void reduceBlock(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t first,
+                 size_t tailLen) {
+  using A = AccumT<T>;
+  const size_t len = N > 0 ? N : tailLen;
+  const size_t offset = first * sizeof(T);
+  const Op op;
+  A acc[kBlock];
+  const Byte* s0 = static_cast<const Byte*>(srcs[0]) + offset;
+  for (size_t i = 0; i < len; ++i) acc[i] = Accum<T>::widen(load<T>(s0, i));
+  for (int s = 1; s < nsrcs; ++s) {
+    const Byte* p = static_cast<const Byte*>(srcs[s]) + offset;
+    for (size_t i = 0; i < len; ++i) acc[i] = op(acc[i], Accum<T>::widen(load<T>(p, i)));
+  }
+  if constexpr (std::is_same_v<T, A>) {
+    for (int d = 0; d < ndsts; ++d) std::memcpy(static_cast<Byte*>(dsts[d]) + offset, acc, len * sizeof(T));
+  } else {
+    T out[kBlock];
+    for (size_t i = 0; i < len; ++i) out[i] = Accum<T>::narrow(acc[i]);
+    for (int d = 0; d < ndsts; ++d) std::memcpy(static_cast<Byte*>(dsts[d]) + offset, out, len * sizeof(T));
+  }
+}
+
+template <typename T, typename Op>
+void reduceTyped(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t count) {
+  size_t first = 0;
+  for (; first + kBlock <= count; first += kBlock) {
+    reduceBlock<T, Op, kBlock>(dsts, ndsts, srcs, nsrcs, first, kBlock);
+  }
+  if (first < count) reduceBlock<T, Op, 0>(dsts, ndsts, srcs, nsrcs, first, count - first);
+}
+
+// v / divisor in the accumulation type; integers in 64 bits (so int8 / 200 is 0, not int8 / -56),
+// truncating toward zero.
+template <typename T>
+AccumT<T> divide(AccumT<T> v, int divisor) {
+  using A = AccumT<T>;
+  if constexpr (std::is_floating_point_v<A>) {
+    return v / static_cast<A>(divisor);
+  } else if constexpr (std::is_signed_v<A>) {
+    return static_cast<A>(static_cast<int64_t>(v) / divisor);
+  } else {
+    return static_cast<A>(static_cast<uint64_t>(v) / static_cast<uint64_t>(divisor));
+  }
+}
+
+template <typename T>
+void avgTyped(void* dst, const void* src, size_t count, int divisor) {
+  const Byte* in = static_cast<const Byte*>(src);
+  Byte* out = static_cast<Byte*>(dst);
+  for (size_t i = 0; i < count; ++i) {
+    const T v = Accum<T>::narrow(divide<T>(Accum<T>::widen(load<T>(in, i)), divisor));
+    std::memcpy(out + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+}  // namespace
+
+void reduce(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t count,
+            DataType dtype, RedOp op) {
+  assert(nsrcs >= 1 && ndsts >= 1);
+  if (count == 0) return;
+  bool valid = false;
+  visitType(dtype, [&]<typename T>() {
+    valid = visitOp(op, [&]<typename Op>() { reduceTyped<T, Op>(dsts, ndsts, srcs, nsrcs, count); });
+  });
+  assert(valid && "reduce: invalid dtype or op");
+  (void)valid;
+}
+
+void avgFinish(void* dst, const void* src, size_t count, DataType dtype, int divisor) {
+  assert(divisor >= 1);
+  if (count == 0) return;
+  const bool valid =
+      visitType(dtype, [&]<typename T>() { avgTyped<T>(dst, src, count, divisor); });
+  assert(valid && "avgFinish: invalid dtype");
+  (void)valid;
+}
+
+void copy(void* const* dsts, int ndsts, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  for (int d = 0; d < ndsts; ++d) {
+    if (dsts[d] != src) std::memcpy(dsts[d], src, bytes);
+  }
+}
+
+}  // namespace tutti::kernels

@@ -1,0 +1,92 @@
+// Bootstrap: the rendezvous every communicator is born from. A key-value Store (set/get/add/check)
+// served over TCP by the process that created the unique id (or by rank 0 under environment
+// init), plus the unique id's wire format and the collective helpers built on a store.
+//
+// Wire rules (see docs/bootstrap.md): every message is framed (magic, version, type, bounded
+// length), every read has a deadline, and a connection that does not prove the job secret
+// (base/auth.hpp) is dropped and logged at WARN. Strangers cannot crash, hang or join the job.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/auth.hpp"
+#include "base/deadline.hpp"
+#include "base/socket.hpp"
+
+namespace tutti::bootstrap {
+
+constexpr size_t kUniqueIdBytes = 128;  // == TUTTI_UNIQUE_ID_BYTES
+
+struct UniqueId {
+  std::string host;  // numeric address of the rendezvous
+  int port = 0;
+  Secret secret;
+
+  std::array<char, kUniqueIdBytes> encode() const;
+  // Throws kInvalidArgument ("not a tutti unique id ...") for bytes that do not decode.
+  static UniqueId decode(const std::array<char, kUniqueIdBytes>& bytes);
+};
+
+// The rendezvous server: a background thread that serves the store to the ranks of one job.
+class StoreServer {
+ public:
+  // Listens on `address` (port 0 picks a free one). Serves until destroyed.
+  static std::unique_ptr<StoreServer> start(const SockAddr& address, const Secret& secret);
+  virtual ~StoreServer() = default;
+  virtual SockAddr address() const = 0;
+};
+
+// Creates a unique id whose rendezvous is hosted in this process. The server lives until the
+// process exits. The address is chosen by chooseAddress(TUTTI_SOCKET_IFNAME, nullptr).
+UniqueId createUniqueIdHostedHere();
+
+// A client of a store. Thread-safe: calls from several threads are serialised.
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual void set(const std::string& key, const std::string& value) = 0;
+  // Waits until key exists (deadline), then returns its value.
+  virtual std::string get(const std::string& key, const Deadline& deadline) = 0;
+  // Adds delta to the integer at key (created as 0) and returns the new value.
+  virtual int64_t add(const std::string& key, int64_t delta) = 0;
+  virtual bool check(const std::string& key) = 0;
+  // Registers this rank of an nranks world. Throws kInvalidUsage when another rank claimed the
+  // same number ("rank 2 joined twice: host a pid 10 and host b pid 11") or a rank disagrees on
+  // the world size ("world size mismatch: rank 3 says 5, rank 0 says 4"); the server then fails
+  // every other rank's pending and later calls with the same message.
+  virtual void join(int rank, int nranks, const std::string& identity, const Deadline& deadline) = 0;
+};
+
+std::unique_ptr<Store> connectStore(const SockAddr& server, const Secret& secret,
+                                    const Deadline& deadline);
+
+// Collectives over a store, namespaced by prefix (each call needs a fresh prefix).
+std::vector<std::string> allgather(Store& store, const std::string& prefix, int rank, int nranks,
+                                   const std::string& value, const Deadline& deadline);
+void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline);
+
+// Picks the local address to use: TUTTI_SOCKET_IFNAME (NCCL_SOCKET_IFNAME syntax: comma-separated
+// prefixes, leading ^ excludes, leading = matches exactly) filters the interfaces; without it, the
+// interface that routes to routeTo (when given), else the first non-loopback interface that is up,
+// else loopback. Throws kInvalidArgument naming TUTTI_SOCKET_IFNAME when nothing matches.
+SockAddr chooseAddress(const SockAddr* routeTo);
+bool interfaceMatches(const std::string& spec, const std::string& ifname);
+
+// What environment initialisation reads: TUTTI_*, else torchrun's, Open MPI's or Slurm's.
+struct LaunchEnv {
+  int rank = -1;
+  int nranks = -1;
+  int localRank = -1;  // -1 when no variable gives it
+  std::string addr;    // rendezvous host
+  int port = -1;
+  Secret secret;       // present only with TUTTI_SECRET
+  std::string source;  // "tutti", "torchrun", "openmpi", "slurm": logged at INFO
+};
+// Throws kInvalidArgument naming the variable that is missing or malformed.
+LaunchEnv readLaunchEnv();
+
+}  // namespace tutti::bootstrap

@@ -1,0 +1,156 @@
+// Interface choice, with NCCL_SOCKET_IFNAME's syntax: "eth,ib" keeps interfaces whose names start
+// with eth or ib, "^docker,lo" drops those, "=eth0" and "^=eth0" match whole names. Only
+// interfaces that are up with an IPv4 or IPv6 address count (IPv6 link-local addresses need a
+// scope that a numeric host cannot carry, so they are skipped, as NCCL does); IPv4 is preferred.
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "base/config.hpp"
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "runtime/bootstrap/bootstrap.hpp"
+
+namespace tutti::bootstrap {
+namespace {
+
+struct Interface {
+  std::string name;
+  SockAddr address;
+  bool loopback = false;
+};
+
+struct Inventory {
+  std::vector<Interface> usable;
+  std::string described;  // every interface with its addresses or state, for error messages
+};
+
+Inventory listInterfaces() {
+  ifaddrs* list = nullptr;
+  checkSys(getifaddrs(&list), "getifaddrs");
+  Inventory inventory;
+  std::vector<std::string> seen;
+  for (const ifaddrs* ifa = list; ifa; ifa = ifa->ifa_next) {
+    const std::string name = ifa->ifa_name ? ifa->ifa_name : "?";
+    const bool up = (ifa->ifa_flags & IFF_UP) != 0;
+    const int family = ifa->ifa_addr ? ifa->ifa_addr->sa_family : AF_UNSPEC;
+    bool usable = up && (family == AF_INET || family == AF_INET6);
+    Interface entry;
+    if (usable) {
+      entry.name = name;
+      entry.address.length = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+      std::memcpy(&entry.address.storage, ifa->ifa_addr, entry.address.length);
+      entry.address.setPort(0);
+      entry.loopback = (ifa->ifa_flags & IFF_LOOPBACK) != 0 || entry.address.isLoopback();
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
+      if (family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) usable = false;
+    }
+    if (usable) inventory.usable.push_back(entry);
+    if (std::find(seen.begin(), seen.end(), name) == seen.end()) {
+      seen.push_back(name);
+      if (!inventory.described.empty()) inventory.described += ", ";
+      inventory.described += name + (up ? "" : " (down)");
+    }
+  }
+  freeifaddrs(list);
+  return inventory;
+}
+
+// The first IPv4 address of an interface that `keep` accepts, else the first IPv6 one.
+const Interface* pick(const std::vector<Interface>& interfaces,
+                      const std::function<bool(const Interface&)>& keep) {
+  const Interface* v6 = nullptr;
+  for (const Interface& candidate : interfaces) {
+    if (!keep(candidate)) continue;
+    if (candidate.address.family() == AF_INET) return &candidate;
+    if (!v6) v6 = &candidate;
+  }
+  return v6;
+}
+
+// The local address the kernel would use to reach `peer`: connect() a UDP socket (no packet is
+// sent) and read its name. nullopt when there is no route.
+std::optional<SockAddr> sourceAddressFor(const SockAddr& peer) {
+  Fd fd(socket(peer.family(), SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return std::nullopt;
+  SockAddr target = peer;
+  if (target.port() <= 0) target.setPort(9);  // any port: UDP connect only picks a route
+  if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&target.storage), target.length) != 0)
+    return std::nullopt;
+  SockAddr local = SockAddr::ofFd(fd.get());
+  local.setPort(0);
+  return local;
+}
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace
+
+bool interfaceMatches(const std::string& spec, const std::string& ifname) {
+  std::string_view rest = spec;
+  const bool exclude = startsWith(rest, "^");
+  if (exclude) rest.remove_prefix(1);
+  const bool exact = startsWith(rest, "=");
+  if (exact) rest.remove_prefix(1);
+  bool anyToken = false;
+  bool matched = false;
+  for (size_t start = 0;;) {
+    const size_t comma = rest.find(',', start);
+    const std::string_view token =
+        rest.substr(start, comma == std::string_view::npos ? rest.npos : comma - start);
+    if (!token.empty()) {
+      anyToken = true;
+      matched = matched || (exact ? ifname == token : startsWith(ifname, token));
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (!anyToken) return true;  // an empty list selects everything, as in NCCL
+  return exclude ? !matched : matched;
+}
+
+SockAddr chooseAddress(const SockAddr* routeTo) {
+  const std::string spec = config::getString("TUTTI_SOCKET_IFNAME");
+  const Inventory inventory = listInterfaces();
+  if (!spec.empty()) {
+    const Interface* chosen = pick(inventory.usable, [&](const Interface& candidate) {
+      return interfaceMatches(spec, candidate.name);
+    });
+    if (!chosen)
+      raise(ErrorCode::kInvalidArgument,
+            "TUTTI_SOCKET_IFNAME='{}' matches no interface that is up with an IPv4/IPv6 address; "
+            "interfaces here: {}",
+            spec, inventory.described.empty() ? "none" : inventory.described);
+    log::info("bootstrap: using {} on {} (TUTTI_SOCKET_IFNAME={})", chosen->address.host(),
+              chosen->name, spec);
+    return chosen->address;
+  }
+  if (routeTo) {
+    if (auto local = sourceAddressFor(*routeTo)) return *local;
+    log::info("bootstrap: no route to {}; choosing an interface by name", routeTo->toString());
+  }
+  const Interface* chosen = pick(inventory.usable, [](const Interface& candidate) {
+    return !candidate.loopback && !startsWith(candidate.name, "docker");
+  });
+  if (!chosen)
+    chosen = pick(inventory.usable, [](const Interface& candidate) { return !candidate.loopback; });
+  if (!chosen) chosen = pick(inventory.usable, [](const Interface&) { return true; });
+  if (!chosen)
+    raise(ErrorCode::kSystem,
+          "no network interface is up with an IPv4/IPv6 address; interfaces "
+          "here: {}",
+          inventory.described.empty() ? "none" : inventory.described);
+  log::info("bootstrap: using {} on {}", chosen->address.host(), chosen->name);
+  return chosen->address;
+}
+
+}  // namespace tutti::bootstrap

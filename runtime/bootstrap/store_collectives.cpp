@@ -1,0 +1,54 @@
+// Collectives over a store: allgather (everyone sets prefix/rank, then reads all) and barrier
+// (a counter at prefix/count; the last arriver sets prefix/done, which everyone waits for).
+#include "base/error.hpp"
+#include "runtime/bootstrap/bootstrap.hpp"
+
+namespace tutti::bootstrap {
+namespace {
+
+void checkRank(const char* what, const std::string& prefix, int rank, int nranks) {
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    raise(ErrorCode::kInvalidArgument, "{} '{}': rank {} is out of range for {} ranks", what,
+          prefix, rank, nranks);
+}
+
+}  // namespace
+
+std::vector<std::string> allgather(Store& store, const std::string& prefix, int rank, int nranks,
+                                   const std::string& value, const Deadline& deadline) {
+  checkRank("allgather", prefix, rank, nranks);
+  store.set(prefix + "/" + std::to_string(rank), value);
+  std::vector<std::string> values(static_cast<size_t>(nranks));
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (peer == rank) {
+      values[static_cast<size_t>(peer)] = value;
+      continue;
+    }
+    try {
+      values[static_cast<size_t>(peer)] = store.get(prefix + "/" + std::to_string(peer), deadline);
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::kTimeout) throw;
+      raise(ErrorCode::kTimeout, "allgather '{}': rank {} never contributed ({})", prefix, peer,
+            error.what());
+    }
+  }
+  return values;
+}
+
+void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline) {
+  checkRank("barrier", prefix, 0, nranks);
+  const int64_t arrived = store.add(prefix + "/count", 1);
+  if (arrived > nranks)
+    raise(ErrorCode::kInvalidUsage, "barrier '{}': {} arrivals for {} ranks (prefix reused?)",
+          prefix, arrived, nranks);
+  if (arrived == nranks) store.set(prefix + "/done", "1");
+  try {
+    store.get(prefix + "/done", deadline);
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::kTimeout) throw;
+    raise(ErrorCode::kTimeout, "barrier '{}': only {} of {} ranks arrived before the deadline",
+          prefix, store.add(prefix + "/count", 0), nranks);
+  }
+}
+
+}  // namespace tutti::bootstrap

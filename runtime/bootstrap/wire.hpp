@@ -1,0 +1,98 @@
+// The store's wire format: every message is a 12-byte header {u32 magic, u16 version, u16 type,
+// u32 length} followed by `length` payload bytes, all integers little-endian. The header is
+// checked (magic, version, known type, length bound) before a single payload byte is allocated,
+// and payloads are parsed with a bounds-checked Reader: nothing read from the network is trusted.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/deadline.hpp"
+#include "base/error.hpp"
+
+namespace tutti::bootstrap::wire {
+
+constexpr uint32_t kMagic = 0x53545554;  // the bytes "TUTS" (tutti store) on the wire
+constexpr uint16_t kVersion = 1;
+constexpr size_t kHeaderBytes = 12;
+constexpr size_t kMaxKeyBytes = 1024;
+constexpr size_t kMaxValueBytes = size_t{1} << 20;
+constexpr size_t kMaxPayloadBytes = kMaxValueBytes + kMaxKeyBytes + 64;
+
+enum class Type : uint16_t {
+  // Requests, client to server.
+  kHello = 1,  // empty; first frame after authentication
+  kSet = 2,    // key, value
+  kGet = 3,    // key, u64 wait ms
+  kAdd = 4,    // key, i64 delta
+  kCheck = 5,  // key
+  kJoin = 6,   // i32 rank, i32 nranks, identity, u64 wait ms
+  // Replies, server to client.
+  kOk = 0x100,     // op-specific payload
+  kError = 0x101,  // u8 ReplyCode, message
+};
+bool isRequest(uint16_t type);
+bool isReply(uint16_t type);
+const char* typeName(Type type);
+
+// Carried by kError replies; the client turns them into Error codes.
+enum class ReplyCode : uint8_t { kInvalidUsage = 1, kRemote = 2, kTimeout = 3 };
+
+// A violation of the protocol by the peer: bad magic, version, type, length or payload.
+class ProtocolError : public Error {
+ public:
+  explicit ProtocolError(std::string message) : Error(ErrorCode::kRemote, std::move(message)) {}
+};
+
+struct Frame {
+  Type type = Type::kOk;
+  std::string payload;
+};
+
+void writeFrame(int fd, Type type, std::string_view payload, const Deadline& deadline,
+                const std::string& what);
+// Waits for the first header byte until `idle`, then wants the whole frame within `rest` of that
+// byte. Returns nullopt when the peer closed the connection cleanly between frames. `requests`
+// selects which types are acceptable (requests on the server, replies on the client).
+std::optional<Frame> readFrame(int fd, bool requests, const Deadline& idle,
+                               std::chrono::milliseconds rest, const std::string& what);
+
+// Builds a payload.
+class Writer {
+ public:
+  Writer& u8(uint8_t value);
+  Writer& i32(int32_t value);
+  Writer& u64(uint64_t value);
+  Writer& i64(int64_t value);
+  Writer& str(std::string_view value);  // u32 length + bytes
+  const std::string& bytes() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Parses a payload; every read is bounds-checked and throws ProtocolError naming `what`.
+class Reader {
+ public:
+  Reader(const std::string& payload, const std::string& what) : in_(payload), what_(what) {}
+  uint8_t u8();
+  int32_t i32();
+  uint64_t u64();
+  int64_t i64();
+  std::string str(size_t maxBytes);
+  void end() const;  // throws when bytes are left over
+
+ private:
+  void need(size_t bytes) const;
+  uint64_t little(size_t bytes);
+
+  const std::string& in_;
+  const std::string& what_;
+  size_t at_ = 0;
+};
+
+}  // namespace tutti::bootstrap::wire

@@ -1,0 +1,354 @@
+// The C ABI: argument checks, exceptions turned into result codes, the per-thread last error.
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "base/log.hpp"
+#include "runtime/init.hpp"
+#include "runtime/operations.hpp"
+#include "tutti/tutti.h"
+
+struct tuttiComm {
+  std::unique_ptr<tutti::runtime::Communicator> impl;
+};
+
+struct tuttiRequest {
+  std::shared_ptr<tutti::runtime::Request> impl;  // null: completed at once
+};
+
+namespace {
+
+using tutti::Error;
+using tutti::ErrorCode;
+using tutti::raise;
+namespace rt = tutti::runtime;
+namespace kernels = tutti::kernels;
+
+thread_local std::string lastError;
+
+tuttiResult_t record(tuttiResult_t code, const char* message) {
+  lastError = message;
+  if (code == tuttiInvalidArgument)
+    tutti::log::info("{}", message);
+  else
+    tutti::log::warn("{}", message);
+  return code;
+}
+
+// Runs body; an exception becomes the result code and the thread's last error.
+template <typename Body>
+tuttiResult_t guard(Body body) {
+  try {
+    body();
+    return tuttiSuccess;
+  } catch (const Error& error) {
+    return record(static_cast<tuttiResult_t>(error.code()), error.what());
+  } catch (const std::bad_alloc&) {
+    return record(tuttiSystemError, "out of memory");
+  } catch (const std::exception& error) {
+    return record(tuttiInternalError, error.what());
+  }
+}
+
+rt::Communicator& commOf(tuttiComm_t comm) {
+  if (!comm || !comm->impl) raise(ErrorCode::kInvalidArgument, "the communicator is NULL");
+  return *comm->impl;
+}
+
+template <typename Out>
+void checkOut(Out* out, const char* name) {
+  if (!out) raise(ErrorCode::kInvalidArgument, "{} is NULL", name);
+}
+
+// Hands out a request for an async operation (nullptr from the runtime means already done).
+void giveRequest(tuttiRequest_t* request, std::shared_ptr<rt::Request> impl) {
+  if (request) *request = new tuttiRequest{std::move(impl)};
+}
+
+tuttiResult_t collective(const rt::CollectiveCall& call, tuttiComm_t comm,
+                         tuttiRequest_t* request) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    if (request) *request = nullptr;
+    auto impl = rt::launch(c, call, request != nullptr);
+    giveRequest(request, std::move(impl));
+  });
+}
+
+kernels::DataType dataType(tuttiDataType_t dtype) {
+  return static_cast<kernels::DataType>(dtype);
+}
+kernels::RedOp redOp(tuttiRedOp_t op) {
+  return static_cast<kernels::RedOp>(op);
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* tutti_get_error_string(tuttiResult_t result) {
+  switch (result) {
+    case tuttiSuccess: return "success";
+    case tuttiInvalidArgument: return "invalid argument";
+    case tuttiInvalidUsage: return "invalid usage";
+    case tuttiSystemError: return "system error";
+    case tuttiRemoteError: return "remote error";
+    case tuttiTimeout: return "timeout";
+    case tuttiInternalError: return "internal error";
+    case tuttiInProgress: return "in progress";
+  }
+  return "unknown result code";
+}
+
+const char* tutti_get_last_error(void) {
+  return lastError.c_str();
+}
+
+tuttiResult_t tutti_get_version(int* version) {
+  return guard([&] {
+    checkOut(version, "version");
+    *version = TUTTI_VERSION_MAJOR * 10000 + TUTTI_VERSION_MINOR * 100 + TUTTI_VERSION_PATCH;
+  });
+}
+
+tuttiResult_t tutti_get_unique_id(tuttiUniqueId* id) {
+  return guard([&] {
+    checkOut(id, "id");
+    const auto bytes = tutti::bootstrap::createUniqueIdHostedHere().encode();
+    std::memcpy(id->internal, bytes.data(), bytes.size());
+  });
+}
+
+tuttiResult_t tutti_comm_init_rank(tuttiComm_t* comm, tuttiUniqueId id, int rank, int nranks) {
+  return guard([&] {
+    checkOut(comm, "comm");
+    *comm = nullptr;
+    std::array<char, tutti::bootstrap::kUniqueIdBytes> bytes;
+    std::memcpy(bytes.data(), id.internal, bytes.size());
+    const auto decoded = tutti::bootstrap::UniqueId::decode(bytes);
+    *comm = new tuttiComm{rt::initRank(decoded, rank, nranks)};
+  });
+}
+
+tuttiResult_t tutti_comm_init_env(tuttiComm_t* comm) {
+  return guard([&] {
+    checkOut(comm, "comm");
+    *comm = nullptr;
+    *comm = new tuttiComm{rt::initFromEnv()};
+  });
+}
+
+tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks) {
+  return guard([&] {
+    checkOut(comms, "comms");
+    auto all = rt::initAll(nranks);
+    for (int rank = 0; rank < nranks; ++rank)
+      comms[rank] = new tuttiComm{std::move(all[static_cast<size_t>(rank)])};
+  });
+}
+
+tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    checkOut(newcomm, "newcomm");
+    *newcomm = nullptr;
+    if (color < TUTTI_SPLIT_NOCOLOR)
+      raise(ErrorCode::kInvalidArgument, "rank {}: split color {} is negative (use {} to opt out)",
+            c.rank(), color, TUTTI_SPLIT_NOCOLOR);
+    std::unique_ptr<rt::Communicator> child;
+    c.engine().run([&] { child = c.split(color, key); });
+    if (child) *newcomm = new tuttiComm{std::move(child)};
+  });
+}
+
+tuttiResult_t tutti_comm_destroy(tuttiComm_t comm) {
+  return guard([&] {
+    if (!comm) raise(ErrorCode::kInvalidArgument, "the communicator is NULL");
+    delete comm;
+  });
+}
+
+tuttiResult_t tutti_comm_abort(tuttiComm_t comm) {
+  return guard([&] { commOf(comm).abort(); });
+}
+
+tuttiResult_t tutti_comm_rank(tuttiComm_t comm, int* rank) {
+  return guard([&] {
+    checkOut(rank, "rank");
+    *rank = commOf(comm).rank();
+  });
+}
+
+tuttiResult_t tutti_comm_size(tuttiComm_t comm, int* size) {
+  return guard([&] {
+    checkOut(size, "size");
+    *size = commOf(comm).size();
+  });
+}
+
+tuttiResult_t tutti_comm_local_rank(tuttiComm_t comm, int* localRank) {
+  return guard([&] {
+    checkOut(localRank, "local_rank");
+    *localRank = commOf(comm).localRank();
+  });
+}
+
+tuttiResult_t tutti_comm_local_size(tuttiComm_t comm, int* localSize) {
+  return guard([&] {
+    checkOut(localSize, "local_size");
+    *localSize = commOf(comm).localSize();
+  });
+}
+
+tuttiResult_t tutti_comm_get_async_error(tuttiComm_t comm, tuttiResult_t* error) {
+  return guard([&] {
+    checkOut(error, "error");
+    const auto failure = commOf(comm).failure();
+    *error = failure ? static_cast<tuttiResult_t>(failure->code()) : tuttiSuccess;
+  });
+}
+
+tuttiResult_t tutti_allreduce(const void* sendbuf, void* recvbuf, size_t count,
+                              tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                              tuttiRequest_t* request) {
+  return collective(
+      {rt::Collective::kAllReduce, sendbuf, recvbuf, count, dataType(dtype), redOp(op), 0}, comm,
+      request);
+}
+
+tuttiResult_t tutti_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                   tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                                   tuttiRequest_t* request) {
+  return collective(
+      {rt::Collective::kReduceScatter, sendbuf, recvbuf, recvcount, dataType(dtype), redOp(op), 0},
+      comm, request);
+}
+
+tuttiResult_t tutti_allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
+                              tuttiDataType_t dtype, tuttiComm_t comm, tuttiRequest_t* request) {
+  return collective({rt::Collective::kAllGather, sendbuf, recvbuf, sendcount, dataType(dtype),
+                     kernels::RedOp::kSum, 0},
+                    comm, request);
+}
+
+tuttiResult_t tutti_broadcast(const void* sendbuf, void* recvbuf, size_t count,
+                              tuttiDataType_t dtype, int root, tuttiComm_t comm,
+                              tuttiRequest_t* request) {
+  return collective({rt::Collective::kBroadcast, sendbuf, recvbuf, count, dataType(dtype),
+                     kernels::RedOp::kSum, root},
+                    comm, request);
+}
+
+tuttiResult_t tutti_reduce(const void* sendbuf, void* recvbuf, size_t count, tuttiDataType_t dtype,
+                           tuttiRedOp_t op, int root, tuttiComm_t comm, tuttiRequest_t* request) {
+  return collective(
+      {rt::Collective::kReduce, sendbuf, recvbuf, count, dataType(dtype), redOp(op), root}, comm,
+      request);
+}
+
+tuttiResult_t tutti_alltoall(const void* sendbuf, void* recvbuf, size_t count,
+                             tuttiDataType_t dtype, tuttiComm_t comm, tuttiRequest_t* request) {
+  return collective({rt::Collective::kAllToAll, sendbuf, recvbuf, count, dataType(dtype),
+                     kernels::RedOp::kSum, 0},
+                    comm, request);
+}
+
+tuttiResult_t tutti_barrier(tuttiComm_t comm, tuttiRequest_t* request) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    if (request) *request = nullptr;
+    giveRequest(request, rt::barrier(c, request != nullptr));
+  });
+}
+
+tuttiResult_t tutti_send(const void* sendbuf, size_t count, tuttiDataType_t dtype, int peer,
+                         tuttiComm_t comm, tuttiRequest_t* request) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    if (request) *request = nullptr;
+    giveRequest(request, rt::sendRecv(c, true, sendbuf, nullptr, count, dataType(dtype), peer,
+                                      request != nullptr));
+  });
+}
+
+tuttiResult_t tutti_recv(void* recvbuf, size_t count, tuttiDataType_t dtype, int peer,
+                         tuttiComm_t comm, tuttiRequest_t* request) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    if (request) *request = nullptr;
+    giveRequest(request, rt::sendRecv(c, false, nullptr, recvbuf, count, dataType(dtype), peer,
+                                      request != nullptr));
+  });
+}
+
+tuttiResult_t tutti_group_start(void) {
+  return guard([] { rt::groupStart(); });
+}
+
+tuttiResult_t tutti_group_end(void) {
+  return guard([] { rt::groupEnd(false); });
+}
+
+tuttiResult_t tutti_group_end_async(tuttiRequest_t* request) {
+  return guard([&] {
+    checkOut(request, "request");
+    *request = nullptr;
+    giveRequest(request, rt::groupEnd(true));
+  });
+}
+
+tuttiResult_t tutti_test(tuttiRequest_t request) {
+  tuttiResult_t result = tuttiSuccess;
+  const tuttiResult_t status = guard([&] {
+    checkOut(request, "request");
+    if (!request->impl) return;
+    if (!request->impl->done()) {
+      result = tuttiInProgress;
+      return;
+    }
+    request->impl->rethrow();
+  });
+  return status == tuttiSuccess ? result : status;
+}
+
+tuttiResult_t tutti_wait(tuttiRequest_t request) {
+  return guard([&] {
+    checkOut(request, "request");
+    if (!request->impl) return;
+    request->impl->wait();
+    request->impl->rethrow();
+  });
+}
+
+tuttiResult_t tutti_wait_timeout(tuttiRequest_t request, int64_t timeoutMs) {
+  return guard([&] {
+    checkOut(request, "request");
+    if (timeoutMs < 0) raise(ErrorCode::kInvalidArgument, "timeout_ms {} is negative", timeoutMs);
+    if (!request->impl) return;
+    if (!request->impl->waitFor(std::chrono::milliseconds(timeoutMs)))
+      raise(ErrorCode::kTimeout, "the request did not complete within {} ms", timeoutMs);
+    request->impl->rethrow();
+  });
+}
+
+tuttiResult_t tutti_request_free(tuttiRequest_t request) {
+  return guard([&] {
+    checkOut(request, "request");
+    if (request->impl) request->impl->wait();
+    delete request;
+  });
+}
+
+size_t tutti_type_size(tuttiDataType_t dtype) {
+  return kernels::isValid(dataType(dtype)) ? kernels::typeSize(dataType(dtype)) : 0;
+}
+
+const char* tutti_type_name(tuttiDataType_t dtype) {
+  return kernels::isValid(dataType(dtype)) ? kernels::typeName(dataType(dtype)) : "invalid";
+}
+
+const char* tutti_op_name(tuttiRedOp_t op) {
+  return kernels::isValid(redOp(op)) ? kernels::opName(redOp(op)) : "invalid";
+}
+
+}  // extern "C"

@@ -1,0 +1,54 @@
+// What an algorithm receives, and the table of algorithms: one entry per (collective, algorithm)
+// with when it applies, its cost model and its entry point. tutti-info prints this table; the
+// planner picks the cheapest entry that applies unless TUTTI_ALGO names one.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "runtime/collectives/op_context.hpp"
+
+namespace tutti::runtime {
+
+enum class Collective { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kAllToAll };
+const char* collectiveName(Collective collective);
+
+struct CollectiveArgs {
+  const void* send;
+  void* recv;
+  size_t count;  // per the C API's meaning for the collective
+  int root;
+};
+
+struct Algorithm {
+  Collective collective;
+  const char* name;
+  // Largest message (bytes) it applies to; 0 = any.
+  size_t maxBytes;
+  // Estimated microseconds for `bytes` over n ranks, with per-step latency alpha (us) and
+  // per-byte time beta (us/byte) of the transport.
+  double (*costUs)(size_t bytes, int n, double alpha, double beta);
+  void (*run)(OpContext& ctx, const CollectiveArgs& args);
+};
+
+const std::vector<Algorithm>& algorithms();
+
+// The algorithm to use: TUTTI_ALGO's choice for all-reduce when set (an error if it does not
+// apply), else the cheapest that applies.
+const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm);
+
+// Entry points, one file each.
+void allreduceRing(OpContext& ctx, const CollectiveArgs& args);
+void allreduceTree(OpContext& ctx, const CollectiveArgs& args);
+void allreduceOneShot(OpContext& ctx, const CollectiveArgs& args);
+void reduceScatterRing(OpContext& ctx, const CollectiveArgs& args);
+void allgatherRing(OpContext& ctx, const CollectiveArgs& args);
+void broadcastChain(OpContext& ctx, const CollectiveArgs& args);
+void reduceChain(OpContext& ctx, const CollectiveArgs& args);
+void alltoallPairwise(OpContext& ctx, const CollectiveArgs& args);
+
+// avg's last step on the rank's result (a no-op for the other operations).
+void finishAverage(OpContext& ctx, void* data, size_t count);
+
+}  // namespace tutti::runtime

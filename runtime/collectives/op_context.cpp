@@ -1,0 +1,67 @@
+#include "runtime/collectives/op_context.hpp"
+
+#include "base/deadline.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+// Waits until `attempt` returns non-null.
+template <typename Attempt>
+auto waitFor(OpContext& ctx, int peer, const char* what, Attempt attempt) {
+  Stall stall(ctx);
+  for (;;) {
+    if (auto result = ctx.guarded(attempt)) return result;
+    ctx.guarded([&] { ctx.comm.progress(); });
+    if (auto result = ctx.guarded(attempt)) return result;
+    stall.pause(peer, what);
+  }
+}
+
+}  // namespace
+
+void Stall::pause(int peer, const char* what) {
+  if ((backoff_.rounds() & 63) == 0) {
+    if (ctx_.comm.aborted())
+      raise(ErrorCode::kInvalidUsage, "{}: aborted while waiting {} rank {}", ctx_.where(), what,
+            peer);
+    const auto timeout = ctx_.comm.settings().timeout;
+    if (!deadline_) deadline_ = Deadline::after(timeout);
+    if (deadline_->expired())
+      raise(ErrorCode::kTimeout, "{}: timed out after {} s waiting {} rank {} ({}, over {})",
+            ctx_.where(), std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), what,
+            peer, describe(ctx_.comm.peer(peer)), ctx_.comm.transportTo(peer));
+  }
+  backoff_.pause();
+}
+
+std::string OpContext::where() const {
+  return fmt::format("rank {}: {} #{} ({}, {} bytes)", comm.rank(), collective, sequence, algorithm,
+                     bytes);
+}
+
+void* OpContext::acquire(int peer) {
+  transport::SendConn& conn = comm.sendTo(peer);
+  return waitFor(*this, peer, "for a free slot to", [&] { return conn.tryAcquire(); });
+}
+
+void OpContext::post(int peer, size_t bytes) {
+  comm.sendTo(peer).post(bytes);
+}
+
+const void* OpContext::peek(int peer, size_t bytes) {
+  transport::RecvConn& conn = comm.recvFrom(peer);
+  size_t got = 0;
+  const void* slot = waitFor(*this, peer, "for data from", [&] { return conn.tryPeek(&got); });
+  if (got != bytes)
+    raise(ErrorCode::kInvalidUsage,
+          "{}: rank {} sent {} bytes where {} were expected: the ranks called different "
+          "collectives, counts or types",
+          where(), peer, got, bytes);
+  return slot;
+}
+
+void OpContext::release(int peer) {
+  comm.recvFrom(peer).release();
+}
+
+}  // namespace tutti::runtime

@@ -1,0 +1,74 @@
+// One running operation: what it is (for error messages), its data type and reduction, and the
+// waits on its connections. Every wait spins, yields, then sleeps (base/deadline.hpp), moves the
+// transports along, honours abort, and fails after TUTTI_TIMEOUT without progress with a message
+// that names the operation and the peer it was waiting for.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/deadline.hpp"
+#include "kernels/kernels.hpp"
+#include "runtime/communicator.hpp"
+
+namespace tutti::runtime {
+
+struct OpContext;
+
+// The waiting policy of one wait: spin, yield, then sleep; honour abort; fail when nothing has
+// moved for TUTTI_TIMEOUT. The deadline starts with the wait, so a long collective that keeps
+// moving never times out; only a stall does.
+class Stall {
+ public:
+  explicit Stall(OpContext& ctx) : ctx_(ctx) {}
+  // One round of waiting for `what` ("data from") rank `peer`; throws on abort or timeout.
+  void pause(int peer, const char* what);
+  // Something moved: the next wait starts afresh.
+  void reset() {
+    backoff_.reset();
+    deadline_.reset();
+  }
+
+ private:
+  OpContext& ctx_;
+  Backoff backoff_;
+  std::optional<Deadline> deadline_;
+};
+
+struct OpContext {
+  Communicator& comm;
+  const char* collective;  // "allreduce", ...
+  const char* algorithm;   // "ring", ...
+  uint64_t sequence;
+  size_t bytes;
+  kernels::DataType dtype;
+  kernels::RedOp op;
+
+  size_t typeSize() const { return kernels::typeSize(dtype); }
+  // Whole elements that fit in one slot.
+  size_t slotElems() const { return comm.sendTo(firstPeer()).slotBytes() / typeSize(); }
+  int firstPeer() const { return comm.rank() == 0 ? 1 : 0; }
+
+  // "rank 1: allreduce #17 (ring, 4096 bytes)"
+  std::string where() const;
+
+  // Runs a transport call; its errors know the peer but not the operation, so add it.
+  template <typename Call>
+  auto guarded(Call call) {
+    try {
+      return call();
+    } catch (const Error& error) {
+      raise(error.code(), "{}: {}", where(), error.what());
+    }
+  }
+
+  void* acquire(int peer);
+  void post(int peer, size_t bytes);
+  // Waits for the next slot from peer and checks that it holds exactly `bytes`.
+  const void* peek(int peer, size_t bytes);
+  void release(int peer);
+};
+
+}  // namespace tutti::runtime

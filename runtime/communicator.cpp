@@ -1,0 +1,195 @@
+#include "runtime/communicator.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+
+namespace tutti::runtime {
+
+Settings Settings::fromConfig() {
+  config::validateAll();
+  Settings settings;
+  settings.slotBytes = static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
+  settings.slots = static_cast<int>(config::getInt("TUTTI_SLOTS"));
+  settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
+  settings.transport = config::getString("TUTTI_TRANSPORT");
+  settings.algorithm = config::getString("TUTTI_ALGO");
+  settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));
+  return settings;
+}
+
+std::unique_ptr<Communicator> Communicator::create(std::shared_ptr<bootstrap::Store> store,
+                                                   std::shared_ptr<void> keepAlive, std::string tag,
+                                                   int rank, std::vector<PeerInfo> peers,
+                                                   const Settings& settings, const Secret& secret) {
+  std::unique_ptr<Communicator> comm(new Communicator());
+  comm->store_ = std::move(store);
+  comm->keepAlive_ = std::move(keepAlive);
+  comm->tag_ = std::move(tag);
+  comm->rank_ = rank;
+  comm->peers_ = std::move(peers);
+  comm->settings_ = settings;
+  comm->secret_ = secret;
+  comm->engine_ = std::make_unique<Engine>(
+      [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
+  for (const PeerInfo& peer : comm->peers_) {
+    if (peer.slotBytes != settings.slotBytes || peer.slots != settings.slots)
+      raise(ErrorCode::kInvalidUsage,
+            "rank {}: TUTTI_CHUNK_BYTES/TUTTI_SLOTS differ between ranks: rank {} ({}) uses {}/{}, "
+            "rank {} uses {}/{}",
+            rank, peer.rank, describe(peer), peer.slotBytes, peer.slots, rank, settings.slotBytes,
+            settings.slots);
+  }
+  const PeerInfo& self = comm->peers_[static_cast<size_t>(rank)];
+  for (const PeerInfo& peer : comm->peers_) {
+    if (peer.hostId != self.hostId) continue;
+    if (peer.rank < rank) ++comm->localRank_;
+  }
+  comm->localSize_ = static_cast<int>(
+      std::count_if(comm->peers_.begin(), comm->peers_.end(),
+                    [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
+  comm->connect(secret);
+  return comm;
+}
+
+void Communicator::connect(const Secret& secret) {
+  const int n = size();
+  const Deadline deadline = Deadline::after(settings_.timeout);
+  const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
+  std::vector<int> shmPeers, tcpPeers;
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == rank_) continue;
+    const bool sameHost = peers_[static_cast<size_t>(peer)].hostId == self.hostId;
+    if (settings_.transport == "shm" && !sameHost)
+      raise(ErrorCode::kInvalidUsage,
+            "rank {}: TUTTI_TRANSPORT=shm but rank {} runs on another host ({})", rank_, peer,
+            describe(peers_[static_cast<size_t>(peer)]));
+    (sameHost && settings_.transport != "tcp" ? shmPeers : tcpPeers).push_back(peer);
+  }
+  transport::Options options;
+  options.rank = rank_;
+  options.nranks = n;
+  options.jobTag = tag_;
+  options.secret = secret;
+  options.slotBytes = settings_.slotBytes;
+  options.slots = settings_.slots;
+  options.socketsPerPeer = settings_.socketsPerPeer;
+  // The whole job agrees on which transports exist, so every rank publishes both addresses.
+  const bool anyShm = !shmPeers.empty();
+  const bool anyTcp = !tcpPeers.empty();
+  if (anyShm) shm_ = transport::makeShmTransport(options);
+  if (anyTcp) {
+    SockAddr rendezvous = bootstrap::chooseAddress(nullptr);
+    options.bindHost = rendezvous.host();
+    tcp_ = transport::makeTcpTransport(options);
+  }
+  const std::string mine =
+      (shm_ ? shm_->localAddress() : "") + "\n" + (tcp_ ? tcp_->localAddress() : "");
+  const auto all = bootstrap::allgather(*store_, tag_ + "/addresses", rank_, n, mine, deadline);
+  std::vector<std::string> shmAddresses(static_cast<size_t>(n)),
+      tcpAddresses(static_cast<size_t>(n));
+  for (int peer = 0; peer < n; ++peer) {
+    const std::string& entry = all[static_cast<size_t>(peer)];
+    const size_t newline = entry.find('\n');
+    if (newline == std::string::npos)
+      raise(ErrorCode::kRemote, "rank {}: malformed transport addresses from rank {}", rank_, peer);
+    shmAddresses[static_cast<size_t>(peer)] = entry.substr(0, newline);
+    tcpAddresses[static_cast<size_t>(peer)] = entry.substr(newline + 1);
+  }
+  if (shm_) shm_->connect(shmPeers, shmAddresses, deadline);
+  if (tcp_) tcp_->connect(tcpPeers, tcpAddresses, deadline);
+  bootstrap::barrier(*store_, tag_ + "/connected", n, deadline);
+  if (shm_) shm_->connected();
+  if (tcp_) tcp_->connected();
+
+  sendConns_.assign(static_cast<size_t>(n), nullptr);
+  recvConns_.assign(static_cast<size_t>(n), nullptr);
+  transportNames_.assign(static_cast<size_t>(n), "self");
+  for (int peer : shmPeers) {
+    sendConns_[static_cast<size_t>(peer)] = &shm_->send(peer);
+    recvConns_[static_cast<size_t>(peer)] = &shm_->recv(peer);
+    transportNames_[static_cast<size_t>(peer)] = shm_->name();
+  }
+  for (int peer : tcpPeers) {
+    sendConns_[static_cast<size_t>(peer)] = &tcp_->send(peer);
+    recvConns_[static_cast<size_t>(peer)] = &tcp_->recv(peer);
+    transportNames_[static_cast<size_t>(peer)] = tcp_->name();
+  }
+  log::info("rank {}/{} ({}): connected, {} peers over shm, {} over tcp, slots {} x {} bytes",
+            rank_, n, describe(self), shmPeers.size(), tcpPeers.size(), settings_.slots,
+            settings_.slotBytes);
+}
+
+Communicator::~Communicator() {
+  // Operations still queued finish (or fail) before the connections go away.
+  if (engine_) engine_->drain();
+  engine_.reset();
+}
+
+const char* Communicator::transportTo(int peer) const {
+  return transportNames_[static_cast<size_t>(peer)];
+}
+
+void Communicator::progress() {
+  if (tcp_) tcp_->progress();
+  if (shm_) shm_->progress();
+}
+
+void Communicator::recordFailure(const Error& error) {
+  std::lock_guard lock(failureMutex_);
+  if (!failure_) failure_ = error;
+}
+
+std::optional<Error> Communicator::failure() const {
+  std::lock_guard lock(failureMutex_);
+  return failure_;
+}
+
+void Communicator::throwIfFailed() const {
+  std::lock_guard lock(failureMutex_);
+  if (failure_) throw *failure_;
+}
+
+void Communicator::abort() {
+  aborted_.store(true);
+  recordFailure(
+      Error(ErrorCode::kInvalidUsage, fmt::format("rank {}: the communicator was aborted", rank_)));
+}
+
+std::unique_ptr<Communicator> Communicator::split(int color, int key) {
+  const int n = size();
+  const Deadline deadline = Deadline::after(settings_.timeout);
+  const std::string prefix = tag_ + "/split" + std::to_string(splits_++);
+  const auto all = bootstrap::allgather(
+      *store_, prefix, rank_, n, std::to_string(color) + " " + std::to_string(key), deadline);
+  struct Member {
+    int key;
+    int rank;
+  };
+  std::vector<Member> members;
+  for (int peer = 0; peer < n; ++peer) {
+    std::istringstream in(all[static_cast<size_t>(peer)]);
+    int peerColor = 0, peerKey = 0;
+    if (!(in >> peerColor >> peerKey))
+      raise(ErrorCode::kRemote, "rank {}: malformed split record from rank {}", rank_, peer);
+    if (color >= 0 && peerColor == color) members.push_back({peerKey, peer});
+  }
+  if (color < 0) return nullptr;
+  std::stable_sort(members.begin(), members.end(), [](const Member& a, const Member& b) {
+    return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+  });
+  std::vector<PeerInfo> peers;
+  int newRank = -1;
+  for (const Member& member : members) {
+    if (member.rank == rank_) newRank = static_cast<int>(peers.size());
+    PeerInfo info = peers_[static_cast<size_t>(member.rank)];
+    info.rank = static_cast<int>(peers.size());
+    peers.push_back(info);
+  }
+  return create(store_, keepAlive_, prefix + "c" + std::to_string(color), newRank, std::move(peers),
+                settings_, secret_);
+}
+
+}  // namespace tutti::runtime

@@ -1,0 +1,98 @@
+// A communicator: this rank's view of a group of ranks, with a connection to every peer, the
+// engine that runs its operations in order, and its error state. The first failure is kept and
+// fails every later operation with the same message.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/engine.hpp"
+#include "runtime/peer_info.hpp"
+#include "transport/transport.hpp"
+
+namespace tutti::runtime {
+
+struct Settings {
+  size_t slotBytes = 0;
+  int slots = 0;
+  int socketsPerPeer = 1;
+  std::string transport;  // auto | shm | tcp
+  std::string algorithm;  // auto | ring | tree | oneshot
+  std::chrono::milliseconds timeout{0};
+
+  static Settings fromConfig();  // validates the TUTTI_* variables
+};
+
+class Communicator {
+ public:
+  // The collective part of every init: transports chosen per peer, addresses exchanged through
+  // the store under `tag`, connections opened. peers[i] describes the rank that will be rank i.
+  static std::unique_ptr<Communicator> create(std::shared_ptr<bootstrap::Store> store,
+                                              std::shared_ptr<void> keepAlive, std::string tag,
+                                              int rank, std::vector<PeerInfo> peers,
+                                              const Settings& settings, const Secret& secret);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(peers_.size()); }
+  int localRank() const { return localRank_; }
+  int localSize() const { return localSize_; }
+  const PeerInfo& peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
+  const Settings& settings() const { return settings_; }
+  const std::string& tag() const { return tag_; }
+  const char* transportTo(int peer) const;
+
+  transport::SendConn& sendTo(int peer) { return *sendConns_[static_cast<size_t>(peer)]; }
+  transport::RecvConn& recvFrom(int peer) { return *recvConns_[static_cast<size_t>(peer)]; }
+  // Moves data on every transport; called in every wait round.
+  void progress();
+
+  Engine& engine() { return *engine_; }
+  uint64_t nextSequence() { return ++sequence_; }
+  uint64_t lastSequence() const { return sequence_; }
+
+  // Error state: the first failure wins; later operations fail with it at once.
+  void recordFailure(const Error& error);
+  std::optional<Error> failure() const;
+  void throwIfFailed() const;
+  void abort();
+  bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+
+  // Ranks with the same color form a new communicator ordered by (key, rank); nullptr for a
+  // negative color. Collective over this communicator.
+  std::unique_ptr<Communicator> split(int color, int key);
+
+ private:
+  Communicator() = default;
+  void connect(const Secret& secret);
+
+  std::shared_ptr<bootstrap::Store> store_;
+  std::shared_ptr<void> keepAlive_;  // e.g. the rendezvous server hosted by this rank
+  std::string tag_;
+  int rank_ = 0;
+  int localRank_ = 0;
+  int localSize_ = 1;
+  std::vector<PeerInfo> peers_;
+  Settings settings_;
+  Secret secret_;
+  std::unique_ptr<transport::Transport> shm_;
+  std::unique_ptr<transport::Transport> tcp_;
+  std::vector<transport::SendConn*> sendConns_;
+  std::vector<transport::RecvConn*> recvConns_;
+  std::vector<const char*> transportNames_;
+  std::unique_ptr<Engine> engine_;
+  uint64_t sequence_ = 0;
+  int splits_ = 0;
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex failureMutex_;
+  std::optional<Error> failure_;
+};
+
+}  // namespace tutti::runtime

@@ -1,0 +1,82 @@
+#include "runtime/engine.hpp"
+
+namespace tutti::runtime {
+
+Engine::Engine(std::function<void(const Error&)> onFailure) : onFailure_(std::move(onFailure)) {}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Engine::execute(Item& item) {
+  try {
+    item.task();
+    item.request->complete();
+  } catch (const Error& error) {
+    onFailure_(error);
+    item.request->fail(error);
+  } catch (const std::exception& error) {
+    const Error internal(ErrorCode::kInternal, error.what());
+    onFailure_(internal);
+    item.request->fail(internal);
+  }
+}
+
+std::shared_ptr<Request> Engine::submit(Task task) {
+  auto request = std::make_shared<Request>();
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({std::move(task), request});
+    if (!worker_.joinable()) worker_ = std::thread([this] { workerLoop(); });
+  }
+  cv_.notify_all();
+  return request;
+}
+
+void Engine::run(Task task) {
+  std::unique_lock lock(mutex_);
+  if (busy_ || !queue_.empty()) {
+    lock.unlock();
+    auto request = submit(std::move(task));
+    request->wait();
+    request->rethrow();
+    return;
+  }
+  busy_ = true;
+  lock.unlock();
+  Item item{std::move(task), std::make_shared<Request>()};
+  execute(item);
+  lock.lock();
+  busy_ = false;
+  lock.unlock();
+  cv_.notify_all();
+  item.request->rethrow();
+}
+
+void Engine::drain() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return !busy_ && queue_.empty(); });
+}
+
+void Engine::workerLoop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [this] { return (stopping_ && queue_.empty()) || (!busy_ && !queue_.empty()); });
+    if (queue_.empty()) return;
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    execute(item);
+    lock.lock();
+    busy_ = false;
+    cv_.notify_all();
+  }
+}
+
+}  // namespace tutti::runtime

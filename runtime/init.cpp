@@ -1,0 +1,81 @@
+#include "runtime/init.hpp"
+
+#include <thread>
+
+#include "base/log.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+void checkRankAndSize(int rank, int nranks) {
+  if (nranks < 1) raise(ErrorCode::kInvalidArgument, "nranks {} must be at least 1", nranks);
+  if (rank < 0 || rank >= nranks)
+    raise(ErrorCode::kInvalidArgument, "rank {} is out of range [0, {})", rank, nranks);
+}
+
+// Joins the job through the store, allgathers who everyone is, and connects.
+std::unique_ptr<Communicator> joinWorld(std::shared_ptr<bootstrap::Store> store,
+                                        std::shared_ptr<void> keepAlive, int rank, int nranks,
+                                        const Secret& secret) {
+  const Settings settings = Settings::fromConfig();
+  const Deadline deadline = Deadline::after(settings.timeout);
+  const PeerInfo self = PeerInfo::local(rank, settings.slotBytes, settings.slots);
+  store->join(rank, nranks, describe(self), deadline);
+  // The tag names this world's shm segments and prefixes its store keys: random, so that two
+  // jobs on one host never collide.
+  if (rank == 0) store->set("world/tag", Secret::random().hex().substr(0, 12));
+  const std::string tag = "w" + store->get("world/tag", deadline);
+  const auto records =
+      bootstrap::allgather(*store, tag + "/peers", rank, nranks, self.encode(), deadline);
+  std::vector<PeerInfo> peers;
+  for (const std::string& record : records) peers.push_back(PeerInfo::decode(record));
+  return Communicator::create(std::move(store), std::move(keepAlive), tag, rank, std::move(peers),
+                              settings, secret);
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> initRank(const bootstrap::UniqueId& id, int rank, int nranks) {
+  checkRankAndSize(rank, nranks);
+  const Settings settings = Settings::fromConfig();
+  std::shared_ptr<bootstrap::Store> store = bootstrap::connectStore(
+      SockAddr::resolve(id.host, id.port), id.secret, Deadline::after(settings.timeout));
+  return joinWorld(std::move(store), nullptr, rank, nranks, id.secret);
+}
+
+std::unique_ptr<Communicator> initFromEnv() {
+  const bootstrap::LaunchEnv env = bootstrap::readLaunchEnv();
+  checkRankAndSize(env.rank, env.nranks);
+  const Settings settings = Settings::fromConfig();
+  log::info("rank {}/{}: environment from {}, rendezvous {}:{}{}", env.rank, env.nranks, env.source,
+            env.addr, env.port,
+            env.secret.present ? "" : " (no TUTTI_SECRET: connections are not authenticated)");
+  const SockAddr rendezvous = SockAddr::resolve(env.addr, env.port);
+  std::shared_ptr<void> server;
+  if (env.rank == 0) server = bootstrap::StoreServer::start(rendezvous, env.secret);
+  std::shared_ptr<bootstrap::Store> store =
+      bootstrap::connectStore(rendezvous, env.secret, Deadline::after(settings.timeout));
+  return joinWorld(std::move(store), std::move(server), env.rank, env.nranks, env.secret);
+}
+
+std::vector<std::unique_ptr<Communicator>> initAll(int nranks) {
+  checkRankAndSize(0, nranks);
+  const bootstrap::UniqueId id = bootstrap::createUniqueIdHostedHere();
+  std::vector<std::unique_ptr<Communicator>> comms(static_cast<size_t>(nranks));
+  std::vector<std::optional<Error>> errors(static_cast<size_t>(nranks));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < nranks; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        comms[static_cast<size_t>(rank)] = initRank(id, rank, nranks);
+      } catch (const Error& error) {
+        errors[static_cast<size_t>(rank)] = error;
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (const auto& error : errors)
+    if (error) throw *error;
+  return comms;
+}
+
+}  // namespace tutti::runtime

@@ -1,0 +1,284 @@
+#include "runtime/operations.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "runtime/collectives/p2p.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+// ---- validation -------------------------------------------------------------------------------
+
+[[noreturn]] void invalid(const Communicator& comm, const char* what, const std::string& problem) {
+  raise(ErrorCode::kInvalidArgument, "rank {}: {} #{}: {}", comm.rank(), what,
+        comm.lastSequence() + 1, problem);
+}
+
+void checkType(const Communicator& comm, const char* what, kernels::DataType dtype) {
+  if (!kernels::isValid(dtype))
+    invalid(comm, what, fmt::format("invalid data type {}", static_cast<int>(dtype)));
+}
+
+void checkOp(const Communicator& comm, const char* what, kernels::RedOp op) {
+  if (!kernels::isValid(op))
+    invalid(comm, what, fmt::format("invalid reduction operation {}", static_cast<int>(op)));
+}
+
+// Bytes of `count` elements times `blocks`, or an error when that overflows.
+size_t checkedBytes(const Communicator& comm, const char* what, size_t count,
+                    kernels::DataType dtype, size_t blocks) {
+  const size_t size = kernels::typeSize(dtype);
+  if (count > SIZE_MAX / size / blocks)
+    invalid(comm, what, fmt::format("count {} x {} bytes x {} overflows", count, size, blocks));
+  return count * size * blocks;
+}
+
+void checkBuffer(const Communicator& comm, const char* what, const void* buffer, const char* name,
+                 size_t bytes) {
+  if (!buffer && bytes > 0)
+    invalid(comm, what, fmt::format("{} is NULL with {} bytes to move", name, bytes));
+}
+
+void checkRank(const Communicator& comm, const char* what, int value, const char* name) {
+  if (value < 0 || value >= comm.size())
+    invalid(comm, what, fmt::format("{} {} is out of range [0, {})", name, value, comm.size()));
+}
+
+bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return aBytes > 0 && bBytes > 0 && x < y + bBytes && y < x + aBytes;
+}
+
+// Checks a call and returns the bytes it moves per rank (for messages and planning).
+size_t validate(const Communicator& comm, const CollectiveCall& call) {
+  const char* what = collectiveName(call.collective);
+  checkType(comm, what, call.dtype);
+  const size_t n = static_cast<size_t>(comm.size());
+  const bool isRoot = call.root == comm.rank();
+  switch (call.collective) {
+    case Collective::kAllReduce: {
+      checkOp(comm, what, call.op);
+      const size_t bytes = checkedBytes(comm, what, call.count, call.dtype, 1);
+      checkBuffer(comm, what, call.send, "sendbuf", bytes);
+      checkBuffer(comm, what, call.recv, "recvbuf", bytes);
+      if (call.send != call.recv && overlaps(call.send, bytes, call.recv, bytes))
+        invalid(comm, what, "sendbuf and recvbuf overlap without being equal");
+      return bytes;
+    }
+    case Collective::kReduceScatter: {
+      checkOp(comm, what, call.op);
+      const size_t block = checkedBytes(comm, what, call.count, call.dtype, 1);
+      const size_t whole = checkedBytes(comm, what, call.count, call.dtype, n);
+      checkBuffer(comm, what, call.send, "sendbuf", whole);
+      checkBuffer(comm, what, call.recv, "recvbuf", block);
+      if (call.send != call.recv && overlaps(call.send, whole, call.recv, block))
+        invalid(comm, what, "sendbuf and recvbuf overlap without being equal");
+      return whole;
+    }
+    case Collective::kAllGather: {
+      const size_t block = checkedBytes(comm, what, call.count, call.dtype, 1);
+      const size_t whole = checkedBytes(comm, what, call.count, call.dtype, n);
+      checkBuffer(comm, what, call.send, "sendbuf", block);
+      checkBuffer(comm, what, call.recv, "recvbuf", whole);
+      const char* inPlace =
+          static_cast<const char*>(call.recv) + block * static_cast<size_t>(comm.rank());
+      if (call.send != inPlace && overlaps(call.send, block, call.recv, whole))
+        invalid(comm, what, "sendbuf overlaps recvbuf but is not recvbuf + rank * sendcount");
+      return whole;
+    }
+    case Collective::kBroadcast: {
+      checkRank(comm, what, call.root, "root");
+      const size_t bytes = checkedBytes(comm, what, call.count, call.dtype, 1);
+      if (isRoot) checkBuffer(comm, what, call.send, "sendbuf", bytes);
+      checkBuffer(comm, what, call.recv, "recvbuf", bytes);
+      return bytes;
+    }
+    case Collective::kReduce: {
+      checkOp(comm, what, call.op);
+      checkRank(comm, what, call.root, "root");
+      const size_t bytes = checkedBytes(comm, what, call.count, call.dtype, 1);
+      checkBuffer(comm, what, call.send, "sendbuf", bytes);
+      if (isRoot) checkBuffer(comm, what, call.recv, "recvbuf", bytes);
+      return bytes;
+    }
+    case Collective::kAllToAll: {
+      const size_t whole = checkedBytes(comm, what, call.count, call.dtype, n);
+      checkBuffer(comm, what, call.send, "sendbuf", whole);
+      checkBuffer(comm, what, call.recv, "recvbuf", whole);
+      if (call.send != call.recv && overlaps(call.send, whole, call.recv, whole))
+        invalid(comm, what, "sendbuf and recvbuf overlap without being equal");
+      return whole;
+    }
+  }
+  invalid(comm, what, "unknown collective");
+}
+
+// ---- execution --------------------------------------------------------------------------------
+
+// A single rank has nobody to talk to: every collective's result is its input.
+void runAlone(const CollectiveCall& call) {
+  if (call.recv && call.send && call.send != call.recv)
+    std::memmove(call.recv, call.send, call.count * kernels::typeSize(call.dtype));
+}
+
+using Task = Engine::Task;
+
+Task collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes,
+                    uint64_t sequence) {
+  return [&comm, call, bytes, sequence] {
+    comm.throwIfFailed();
+    if (comm.size() == 1) return runAlone(call);
+    const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm);
+    OpContext ctx{
+        comm,   collectiveName(call.collective), algorithm.name, sequence, bytes, call.dtype,
+        call.op};
+    CollectiveArgs args{call.send, call.recv, call.count, call.root};
+    // In-place reduce-scatter writes the rank's block of the input.
+    if (call.collective == Collective::kReduceScatter && call.send == call.recv)
+      args.recv = static_cast<char*>(call.recv) +
+                  call.count * kernels::typeSize(call.dtype) * static_cast<size_t>(comm.rank());
+    algorithm.run(ctx, args);
+  };
+}
+
+// ---- groups -----------------------------------------------------------------------------------
+
+struct GroupItem {
+  Communicator* comm;
+  uint64_t sequence;
+  std::vector<P2PTransfer> transfers;  // point-to-point, or
+  Task task;                           // anything else
+};
+
+struct Group {
+  int depth = 0;
+  std::vector<GroupItem> items;
+};
+
+thread_local Group group;
+
+std::shared_ptr<Request> issue(Communicator& comm, Task task, bool async) {
+  if (async) return comm.engine().submit(std::move(task));
+  comm.engine().run(std::move(task));
+  return nullptr;
+}
+
+// Consecutive transfers of a group run as one batch, so that they progress together.
+Task groupTask(Communicator& comm, std::vector<GroupItem> items) {
+  return [&comm, items = std::move(items)] {
+    comm.throwIfFailed();
+    size_t i = 0;
+    while (i < items.size()) {
+      if (items[i].task) {
+        items[i].task();
+        ++i;
+        continue;
+      }
+      std::vector<P2PTransfer> batch;
+      size_t bytes = 0;
+      const uint64_t sequence = items[i].sequence;
+      for (; i < items.size() && !items[i].task; ++i)
+        for (const P2PTransfer& t : items[i].transfers) {
+          batch.push_back(t);
+          bytes += t.bytes;
+        }
+      OpContext ctx{comm,
+                    "send/recv",
+                    "p2p",
+                    sequence,
+                    bytes,
+                    kernels::DataType::kUint8,
+                    kernels::RedOp::kSum};
+      runTransfers(ctx, batch);
+    }
+  };
+}
+
+}  // namespace
+
+std::shared_ptr<Request> launch(Communicator& comm, const CollectiveCall& call, bool async) {
+  const size_t bytes = validate(comm, call);
+  comm.throwIfFailed();
+  const uint64_t sequence = comm.nextSequence();
+  Task task = collectiveTask(comm, call, bytes, sequence);
+  if (group.depth > 0) {
+    group.items.push_back({&comm, sequence, {}, std::move(task)});
+    return nullptr;
+  }
+  return issue(comm, std::move(task), async);
+}
+
+std::shared_ptr<Request> barrier(Communicator& comm, bool async) {
+  comm.throwIfFailed();
+  const uint64_t sequence = comm.nextSequence();
+  Task task = [&comm, sequence] {
+    comm.throwIfFailed();
+    if (comm.size() == 1) return;
+    uint8_t token = 1;
+    OpContext ctx{
+        comm, "barrier", "oneshot", sequence, 1, kernels::DataType::kUint8, kernels::RedOp::kMax};
+    allreduceOneShot(ctx, {&token, &token, 1, 0});
+  };
+  if (group.depth > 0) {
+    group.items.push_back({&comm, sequence, {}, std::move(task)});
+    return nullptr;
+  }
+  return issue(comm, std::move(task), async);
+}
+
+std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* sendBuffer,
+                                  void* recvBuffer, size_t count, kernels::DataType dtype, int peer,
+                                  bool async) {
+  const char* what = isSend ? "send" : "recv";
+  checkType(comm, what, dtype);
+  checkRank(comm, what, peer, "peer");
+  if (peer == comm.rank() && group.depth == 0)
+    invalid(comm, what, "a send to or receive from this rank itself must be inside a group");
+  const size_t bytes = checkedBytes(comm, what, count, dtype, 1);
+  checkBuffer(comm, what, isSend ? sendBuffer : recvBuffer, isSend ? "sendbuf" : "recvbuf", bytes);
+  comm.throwIfFailed();
+  const uint64_t sequence = comm.nextSequence();
+  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}};
+  if (group.depth > 0) {
+    group.items.push_back(std::move(item));
+    return nullptr;
+  }
+  std::vector<GroupItem> single;
+  single.push_back(std::move(item));
+  return issue(comm, groupTask(comm, std::move(single)), async);
+}
+
+void groupStart() {
+  ++group.depth;
+}
+
+std::shared_ptr<Request> groupEnd(bool async) {
+  if (group.depth == 0) raise(ErrorCode::kInvalidUsage, "group end without a matching group start");
+  if (--group.depth > 0) return nullptr;
+  std::vector<GroupItem> items = std::move(group.items);
+  group.items.clear();
+  // One task per communicator, all submitted before any is waited for: a thread that drives
+  // several ranks' communicators (a thread world) must start them all.
+  std::vector<Communicator*> comms;
+  for (const GroupItem& item : items)
+    if (std::find(comms.begin(), comms.end(), item.comm) == comms.end()) comms.push_back(item.comm);
+  if (async && comms.size() > 1)
+    raise(ErrorCode::kInvalidUsage,
+          "an asynchronous group end covers one communicator; this group used {}", comms.size());
+  std::vector<std::shared_ptr<Request>> requests;
+  for (Communicator* comm : comms) {
+    std::vector<GroupItem> mine;
+    for (GroupItem& item : items)
+      if (item.comm == comm) mine.push_back(std::move(item));
+    requests.push_back(comm->engine().submit(groupTask(*comm, std::move(mine))));
+  }
+  if (async) return requests.empty() ? nullptr : requests.front();
+  for (const auto& request : requests) request->wait();
+  for (const auto& request : requests) request->rethrow();
+  return nullptr;
+}
+
+}  // namespace tutti::runtime

@@ -1,0 +1,78 @@
+#include "runtime/peer_info.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/error.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+std::string readLink(const char* path) {
+  char buffer[256] = {};
+  const ssize_t n = readlink(path, buffer, sizeof(buffer) - 1);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
+}
+
+std::string bootId() {
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(file, id);
+  return id;
+}
+
+}  // namespace
+
+PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots) {
+  PeerInfo info;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  info.rank = rank;
+  info.hostName = host;
+  info.hostId = info.hostName + "/" + bootId() + "/" + readLink("/proc/self/ns/net");
+  info.pid = getpid();
+  info.slotBytes = slotBytes;
+  info.slots = slots;
+  return info;
+}
+
+// One field per line: host names and ids never contain newlines.
+std::string PeerInfo::encode() const {
+  std::ostringstream out;
+  out << rank << '\n'
+      << hostName << '\n'
+      << hostId << '\n'
+      << pid << '\n'
+      << slotBytes << '\n'
+      << slots << '\n';
+  return out.str();
+}
+
+PeerInfo PeerInfo::decode(const std::string& text) {
+  std::istringstream in(text);
+  PeerInfo info;
+  std::string line;
+  auto next = [&]() -> std::string {
+    if (!std::getline(in, line)) raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
+    return line;
+  };
+  try {
+    info.rank = std::stoi(next());
+    info.hostName = next();
+    info.hostId = next();
+    info.pid = std::stol(next());
+    info.slotBytes = std::stoull(next());
+    info.slots = std::stoi(next());
+  } catch (const std::logic_error&) {
+    raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
+  }
+  return info;
+}
+
+std::string describe(const PeerInfo& peer) {
+  return peer.hostName + ":" + std::to_string(peer.pid);
+}
+
+}  // namespace tutti::runtime

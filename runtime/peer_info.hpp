@@ -1,0 +1,29 @@
+// What every rank tells the others at init: who it is, where it runs, how it is configured.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tutti::runtime {
+
+struct PeerInfo {
+  int rank = 0;
+  std::string hostName;
+  // Host identity: host name, boot id and network namespace. Ranks in different network
+  // namespaces count as different hosts, so namespace "hosts" talk TCP as real ones would.
+  std::string hostId;
+  long pid = 0;
+  // Settings that must agree on every rank (FIFO geometry); a mismatch is an error naming them.
+  size_t slotBytes = 0;
+  int slots = 0;
+
+  std::string encode() const;
+  // Throws kRemote for a malformed record.
+  static PeerInfo decode(const std::string& text);
+  static PeerInfo local(int rank, size_t slotBytes, int slots);
+};
+
+// "host:pid", for messages.
+std::string describe(const PeerInfo& peer);
+
+}  // namespace tutti::runtime

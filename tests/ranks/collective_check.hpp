@@ -1,0 +1,47 @@
+// One collective call on one rank, checked against the independent reference (reference.hpp).
+// Used alike by the thread-world tests and by the process-world program run under tuttirun.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tutti/tutti.h"
+
+namespace tutti::testing {
+
+enum class Kind {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv
+};
+constexpr Kind kAllKinds[] = {Kind::kAllReduce, Kind::kReduceScatter, Kind::kAllGather,
+                              Kind::kBroadcast, Kind::kReduce,        Kind::kAllToAll,
+                              Kind::kSendRecv};
+const char* kindName(Kind kind);
+
+struct Case {
+  Kind kind;
+  tuttiDataType_t dtype;
+  tuttiRedOp_t op;
+  size_t count;  // the C API's count for the collective
+  int root;
+  bool inPlace;
+  bool async;
+  uint64_t seed;
+};
+std::string describe(const Case& c);
+
+// A random case from (rng): counts 0, 1, primes, not divisible by nranks, up to maxBytes per rank.
+Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes);
+
+// Runs c on this rank of comm; returns "" or what went wrong. `output` receives the bytes the
+// rank ended with (for cross-rank comparisons).
+std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output);
+
+}  // namespace tutti::testing

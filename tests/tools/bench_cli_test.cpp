@@ -1,0 +1,57 @@
+// tutti-bench's command line, run for real ($TUTTI_BENCH): bad input stops it before any job
+// starts, with exit status 2 and a message naming what was wrong.
+#include <catch2/catch.hpp>
+
+#include "subprocess.hpp"
+
+namespace {
+
+std::vector<std::string> bench(std::vector<std::string> args) {
+  args.insert(args.begin(), tutti::test::requiredEnv("TUTTI_BENCH"));
+  return args;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("tutti-bench rejects bad input with exit status 2 and names it", "[bench]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string named;  // what the message must mention
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"allreduce", "--bogus"}, "--bogus"},
+           {{"allreduce", "-b", "1M", "-e", "1K"}, "-e 1K is smaller than -b 1M"},
+           {{"allreduce", "-d", "float128"}, "float128"},
+           {{"allreduce", "-o", "xor"}, "xor"},
+           {{"allreduce", "-b", "12Q"}, "12Q"},
+           {{"allreduce", "-e", "-5"}, "-5"},
+           {{"allreduce", "-i", "0"}, "-i 0"},
+           {{"allreduce", "-f", "2", "-i", "8"}, "-f"},
+           {{"allreduce", "-f", "1"}, "stepfactor"},
+           {{"allreduce", "-n", "0"}, "iters"},
+           {{"allreduce", "-n", "many"}, "many"},
+           {{"allreduce", "-b", "0"}, "-b 0"},
+           {{"allreduce", "--ranks", "0"}, "ranks"},
+           {{"broadcast"}, "broadcast"},
+           {{}, "subcommand"},
+       }) {
+    auto r = tutti::test::run(bench(c.args));
+    INFO("args: " << (c.args.empty() ? "" : c.args.back()) << "\nstderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, c.named));
+    CHECK(contains(r.err, "Usage"));
+    CHECK(r.out.empty());  // nothing ran
+  }
+}
+
+TEST_CASE("tutti-bench --help exits 0 and lists the nccl-tests flags", "[bench]") {
+  auto r = tutti::test::run(bench({"allreduce", "--help"}));
+  CHECK(r.status == 0);
+  for (const char* flag : {"-b", "-e", "-f", "-i", "-n", "-w", "-c", "-d", "-o", "-z", "--ranks"}) {
+    CHECK(contains(r.out, flag));
+  }
+}

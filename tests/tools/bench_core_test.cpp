@@ -1,0 +1,155 @@
+// tutti-bench's parts that need no job: option parsing, the size sweep, the report's layout
+// (nccl-tests' printf formats) and the check patterns.
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "bench/check_data.hpp"
+#include "bench/options.hpp"
+#include "bench/report.hpp"
+#include "bench/types.hpp"
+
+using namespace tutti::bench;
+
+namespace {
+
+ParseResult parse(std::vector<const char*> args) {
+  args.insert(args.begin(), {"tutti-bench", "allreduce"});
+  return parseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+}  // namespace
+
+TEST_CASE("sizes read like nccl-tests", "[bench]") {
+  CHECK(parseSize("8") == 8u);
+  CHECK(parseSize("64K") == 65536u);
+  CHECK(parseSize("64k") == 65536u);
+  CHECK(parseSize("1M") == 1048576u);
+  CHECK(parseSize("2G") == 2147483648u);
+  CHECK(parseSize("1.5K") == 1536u);
+  CHECK_FALSE(parseSize(""));
+  CHECK_FALSE(parseSize("-8"));
+  CHECK_FALSE(parseSize("8X"));
+  CHECK_FALSE(parseSize("8KB"));
+  CHECK_FALSE(parseSize("K"));
+}
+
+TEST_CASE("types and ops by nccl-tests' names and the aliases", "[bench]") {
+  CHECK(parseDataType("float") == tuttiFloat32);
+  CHECK(parseDataType("float32") == tuttiFloat32);
+  CHECK(parseDataType("half") == tuttiFloat16);
+  CHECK(parseDataType("float16") == tuttiFloat16);
+  CHECK(parseDataType("bfloat16") == tuttiBfloat16);
+  CHECK(parseDataType("double") == tuttiFloat64);
+  CHECK(parseDataType("float64") == tuttiFloat64);
+  CHECK(parseDataType("uint64") == tuttiUint64);
+  CHECK_FALSE(parseDataType("float128"));
+  CHECK(parseRedOp("avg") == tuttiAvg);
+  CHECK_FALSE(parseRedOp("mulsum"));
+  CHECK(std::string(typeName(tuttiFloat16)) == "half");
+  CHECK(typeSize(tuttiBfloat16) == 2);
+}
+
+TEST_CASE("defaults and a full command line", "[bench]") {
+  auto d = parse({});
+  REQUIRE(d.run);
+  CHECK(d.options.minBytes == 8);
+  CHECK(d.options.maxBytes == 64u << 20);
+  CHECK(d.options.stepFactor == 2);
+  CHECK(d.options.iters == 20);
+  CHECK(d.options.warmupIters == 5);
+  CHECK(d.options.check == 1);
+  CHECK(d.options.dtype == tuttiFloat32);
+  CHECK(d.options.op == tuttiSum);
+  CHECK(d.options.ranks == 0);
+
+  auto p = parse({"-b", "1K", "-e", "1M", "-i", "4K", "-n", "3", "-w", "0", "-c", "0", "-d",
+                  "int32", "-o", "max", "-z", "1", "--ranks", "4"});
+  REQUIRE(p.run);
+  CHECK(p.options.minBytes == 1024);
+  CHECK(p.options.stepBytes == 4096);
+  CHECK(p.options.iters == 3);
+  CHECK(p.options.check == 0);
+  CHECK(p.options.dtype == tuttiInt32);
+  CHECK(p.options.op == tuttiMax);
+  CHECK(p.options.ranks == 4);
+  CHECK(p.options.notes.empty());
+}
+
+TEST_CASE("the sweep rounds sizes down to the type size and says so", "[bench]") {
+  auto p = parse({"-b", "10", "-e", "100", "-d", "double"});
+  REQUIRE(p.run);
+  CHECK(sweepSizes(p.options) == std::vector<size_t>{8, 16, 40, 80});
+  REQUIRE(p.options.notes.size() == 2);
+  CHECK(p.options.notes[0].find("-b 10") != std::string::npos);
+  CHECK(p.options.notes[1].find("-e 100") != std::string::npos);
+
+  auto linear = parse({"-b", "8", "-e", "32", "-i", "8"});
+  CHECK(sweepSizes(linear.options) == std::vector<size_t>{8, 16, 24, 32});
+  auto factor = parse({"-b", "8", "-e", "64K", "-f", "4"});
+  CHECK(sweepSizes(factor.options) == std::vector<size_t>{8, 32, 128, 512, 2048, 8192, 32768});
+}
+
+TEST_CASE("--ranks is dropped from the ranks' command line", "[bench]") {
+  const char* argv[] = {"tutti-bench", "allreduce", "--ranks", "2", "-b", "8", "--ranks=3"};
+  CHECK(argvWithoutRanks(7, argv) ==
+        std::vector<std::string>{"tutti-bench", "allreduce", "-b", "8"});
+}
+
+TEST_CASE("a report row has nccl-tests' layout", "[bench][report]") {
+  Measurement out{4.21e-6, {0.0, 0.0}, 0};
+  Measurement in{4.03e-6, {0.0, 0.0}, 0};
+  CHECK(formatRowStart(8, 2, "float", "sum", -1) + formatMeasurement(out) + formatMeasurement(in) ==
+        "           8             2     float     sum      -1     4.21    0.00    0.00      0"
+        "     4.03    0.00    0.00      0");
+
+  Measurement big{0.0123456, {5.4321, 9.87654}, std::nullopt};
+  CHECK(formatRowStart(67108864, 16777216, "bfloat16", "prod", -1) + formatMeasurement(big) ==
+        "    67108864      16777216  bfloat16    prod      -1    12346    5.43    9.88    N/A");
+  Measurement wrong{123.456e-6, {1.0, 1.5}, 12345};
+  CHECK(formatMeasurement(wrong) == "    123.5    1.00    1.50  12345");
+
+  CHECK(formatTime(4.214) == "   4.21");
+  CHECK(formatTime(99.994) == "  99.99");
+  CHECK(formatTime(100.0) == "  100.0");
+  CHECK(formatTime(9999.94) == " 9999.9");
+  CHECK(formatTime(10000.0) == "  10000");
+  CHECK(formatTime(12345678.0) == "12345678");
+}
+
+TEST_CASE("the table header and footer are nccl-tests' lines", "[bench][report]") {
+  std::string header = formatTableHeader();
+  CHECK(header ==
+        "#                                                              out-of-place            "
+        "           in-place          \n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong    "
+        " time   algbw   busbw #wrong\n"
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)         "
+        "   (us)  (GB/s)  (GB/s)       \n");
+  CHECK(formatFooter(0, 12.5) ==
+        "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.5 \n#\n");
+  CHECK(formatFooter(3, 0.125) ==
+        "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 0.125 \n#\n");
+}
+
+TEST_CASE("the preamble lists the settings and every rank", "[bench][report]") {
+  auto p = parse({"-b", "8", "-e", "1M"});
+  p.options.commandLine = "tutti-bench allreduce -b 8 -e 1M";
+  std::string text = formatPreamble(p.options, {{0, 0, 1234, "host"}, {1, 1, 1235, "host"}});
+  CHECK(text.find("# Command line: tutti-bench allreduce -b 8 -e 1M\n") != std::string::npos);
+  CHECK(text.find("# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: "
+                  "5 iters: 20 agg iters: 1 validation: 1 graph: 0\n") != std::string::npos);
+  CHECK(text.find("#  Rank  0 Group  0 Pid   1234 on       host device  0 [cpu]\n") !=
+        std::string::npos);
+  CHECK(text.find("#  Rank  1 Group  0 Pid   1235 on       host device  1 [cpu]\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("bandwidths follow nccl-tests", "[bench][report]") {
+  auto bw = allreduceBandwidth(1000000000, 0.5, 4);
+  CHECK(bw.algbw == Approx(2.0));
+  CHECK(bw.busbw == Approx(3.0));  // 2 * 2(n-1)/n
+  CHECK(allreduceBandwidth(8, 1e-6, 1).busbw == 0.0);
+}

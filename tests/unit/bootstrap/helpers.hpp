@@ -1,0 +1,140 @@
+// Helpers shared by the bootstrap tests: a warning catcher, an environment guard, a loopback
+// store server and raw sockets that play strangers.
+#pragma once
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "runtime/bootstrap/bootstrap.hpp"
+
+namespace tutti::bootstrap::testing {
+
+using namespace std::chrono_literals;
+
+// Collects every WARN logged while it lives; tests check that only the expected ones came.
+class WarnCatcher {
+ public:
+  WarnCatcher() {
+    previous_ = log::level();
+    if (previous_ < log::Level::kWarn) log::setLevel(log::Level::kWarn);
+    log::setSink([this](log::Level level, const std::string& message) {
+      if (level != log::Level::kWarn) return;
+      std::lock_guard lock(mutex_);
+      warnings_.push_back(message);
+    });
+  }
+  ~WarnCatcher() {
+    log::setSink(nullptr);
+    log::setLevel(previous_);
+  }
+  std::vector<std::string> warnings() {
+    std::lock_guard lock(mutex_);
+    return warnings_;
+  }
+  // How many warnings contain every one of `parts`.
+  size_t count(const std::vector<std::string>& parts) {
+    size_t n = 0;
+    for (const std::string& warning : warnings()) {
+      bool all = true;
+      for (const std::string& part : parts) all = all && warning.find(part) != std::string::npos;
+      n += all ? 1 : 0;
+    }
+    return n;
+  }
+  // Waits up to `span` for a warning containing every one of `parts`.
+  bool waitFor(const std::vector<std::string>& parts, std::chrono::milliseconds span) {
+    const Deadline deadline = Deadline::after(span);
+    while (count(parts) == 0) {
+      if (deadline.expired()) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }
+
+ private:
+  log::Level previous_;
+  std::mutex mutex_;
+  std::vector<std::string> warnings_;
+};
+
+// Sets and unsets environment variables, restoring every touched one on destruction.
+class EnvGuard {
+ public:
+  explicit EnvGuard(const std::vector<std::string>& clear = {}) {
+    for (const std::string& name : clear) unset(name);
+  }
+  ~EnvGuard() {
+    for (const auto& [name, value] : saved_) {
+      if (value)
+        setenv(name.c_str(), value->c_str(), 1);
+      else
+        unsetenv(name.c_str());
+    }
+  }
+  void set(const std::string& name, const std::string& value) {
+    save(name);
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+  void unset(const std::string& name) {
+    save(name);
+    unsetenv(name.c_str());
+  }
+
+ private:
+  void save(const std::string& name) {
+    if (saved_.count(name)) return;
+    const char* value = std::getenv(name.c_str());
+    saved_[name] = value ? std::optional<std::string>(value) : std::nullopt;
+  }
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+inline SockAddr loopback() {
+  return SockAddr::resolve("127.0.0.1", 0);
+}
+
+inline Secret secretOf(uint8_t fill) {
+  Secret secret;
+  secret.bytes.fill(fill);
+  secret.present = true;
+  return secret;
+}
+
+// Runs `body` and returns the Error it threw (fails the test when it throws nothing).
+template <typename Body>
+Error errorOf(Body&& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    return error;
+  }
+  FAIL("no tutti::Error was thrown");
+  return Error(ErrorCode::kInternal, "unreachable");
+}
+
+// True when the peer closed (or reset) the connection within `span`; bytes it sends are skipped.
+inline bool closedWithin(int fd, std::chrono::milliseconds span) {
+  const Deadline deadline = Deadline::after(span);
+  char buffer[256];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, deadline.remainingMs()) <= 0) return false;
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n == 0) return true;
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return true;
+  }
+}
+
+}  // namespace tutti::bootstrap::testing

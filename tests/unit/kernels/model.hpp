@@ -1,0 +1,166 @@
+// What reduce must produce, per storage type, computed independently of the code under test:
+// integers in 64-bit modular arithmetic, floating point in double (long double for float64), half
+// types decoded and rounded through reference.hpp's tables. Also the input generators.
+#pragma once
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <type_traits>
+
+#include "kernels/half.hpp"
+#include "kernels/kernels.hpp"
+#include "tests/unit/kernels/reference.hpp"
+
+namespace tutti::kernels::test {
+
+// kSmallInts: small integers, so every float result is exact in any order of reduction.
+// kRandom: values spread over the type's range; float results within a stated tolerance.
+enum class Mode { kSmallInts, kRandom };
+
+template <typename T>
+constexpr DataType dataTypeOf() {
+  if constexpr (std::is_same_v<T, int8_t>) return DataType::kInt8;
+  if constexpr (std::is_same_v<T, uint8_t>) return DataType::kUint8;
+  if constexpr (std::is_same_v<T, int32_t>) return DataType::kInt32;
+  if constexpr (std::is_same_v<T, uint32_t>) return DataType::kUint32;
+  if constexpr (std::is_same_v<T, int64_t>) return DataType::kInt64;
+  if constexpr (std::is_same_v<T, uint64_t>) return DataType::kUint64;
+  if constexpr (std::is_same_v<T, float16>) return DataType::kFloat16;
+  if constexpr (std::is_same_v<T, bfloat16>) return DataType::kBfloat16;
+  if constexpr (std::is_same_v<T, float>) return DataType::kFloat32;
+  if constexpr (std::is_same_v<T, double>) return DataType::kFloat64;
+}
+
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+template <typename T>
+constexpr HalfFormat halfFormat() {
+  return std::is_same_v<T, float16> ? kFp16 : kBf16;
+}
+
+// Left fold of x[0..n) in R with op; avg is a sum here. std::min/std::max keep the first operand
+// on ties, as the kernels document.
+template <typename R>
+R fold(const R* x, int n, RedOp op) {
+  R r = x[0];
+  for (int i = 1; i < n; ++i) {
+    switch (op) {
+      case RedOp::kSum:
+      case RedOp::kAvg: r = r + x[i]; break;
+      case RedOp::kProd: r = r * x[i]; break;
+      case RedOp::kMin: r = std::min(r, x[i]); break;
+      case RedOp::kMax: r = std::max(r, x[i]); break;
+    }
+  }
+  return r;
+}
+
+template <typename T>
+T randomValue(std::mt19937_64& rng, RedOp op, Mode mode) {
+  auto smallInt = [&] {
+    return op == RedOp::kProd ? static_cast<int>(rng() % 7) - 3 : static_cast<int>(rng() % 17) - 8;
+  };
+  auto sign = [&] { return rng() % 2 ? -1.0 : 1.0; };
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(rng());  // full range: sums and products wrap all the time
+  } else if constexpr (kIsHalf<T>) {
+    constexpr HalfFormat f = halfFormat<T>();
+    if (mode == Mode::kSmallInts) return T::fromBits(roundTo(smallInt(), f));
+    const uint16_t mant = static_cast<uint16_t>(rng() % (1u << f.mantBits));
+    const uint16_t s = rng() % 2 ? 0x8000 : 0;
+    if (op == RedOp::kMin || op == RedOp::kMax) {  // any non-NaN pattern: inf, subnormal, -0...
+      uint16_t b;
+      do b = static_cast<uint16_t>(rng()); while (std::isnan(decode(b, f)));
+      return T::fromBits(b);
+    }
+    // Sums: |x| in [1, 128), so a sum of up to five is exact in float and is rounded only once.
+    // Products: |x| in [0.5, 2).
+    const int e = op == RedOp::kProd ? -static_cast<int>(rng() % 2) : static_cast<int>(rng() % 7);
+    return T::fromBits(static_cast<uint16_t>(s | ((e + f.bias()) << f.mantBits) | mant));
+  } else {
+    if (mode == Mode::kSmallInts) return static_cast<T>(smallInt());
+    if (op == RedOp::kMin || op == RedOp::kMax) {
+      using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+      T v;
+      do {
+        const auto b = static_cast<Bits>(rng());
+        std::memcpy(&v, &b, sizeof v);
+      } while (std::isnan(v));
+      return v;
+    }
+    if (op == RedOp::kProd) return static_cast<T>(sign() * uniform(0.5, 2.0));
+    return static_cast<T>(uniform(-100.0, 100.0));
+  }
+}
+
+// Checks got against the reduction of x[0..n); *wantOut receives the expected value, for messages.
+template <typename T>
+bool matches(T got, const T* x, int n, RedOp op, Mode mode, double* wantOut) {
+  if constexpr (std::is_integral_v<T>) {
+    using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    uint64_t acc = static_cast<uint64_t>(static_cast<W>(x[0]));
+    W best = x[0];
+    for (int i = 1; i < n; ++i) {
+      const auto v = static_cast<uint64_t>(static_cast<W>(x[i]));
+      if (op == RedOp::kSum || op == RedOp::kAvg) acc += v;
+      if (op == RedOp::kProd) acc *= v;
+      if (op == RedOp::kMin && static_cast<W>(x[i]) < best) best = x[i];
+      if (op == RedOp::kMax && static_cast<W>(x[i]) > best) best = x[i];
+    }
+    const T want = op == RedOp::kMin || op == RedOp::kMax ? static_cast<T>(best) : static_cast<T>(acc);
+    *wantOut = static_cast<double>(want);
+    return got == want;
+  } else if constexpr (kIsHalf<T>) {
+    constexpr HalfFormat f = halfFormat<T>();
+    double v[8];
+    for (int i = 0; i < n; ++i) v[i] = decode(x[i].bits, f);
+    const double exact = fold(v, n, op);
+    const double want = roundToValue(exact, f);
+    const double value = decode(got.bits, f);
+    *wantOut = want;
+    if (value == want && std::signbit(value) == std::signbit(want)) return true;
+    // Exact but for products of more than two random values, which float rounds before the
+    // final rounding to 16 bits: there, within 1 ulp of the correctly rounded result.
+    const bool loose = mode == Mode::kRandom && op == RedOp::kProd && n > 2;
+    return loose && ulpDistance(got.bits, roundTo(exact, f)) <= 1;
+  } else {
+    using R = std::conditional_t<std::is_same_v<T, float>, double, long double>;
+    R v[8];
+    R sumAbs = 0;
+    for (int i = 0; i < n; ++i) {
+      v[i] = x[i];
+      sumAbs += std::fabs(v[i]);
+    }
+    const R ref = fold(v, n, op);
+    const T want = static_cast<T>(ref);
+    *wantOut = static_cast<double>(want);
+    // Exact: small integers, min/max, one source, and for float32 two sources (double rounding
+    // through double is innocuous for one operation: 53 >= 2 * 24 + 2). Otherwise the bound of a
+    // left fold: (n - 1) roundings, each within epsilon of the partial results.
+    const bool exact = mode == Mode::kSmallInts || op == RedOp::kMin || op == RedOp::kMax ||
+                       n == 1 || (std::is_same_v<T, float> && n == 2);
+    if (exact) return std::memcmp(&got, &want, sizeof got) == 0;
+    const R eps = std::is_same_v<T, float> ? FLT_EPSILON : DBL_EPSILON;
+    const R scale = op == RedOp::kProd ? std::fabs(ref) : sumAbs;
+    return std::fabs(static_cast<R>(got) - ref) <= (n - 1) * eps * scale;
+  }
+}
+
+template <typename T>
+double toDouble(T v) {
+  if constexpr (kIsHalf<T>) {
+    return decode(v.bits, halfFormat<T>());
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+}  // namespace tutti::kernels::test

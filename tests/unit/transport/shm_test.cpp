@@ -1,0 +1,237 @@
+// shm only: ranks as separate processes, the segment names' lifetime, and a full /dev/shm.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.hpp"
+#include "base/socket.hpp"
+#include "world.hpp"
+
+namespace tutti::transport::test {
+namespace {
+
+using std::chrono::seconds;
+
+// A length-prefixed string over a socketpair, with a deadline.
+void sendText(int fd, const std::string& text) {
+  const uint32_t length = static_cast<uint32_t>(text.size());
+  writeAll(fd, &length, sizeof(length), Deadline::after(seconds(30)), "the other process");
+  writeAll(fd, text.data(), text.size(), Deadline::after(seconds(30)), "the other process");
+}
+
+std::string receiveText(int fd) {
+  uint32_t length = 0;
+  readAll(fd, &length, sizeof(length), Deadline::after(seconds(60)), "the other process");
+  std::string text(length, '\0');
+  readAll(fd, text.data(), length, Deadline::after(seconds(60)), "the other process");
+  return text;
+}
+
+// Forks a process that runs `body` with its end of a socketpair; whatever it throws is sent
+// back as "error: ..." and makes it exit with status 1. The parent gets the child's pid and its
+// own end of the socketpair.
+pid_t forkRank(const std::function<void(int)>& body, Fd* parentEnd) {
+  int ends[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(ends[0]);
+    int status = 0;
+    try {
+      body(ends[1]);
+    } catch (const std::exception& e) {
+      try {
+        sendText(ends[1], std::string("error: ") + e.what());
+      } catch (...) {
+      }
+      status = 1;
+    }
+    _exit(status);
+  }
+  close(ends[1]);
+  *parentEnd = Fd(ends[0]);
+  return pid;
+}
+
+int waitExit(pid_t pid) {
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("shm: two processes stream through each other's segments", "[transport][shm]") {
+  LogCapture log;
+  const std::string tag = uniqueTag();
+  const int count = 3000;
+  Fd channel;
+  const pid_t child = forkRank(
+      [&](int fd) {
+        auto transport = makeShmTransport(smallOptions(1, 2, tag));
+        sendText(fd, transport->localAddress());
+        const std::string peer = receiveText(fd);
+        transport->connect({0}, {peer, transport->localAddress()}, Deadline::after(seconds(20)));
+        sendText(fd, "connected");
+        if (receiveText(fd) != "go") throw std::runtime_error("no go");
+        transport->connected();
+        MeshStream stream(*transport, 1, {0}, count, 99);
+        runStreams({&stream}, Deadline::after(seconds(60)));
+        sendText(fd, "done");
+      },
+      &channel);
+  auto transport = makeShmTransport(smallOptions(0, 2, tag));
+  const std::string childAddress = receiveText(channel.get());
+  REQUIRE(childAddress.rfind("/tutti-" + tag + "-1-", 0) == 0);
+  sendText(channel.get(), transport->localAddress());
+  transport->connect({1}, {transport->localAddress(), childAddress}, Deadline::after(seconds(20)));
+  REQUIRE(receiveText(channel.get()) == "connected");
+  CHECK(shmSegmentsOf(tag).size() == 2);  // both exist until connected()
+  sendText(channel.get(), "go");
+  transport->connected();
+  MeshStream stream(*transport, 0, {1}, count, 99);
+  runStreams({&stream}, Deadline::after(seconds(60)));
+  CHECK(receiveText(channel.get()) == "done");
+  const int status = waitExit(child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(shmSegmentsOf(tag).empty());
+  CHECK(log.warnings().empty());
+}
+
+TEST_CASE("shm: no segment survives a rank killed mid-stream", "[transport][shm]") {
+  const std::string tag = uniqueTag();
+  Fd channel;
+  const pid_t child = forkRank(
+      [&](int fd) {
+        auto transport = makeShmTransport(smallOptions(1, 2, tag));
+        sendText(fd, transport->localAddress());
+        const std::string peer = receiveText(fd);
+        transport->connect({0}, {peer, transport->localAddress()}, Deadline::after(seconds(20)));
+        sendText(fd, "connected");
+        if (receiveText(fd) != "go") throw std::runtime_error("no go");
+        transport->connected();
+        sendText(fd, "unlinked");
+        // Streams far more than rank 0 will read: killed while blocked on a full FIFO.
+        MeshStream stream(*transport, 1, {0}, 1 << 30, 5);
+        runStreams({&stream}, Deadline::after(seconds(100)));
+      },
+      &channel);
+  auto transport = makeShmTransport(smallOptions(0, 2, tag));
+  const std::string childAddress = receiveText(channel.get());
+  sendText(channel.get(), transport->localAddress());
+  transport->connect({1}, {transport->localAddress(), childAddress}, Deadline::after(seconds(20)));
+  REQUIRE(receiveText(channel.get()) == "connected");
+  REQUIRE(shmSegmentsOf(tag).size() == 2);
+  sendText(channel.get(), "go");
+  transport->connected();
+  REQUIRE(receiveText(channel.get()) == "unlinked");
+  CHECK(shmSegmentsOf(tag).empty());
+
+  // Receive (and check) a good part of the stream, then kill the sender mid-stream.
+  MeshStream stream(*transport, 0, {1}, 1 << 30, 5);
+  const Deadline deadline = Deadline::after(seconds(30));
+  while (stream.received(1) < 500 && !deadline.expired()) stream.step();
+  REQUIRE(stream.received(1) >= 500);
+  REQUIRE(kill(child, SIGKILL) == 0);
+  const int status = waitExit(child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(shmSegmentsOf(tag).empty());
+  // The survivor keeps working on what is left: no crash, then nothing more arrives.
+  for (int i = 0; i < 100; ++i) stream.step();
+  const int got = stream.received(1);
+  for (int i = 0; i < 100; ++i) stream.step();
+  CHECK(stream.received(1) == got);
+  transport.reset();
+  CHECK(shmSegmentsOf(tag).empty());
+}
+
+TEST_CASE("shm: segment names vanish at connected() or destruction", "[transport][shm]") {
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 3; ++r) world.push_back(makeShmTransport(smallOptions(r, 3, tag)));
+  std::vector<std::string> expected;
+  for (int r = 0; r < 3; ++r) {
+    const std::string address = world[r]->localAddress();
+    // "/tutti-<tag>-<rank>-<16 hex digits>"
+    const std::string prefix = "/tutti-" + tag + "-" + std::to_string(r) + "-";
+    REQUIRE(address.rfind(prefix, 0) == 0);
+    REQUIRE(address.size() == prefix.size() + 16);
+    CHECK(address.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos);
+    expected.push_back(address.substr(1));
+  }
+  auto names = shmSegmentsOf(tag);
+  std::sort(names.begin(), names.end());
+  std::sort(expected.begin(), expected.end());
+  CHECK(names == expected);
+
+  SECTION("connected() unlinks") {
+    connectAll(world, Deadline::after(seconds(10)));
+    CHECK(shmSegmentsOf(tag).empty());
+    // The mappings still work after the names are gone.
+    void* slot = world[2]->send(0).tryAcquire();
+    REQUIRE(slot != nullptr);
+    std::memcpy(slot, "hello", 5);
+    world[2]->send(0).post(5);
+    size_t bytes = 0;
+    const void* data = world[0]->recv(2).tryPeek(&bytes);
+    REQUIRE(data != nullptr);
+    CHECK(std::string(static_cast<const char*>(data), bytes) == "hello");
+    world[0]->recv(2).release();
+  }
+  SECTION("the destructor unlinks when connected() never ran") {
+    world.clear();
+    CHECK(shmSegmentsOf(tag).empty());
+  }
+}
+
+TEST_CASE("shm: a request /dev/shm cannot hold is an Error naming /dev/shm", "[transport][shm]") {
+  const std::string tag = uniqueTag();
+  Options options = smallOptions(0, 2, tag);
+  options.slotBytes = size_t{1} << 30;
+  options.slots = 1024;  // 1 TiB per FIFO
+  auto transport = makeShmTransport(options);
+  try {
+    transport->connect({1}, {transport->localAddress(), "/tutti-" + tag + "-1-0000000000000000"},
+                       Deadline::after(seconds(5)));
+    FAIL("connect did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kSystem);
+    const std::string message = e.what();
+    CHECK(message.find("/dev/shm") != std::string::npos);
+    CHECK(message.find("1024.0 GiB") != std::string::npos);  // the size it needs
+  }
+  transport.reset();
+  CHECK(shmSegmentsOf(tag).empty());
+}
+
+TEST_CASE("shm: ranks with different options refuse to connect", "[transport][shm]") {
+  const std::string tag = uniqueTag();
+  Options a = smallOptions(0, 2, tag);
+  Options b = smallOptions(1, 2, tag);
+  b.slots = 8;
+  auto ta = makeShmTransport(a);
+  auto tb = makeShmTransport(b);
+  const std::vector<std::string> addresses{ta->localAddress(), tb->localAddress()};
+  try {
+    ta->connect({1}, addresses, Deadline::after(seconds(5)));
+    FAIL("connect did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidUsage);
+    CHECK(std::string(e.what()).find("same options") != std::string::npos);
+  }
+  // An address that names another rank's segment is refused as well.
+  auto tc = makeShmTransport(smallOptions(0, 2, tag));
+  CHECK_THROWS_AS(tc->connect({1}, {tc->localAddress(), ta->localAddress()},
+                              Deadline::after(seconds(5))),
+                  Error);
+}
+
+}  // namespace tutti::transport::test

@@ -1,0 +1,166 @@
+// Both transports, same tests: every rank of a thread world streams random-size messages to every
+// other rank while receiving, with FIFOs small enough to fill up, and checks every byte and the
+// order of what it receives.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "base/error.hpp"
+#include "world.hpp"
+
+namespace tutti::transport::test {
+namespace {
+
+void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed) {
+  LogCapture log;
+  const int n = static_cast<int>(options.size());
+  auto outcome = runThreadWorld(kind, options, [&](int rank, Transport& transport) {
+    MeshStream stream(transport, rank, allBut(rank, n), count, seed);
+    runStreams({&stream}, Deadline::after(std::chrono::seconds(60)));
+  });
+  for (int r = 0; r < n; ++r) {
+    INFO(kindName(kind) << " rank " << r << " of " << n);
+    CHECK(outcome[r] == "");
+  }
+  CHECK(log.warnings().empty());
+}
+
+std::vector<Options> worldOptions(int nranks) {
+  const std::string tag = uniqueTag();
+  std::vector<Options> options;
+  for (int r = 0; r < nranks; ++r) options.push_back(smallOptions(r, nranks, tag));
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a full mesh of thread ranks streams exact bytes in order", "[transport][stream]") {
+  const Kind kind = GENERATE(Kind::kShm, Kind::kTcp);
+  const int nranks = GENERATE(2, 3, 4);
+  SECTION("4 slots of 4 KiB") {
+    streamWorld(kind, worldOptions(nranks), 1500, 42 + nranks);
+  }
+  SECTION("odd slot size, 3 slots") {
+    auto options = worldOptions(nranks);
+    for (Options& o : options) {
+      o.slotBytes = 1000;
+      o.slots = 3;
+    }
+    streamWorld(kind, options, 1000, 7);
+  }
+  SECTION("one slot of 64 KiB") {
+    auto options = worldOptions(nranks);
+    for (Options& o : options) {
+      o.slotBytes = 64 << 10;
+      o.slots = 1;
+    }
+    streamWorld(kind, options, 200, 9);
+  }
+}
+
+TEST_CASE("tcp stripes frames over several sockets per peer", "[transport][stream][tcp]") {
+  const int nranks = GENERATE(2, 3);
+  const int sockets = GENERATE(2, 3);
+  auto options = worldOptions(nranks);
+  for (Options& o : options) {
+    o.socketsPerPeer = sockets;
+    o.slots = 5;
+  }
+  streamWorld(Kind::kTcp, options, 1500, 1234);
+}
+
+TEST_CASE("tcp without a secret still connects and streams", "[transport][stream][tcp]") {
+  auto options = worldOptions(3);
+  for (Options& o : options) o.secret = Secret{};
+  streamWorld(Kind::kTcp, options, 300, 5);
+}
+
+TEST_CASE("one thread can drive several transports interleaved", "[transport][stream]") {
+  const Kind kind = GENERATE(Kind::kShm, Kind::kTcp);
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 3; ++r) world.push_back(make(kind, smallOptions(r, 3, tag)));
+  connectAll(world, Deadline::after(std::chrono::seconds(20)));
+  std::vector<MeshStream> streams;
+  for (int r = 0; r < 3; ++r) streams.emplace_back(*world[r], r, allBut(r, 3), 500, 77);
+  runStreams({&streams[0], &streams[1], &streams[2]}, Deadline::after(std::chrono::seconds(60)));
+  for (const MeshStream& s : streams) CHECK(s.done());
+}
+
+TEST_CASE("connection calls check their use", "[transport]") {
+  const Kind kind = GENERATE(Kind::kShm, Kind::kTcp);
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 2; ++r) world.push_back(make(kind, smallOptions(r, 2, tag)));
+  connectAll(world, Deadline::after(std::chrono::seconds(20)));
+  auto code = [](auto&& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return ErrorCode::kInternal;
+  };
+  SendConn& send = world[0]->send(1);
+  RecvConn& recv = world[1]->recv(0);
+  CHECK(code([&] { send.post(1); }) == ErrorCode::kInvalidUsage);  // no tryAcquire
+  void* slot = send.tryAcquire();
+  REQUIRE(slot != nullptr);
+  std::memset(slot, 0x5a, 4096);
+  CHECK(code([&] { send.post(4097); }) == ErrorCode::kInvalidUsage);
+  send.post(4096);
+  CHECK(code([&] { recv.release(); }) == ErrorCode::kInvalidUsage);  // no tryPeek
+  CHECK(code([&] { world[0]->send(0); }) == ErrorCode::kInvalidUsage);
+  CHECK(code([&] { world[0]->recv(7); }) == ErrorCode::kInvalidUsage);
+  CHECK(code([&] {
+          world[0]->connect({1}, {world[0]->localAddress(), world[1]->localAddress()},
+                            Deadline::after(std::chrono::seconds(1)));
+        }) == ErrorCode::kInvalidUsage);  // already connected
+  // The posted slot arrives whole.
+  size_t bytes = 0;
+  const void* data = nullptr;
+  const Deadline deadline = Deadline::after(std::chrono::seconds(10));
+  while (!(data = recv.tryPeek(&bytes)) && !deadline.expired()) world[0]->progress();
+  REQUIRE(data != nullptr);
+  CHECK(bytes == 4096);
+  recv.release();
+}
+
+TEST_CASE("bad options and peer lists are rejected", "[transport]") {
+  const Kind kind = GENERATE(Kind::kShm, Kind::kTcp);
+  const std::string tag = uniqueTag();
+  auto rejects = [&](Options o) {
+    try {
+      make(kind, o);
+    } catch (const Error& e) {
+      return e.code() == ErrorCode::kInvalidArgument;
+    }
+    return false;
+  };
+  Options good = smallOptions(0, 2, tag);
+  Options o = good;
+  o.rank = 2;
+  CHECK(rejects(o));
+  o = good;
+  o.slots = 0;
+  CHECK(rejects(o));
+  o = good;
+  o.slotBytes = 0;
+  CHECK(rejects(o));
+  o = good;
+  o.socketsPerPeer = 17;
+  CHECK(rejects(o));
+  o = good;
+  o.jobTag = "a/b";
+  CHECK(rejects(o));
+
+  auto t = make(kind, good);
+  const std::vector<std::string> addresses{t->localAddress(), "x"};
+  const Deadline deadline = Deadline::after(std::chrono::seconds(1));
+  CHECK_THROWS_AS(t->connect({0}, addresses, deadline), Error);       // self
+  CHECK_THROWS_AS(t->connect({2}, addresses, deadline), Error);       // out of range
+  CHECK_THROWS_AS(t->connect({1, 1}, addresses, deadline), Error);    // twice
+  CHECK_THROWS_AS(t->connect({1}, {addresses[0]}, deadline), Error);  // too few addresses
+}
+
+}  // namespace tutti::transport::test

@@ -1,0 +1,326 @@
+// tcp only: a peer that goes away, a peer that breaks the framing, strangers on the listening
+// port, and connect() deadlines.
+#include <sys/socket.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "base/auth.hpp"
+#include "base/error.hpp"
+#include "base/socket.hpp"
+#include "transport/tcp/hello.hpp"
+#include "transport/tcp/tcp_connect.hpp"
+#include "world.hpp"
+
+namespace tutti::transport::test {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+// The Error a call throws; fails the test when it throws none before `deadline`.
+template <typename Call>
+Error errorOf(Call&& call, const Deadline& deadline) {
+  try {
+    while (!deadline.expired()) call();
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("no Error before the deadline");
+  return Error(ErrorCode::kInternal, "unreachable");
+}
+
+// A fake rank `from` that dials `address` and introduces itself properly (hello, secret,
+// reply), so that what it sends afterwards reaches the data path.
+Fd dialAsRank(const Options& options, int from, int to, const std::string& address) {
+  const Deadline deadline = Deadline::after(seconds(10));
+  Fd fd = connectTo(tcp::parseAddress(address, to), deadline);
+  const std::string hello = tcp::encodeHello({from, to, 0, options.jobTag});
+  writeAll(fd.get(), hello.data(), hello.size(), deadline, "rank 0");
+  authenticateAsClient(fd.get(), options.secret, deadline, "rank 0");
+  std::string reply(tcp::helloBytes(options.jobTag), '\0');
+  readAll(fd.get(), reply.data(), reply.size(), deadline, "rank 0");
+  const tcp::Hello got = tcp::decodeHello(reply.data(), options.jobTag);
+  REQUIRE(got.from == to);
+  REQUIRE(got.to == from);
+  return fd;
+}
+
+void writeFrameHeader(int fd, uint32_t length) {
+  const uint8_t header[4] = {static_cast<uint8_t>(length), static_cast<uint8_t>(length >> 8),
+                             static_cast<uint8_t>(length >> 16),
+                             static_cast<uint8_t>(length >> 24)};
+  writeAll(fd, header, 4, Deadline::after(seconds(5)), "rank 0");
+}
+
+}  // namespace
+
+TEST_CASE("tcp: a peer that closes is named by the survivor's tryPeek and tryAcquire",
+          "[transport][tcp]") {
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
+  connectAll(world, Deadline::after(seconds(20)));
+  const std::string address1 = world[1]->localAddress();
+
+  // Rank 1 posts three messages and leaves at once: they are still delivered (the destructor
+  // flushes), then the end of the stream is an Error naming rank 1.
+  for (int i = 0; i < 3; ++i) {
+    void* slot = world[1]->send(0).tryAcquire();
+    REQUIRE(slot != nullptr);
+    std::memset(slot, 'a' + i, 4096);
+    world[1]->send(0).post(4096);
+  }
+  world[1].reset();
+  RecvConn& recv = world[0]->recv(1);
+  const Deadline deadline = Deadline::after(seconds(10));
+  for (int i = 0; i < 3; ++i) {
+    size_t bytes = 0;
+    const void* data = nullptr;
+    while (!(data = recv.tryPeek(&bytes)) && !deadline.expired()) world[0]->progress();
+    REQUIRE(data != nullptr);
+    CHECK(bytes == 4096);
+    CHECK(static_cast<const char*>(data)[4095] == 'a' + i);
+    recv.release();
+  }
+  size_t bytes = 0;
+  const Error closed = errorOf([&] { recv.tryPeek(&bytes), world[0]->progress(); }, deadline);
+  CHECK(closed.code() == ErrorCode::kRemote);
+  const std::string message = closed.what();
+  CHECK(message.find("rank 1 (" + address1 + ")") != std::string::npos);
+  CHECK(message.find("closed the connection") != std::string::npos);
+  // The same error again: a failed connection stays failed.
+  CHECK_THROWS_AS(recv.tryPeek(&bytes), Error);
+
+  // Sending to the departed rank fails too, once the kernel has heard of it.
+  SendConn& send = world[0]->send(1);
+  const Error sendError = errorOf(
+      [&] {
+        if (void* slot = send.tryAcquire()) {
+          std::memset(slot, 0, 4096);
+          send.post(4096);
+        }
+        world[0]->progress();
+      },
+      deadline);
+  CHECK(sendError.code() == ErrorCode::kRemote);
+  CHECK(std::string(sendError.what()).find("rank 1") != std::string::npos);
+}
+
+TEST_CASE("tcp: a rank that leaves first delivers everything it posted", "[transport][tcp]") {
+  LogCapture log;
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 2; ++r) {
+    Options options = smallOptions(r, 2, tag);
+    options.slotBytes = 64 << 10;
+    world.push_back(makeTcpTransport(options));
+  }
+  connectAll(world, Deadline::after(seconds(20)));
+  // Rank 1 posts until the socket buffers and all its staging slots are full...
+  Traffic out(11, 1, 0, 64 << 10);
+  uint64_t posted = 0;
+  int idle = 0;
+  const Deadline deadline = Deadline::after(seconds(30));
+  while (idle < 1000 && !deadline.expired()) {
+    void* slot = world[1]->send(0).tryAcquire();
+    if (!slot) {
+      ++idle;
+      std::this_thread::yield();
+      continue;
+    }
+    idle = 0;
+    const size_t bytes = out.nextSize();
+    out.fill(static_cast<std::byte*>(slot), bytes, posted++);
+    world[1]->send(0).post(bytes);
+  }
+  REQUIRE(world[1]->send(0).tryAcquire() == nullptr);
+  // ...and leaves: its destructor must flush the staged frames while rank 0 reads.
+  auto leaving = std::async(std::launch::async, [&] { world[1].reset(); });
+  Traffic in(11, 1, 0, 64 << 10);
+  std::vector<std::byte> expect(64 << 10);
+  RecvConn& recv = world[0]->recv(1);
+  uint64_t received = 0;
+  try {
+    while (!deadline.expired()) {
+      size_t bytes = 0;
+      const void* data = recv.tryPeek(&bytes);
+      if (!data) continue;
+      const size_t want = in.nextSize();
+      REQUIRE(bytes == want);
+      in.fill(expect.data(), want, received);
+      REQUIRE(std::memcmp(data, expect.data(), want) == 0);
+      recv.release();
+      ++received;
+    }
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kRemote);
+  }
+  leaving.get();
+  CHECK(received == posted);
+  CHECK(posted > 8);  // the kernel buffers were full, frames waited in user space
+  CHECK(log.warnings().empty());
+}
+
+TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation",
+          "[transport][tcp]") {
+  const std::string tag = uniqueTag();
+  const Options options = smallOptions(0, 2, tag);
+  auto transport = makeTcpTransport(options);
+  const std::string address = transport->localAddress();
+  auto fake = std::async(std::launch::async, [&] { return dialAsRank(options, 1, 0, address); });
+  transport->connect({1}, {address, "127.0.0.1:9"}, Deadline::after(seconds(10)));
+  Fd fd = fake.get();
+
+  // One good frame, then one that claims slotBytes + 1 bytes.
+  writeFrameHeader(fd.get(), 3);
+  writeAll(fd.get(), "abc", 3, Deadline::after(seconds(5)), "rank 0");
+  SECTION("just above the limit") { writeFrameHeader(fd.get(), 4097); }
+  SECTION("4 GiB - 1") { writeFrameHeader(fd.get(), 0xffffffffu); }
+  writeAll(fd.get(), "junk", 4, Deadline::after(seconds(5)), "rank 0");
+
+  RecvConn& recv = transport->recv(1);
+  const Deadline deadline = Deadline::after(seconds(10));
+  size_t bytes = 0;
+  const void* data = nullptr;
+  while (!(data = recv.tryPeek(&bytes)) && !deadline.expired()) transport->progress();
+  REQUIRE(data != nullptr);
+  CHECK(std::string(static_cast<const char*>(data), bytes) == "abc");
+  recv.release();
+  const Error error = errorOf([&] { recv.tryPeek(&bytes); }, deadline);
+  CHECK(error.code() == ErrorCode::kRemote);
+  const std::string message = error.what();
+  CHECK(message.find("rank 1") != std::string::npos);
+  CHECK(message.find("limit 4096") != std::string::npos);
+  CHECK((message.find("4097 bytes") != std::string::npos ||
+         message.find("4294967295 bytes") != std::string::npos));
+}
+
+TEST_CASE("tcp: strangers on the port are dropped and the real peers still connect",
+          "[transport][tcp]") {
+  LogCapture log;
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
+  const std::vector<std::string> addresses{world[0]->localAddress(), world[1]->localAddress()};
+  const SockAddr rank0 = tcp::parseAddress(addresses[0], 0);
+  const Deadline setup = Deadline::after(seconds(5));
+  const auto start = Clock::now();
+
+  // Before rank 0 accepts anything: garbage, silence, half a hello, another job's hello.
+  Fd garbage = connectTo(rank0, setup);
+  const std::string junk(200, 'G');
+  writeAll(garbage.get(), junk.data(), junk.size(), setup, "rank 0");
+  Fd silent = connectTo(rank0, setup);
+  Fd half = connectTo(rank0, setup);
+  const std::string hello = tcp::encodeHello({1, 0, 0, tag});
+  writeAll(half.get(), hello.data(), hello.size() / 2, setup, "rank 0");
+  Fd otherJob = connectTo(rank0, setup);
+  const std::string otherHello = tcp::encodeHello({1, 0, 0, tag.substr(0, tag.size() - 1) + "Z"});
+  writeAll(otherJob.get(), otherHello.data(), otherHello.size(), setup, "rank 0");
+
+  auto accepting = std::async(std::launch::async, [&] {
+    world[0]->connect({1}, addresses, Deadline::after(seconds(10)));
+  });
+  // A stranger with a perfect hello but not the secret: refused once rank 0 is accepting.
+  Fd impostor = connectTo(rank0, setup);
+  writeAll(impostor.get(), hello.data(), hello.size(), setup, "rank 0");
+  CHECK_THROWS_AS(authenticateAsClient(impostor.get(), Secret::random(), setup, "rank 0"), Error);
+
+  world[1]->connect({0}, addresses, Deadline::after(seconds(10)));
+  accepting.get();
+  // Nobody waited for the silent ones.
+  CHECK(Clock::now() - start < seconds(4));
+  world[0]->connected();
+  world[1]->connected();
+  CHECK(log.contains("not a tutti tcp hello"));
+  CHECK(log.contains("another job"));
+  CHECK(log.contains("did not prove the job secret"));
+
+  MeshStream s0(*world[0], 0, {1}, 300, 3);
+  MeshStream s1(*world[1], 1, {0}, 300, 3);
+  runStreams({&s0, &s1}, Deadline::after(seconds(30)));
+}
+
+TEST_CASE("tcp: a peer with another secret cannot connect", "[transport][tcp]") {
+  LogCapture log;
+  const std::string tag = uniqueTag();
+  Options b = smallOptions(1, 2, tag);
+  b.secret = Secret::random();
+  auto t0 = makeTcpTransport(smallOptions(0, 2, tag));
+  auto t1 = makeTcpTransport(b);
+  const std::vector<std::string> addresses{t0->localAddress(), t1->localAddress()};
+  auto accepting = std::async(std::launch::async, [&] {
+    try {
+      t0->connect({1}, addresses, Deadline::after(milliseconds(1500)));
+    } catch (const Error& e) {
+      return e;
+    }
+    return Error(ErrorCode::kInternal, "connected");
+  });
+  try {
+    t1->connect({0}, addresses, Deadline::after(seconds(10)));
+    FAIL("rank 1 connected with the wrong secret");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kRemote);
+    CHECK(std::string(e.what()).find("rank 0 (" + addresses[0] + ")") != std::string::npos);
+  }
+  const Error e0 = accepting.get();
+  CHECK(e0.code() == ErrorCode::kTimeout);
+  CHECK(std::string(e0.what()).find("1 (" + addresses[1] + ")") != std::string::npos);
+  CHECK(log.contains("did not prove the job secret"));
+}
+
+TEST_CASE("tcp: connect() keeps its deadline and names the missing peers", "[transport][tcp]") {
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 3; ++r) world.push_back(makeTcpTransport(smallOptions(r, 3, tag)));
+  std::vector<std::string> addresses;
+  for (const auto& t : world) addresses.push_back(t->localAddress());
+
+  SECTION("accepting: nobody dials") {
+    const auto start = Clock::now();
+    try {
+      world[0]->connect({1, 2}, addresses, Deadline::after(milliseconds(300)));
+      FAIL("connect did not time out");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kTimeout);
+      const std::string message = e.what();
+      CHECK(message.find("1 (" + addresses[1] + ")") != std::string::npos);
+      CHECK(message.find("2 (" + addresses[2] + ")") != std::string::npos);
+    }
+    const auto elapsed = Clock::now() - start;
+    CHECK(elapsed >= milliseconds(300));
+    CHECK(elapsed < seconds(2));
+  }
+  SECTION("dialling: rank 0 listens but never accepts") {
+    const auto start = Clock::now();
+    try {
+      world[2]->connect({0}, addresses, Deadline::after(milliseconds(300)));
+      FAIL("connect did not time out");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kTimeout);
+      CHECK(std::string(e.what()).find("0 (" + addresses[0] + ")") != std::string::npos);
+    }
+    CHECK(Clock::now() - start < seconds(2));
+  }
+}
+
+TEST_CASE("tcp: localAddress advertises loopback for a wildcard bind", "[transport][tcp]") {
+  Options options = smallOptions(0, 1, uniqueTag());
+  options.bindHost = "";
+  auto transport = makeTcpTransport(options);
+  const std::string address = transport->localAddress();
+  CHECK(address.rfind("127.0.0.1:", 0) == 0);
+  CHECK(tcp::parseAddress(address, 0).port() > 0);
+  CHECK_THROWS_AS(tcp::parseAddress("no-port", 0), Error);
+  CHECK_THROWS_AS(tcp::parseAddress("host:99999", 0), Error);
+  CHECK(tcp::parseAddress("[::1]:80", 0).port() == 80);
+}
+
+}  // namespace tutti::transport::test

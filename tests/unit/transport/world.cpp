@@ -1,0 +1,244 @@
+#include "world.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <barrier>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace tutti::transport::test {
+namespace {
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+const char* kindName(Kind kind) { return kind == Kind::kShm ? "shm" : "tcp"; }
+
+std::unique_ptr<Transport> make(Kind kind, const Options& options) {
+  return kind == Kind::kShm ? makeShmTransport(options) : makeTcpTransport(options);
+}
+
+std::string uniqueTag() {
+  static std::atomic<int> counter{0};
+  return fmt::format("test{}x{}x{:x}", getpid(), counter++, std::random_device{}());
+}
+
+Options smallOptions(int rank, int nranks, const std::string& tag) {
+  static const Secret secret = Secret::random();
+  Options options;
+  options.rank = rank;
+  options.nranks = nranks;
+  options.jobTag = tag;
+  options.secret = secret;
+  options.slotBytes = 4096;
+  options.slots = 4;
+  options.bindHost = "127.0.0.1";
+  return options;
+}
+
+std::vector<int> allBut(int rank, int nranks) {
+  std::vector<int> peers;
+  for (int r = 0; r < nranks; ++r)
+    if (r != rank) peers.push_back(r);
+  return peers;
+}
+
+Traffic::Traffic(uint64_t seed, int from, int to, size_t slotBytes)
+    : key_(splitmix(seed ^ splitmix(static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to)))),
+      slotBytes_(slotBytes),
+      random_(static_cast<std::mt19937::result_type>(key_)) {}
+
+size_t Traffic::nextSize() {
+  const uint64_t i = count_++;
+  const size_t random = std::uniform_int_distribution<size_t>(0, slotBytes_)(random_);
+  if (i % 7 == 3) return 0;
+  if (i % 11 == 5) return slotBytes_;
+  return random;
+}
+
+void Traffic::fill(std::byte* out, size_t bytes, uint64_t index) const {
+  const uint64_t base = splitmix(key_ + index);
+  for (size_t word = 0; word * 8 < bytes; ++word) {
+    const uint64_t value = splitmix(base + word);
+    std::memcpy(out + word * 8, &value, std::min<size_t>(8, bytes - word * 8));
+  }
+}
+
+MeshStream::MeshStream(Transport& transport, int rank, std::vector<int> peers, int count,
+                       uint64_t seed)
+    : transport_(transport), rank_(rank), count_(count) {
+  for (int peer : peers) {
+    const size_t slotBytes = transport.send(peer).slotBytes();
+    peers_.push_back(Peer{peer, Traffic(seed, rank, peer, slotBytes),
+                          Traffic(seed, peer, rank, slotBytes), 0, 0,
+                          std::vector<std::byte>(slotBytes)});
+  }
+}
+
+bool MeshStream::step() {
+  bool moved = false;
+  for (Peer& p : peers_) {
+    // Up to two sends, then every message that has arrived.
+    for (int i = 0; i < 2 && p.sent < count_; ++i) {
+      SendConn& conn = transport_.send(p.rank);
+      void* slot = conn.tryAcquire();
+      if (!slot) break;
+      const size_t bytes = p.out.nextSize();
+      p.out.fill(static_cast<std::byte*>(slot), bytes, static_cast<uint64_t>(p.sent));
+      conn.post(bytes);
+      ++p.sent;
+      moved = true;
+    }
+    RecvConn& conn = transport_.recv(p.rank);
+    size_t bytes = 0;
+    while (p.received < count_) {
+      const void* data = conn.tryPeek(&bytes);
+      if (!data) break;
+      const size_t want = p.in.nextSize();
+      if (bytes != want)
+        throw std::runtime_error(fmt::format("rank {}: message {} from rank {} has {} bytes, "
+                                             "expected {}",
+                                             rank_, p.received, p.rank, bytes, want));
+      p.in.fill(p.expect.data(), want, static_cast<uint64_t>(p.received));
+      if (std::memcmp(data, p.expect.data(), want) != 0) {
+        size_t at = 0;
+        while (static_cast<const std::byte*>(data)[at] == p.expect[at]) ++at;
+        throw std::runtime_error(fmt::format(
+            "rank {}: message {} from rank {} ({} bytes) differs at byte {}", rank_, p.received,
+            p.rank, want, at));
+      }
+      conn.release();
+      ++p.received;
+      moved = true;
+    }
+  }
+  transport_.progress();
+  return moved;
+}
+
+bool MeshStream::done() const {
+  for (const Peer& p : peers_)
+    if (p.sent < count_ || p.received < count_) return false;
+  return true;
+}
+
+int MeshStream::received(int peer) const {
+  for (const Peer& p : peers_)
+    if (p.rank == peer) return p.received;
+  return -1;
+}
+
+void runStreams(std::vector<MeshStream*> streams, const Deadline& deadline) {
+  Backoff backoff;
+  for (;;) {
+    bool moved = false;
+    bool done = true;
+    for (MeshStream* s : streams) {
+      moved |= s->step();
+      done &= s->done();
+    }
+    if (done) return;
+    if (deadline.expired()) throw std::runtime_error("streams did not finish before the deadline");
+    if (moved)
+      backoff.reset();
+    else
+      backoff.pause();
+  }
+}
+
+void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
+                const Deadline& deadline) {
+  const int n = static_cast<int>(transports.size());
+  std::vector<std::string> addresses;
+  for (const auto& t : transports) addresses.push_back(t->localAddress());
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        transports[r]->connect(allBut(r, n), addresses, deadline);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (const auto& t : transports) t->connected();
+}
+
+std::vector<std::string> runThreadWorld(Kind kind, const std::vector<Options>& options,
+                                        const std::function<void(int, Transport&)>& body) {
+  const int n = static_cast<int>(options.size());
+  std::vector<std::string> addresses(n);
+  std::vector<std::string> outcome(n);
+  std::barrier<> barrier(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      int phase = 0;
+      try {
+        auto transport = make(kind, options[r]);
+        addresses[r] = transport->localAddress();
+        ++phase, barrier.arrive_and_wait();
+        transport->connect(allBut(r, n), addresses, Deadline::after(std::chrono::seconds(20)));
+        ++phase, barrier.arrive_and_wait();
+        transport->connected();
+        ++phase;
+        body(r, *transport);
+      } catch (const std::exception& e) {
+        outcome[r] = e.what();
+        // Let the others get past the barriers (they then fail on their own deadlines).
+        if (phase < 3) barrier.arrive_and_drop();
+      }
+    });
+  for (auto& t : threads) t.join();
+  return outcome;
+}
+
+LogCapture::LogCapture() {
+  if (log::level() < log::Level::kWarn) log::setLevel(log::Level::kWarn);
+  log::setSink([this](log::Level level, const std::string& message) {
+    if (level != log::Level::kWarn) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    warnings_.push_back(message);
+  });
+}
+
+LogCapture::~LogCapture() { log::setSink(nullptr); }
+
+std::vector<std::string> LogCapture::warnings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return warnings_;
+}
+
+bool LogCapture::contains(const std::string& text) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::string& w : warnings_)
+    if (w.find(text) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::string> shmSegmentsOf(const std::string& tag) {
+  std::vector<std::string> names;
+  const std::string prefix = "tutti-" + tag + "-";
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace tutti::transport::test

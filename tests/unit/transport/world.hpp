@@ -1,0 +1,102 @@
+// Helpers shared by the transport tests: ranks as threads of this process (each with its own
+// Transport), traffic whose every byte is derived from (seed, sender, receiver, index) so the
+// receiver checks it independently, and a log capture to assert on warnings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/deadline.hpp"
+#include "base/log.hpp"
+#include "transport/transport.hpp"
+
+namespace tutti::transport::test {
+
+enum class Kind { kShm, kTcp };
+const char* kindName(Kind kind);
+std::unique_ptr<Transport> make(Kind kind, const Options& options);
+
+// A job tag no other test (or test run) uses.
+std::string uniqueTag();
+// 4 slots of 4 KiB (small, so that FIFOs fill up), a random secret, a fresh tag.
+Options smallOptions(int rank, int nranks, const std::string& tag);
+// Every rank except `rank`.
+std::vector<int> allBut(int rank, int nranks);
+
+// The messages `from` sends to `to`: sizes in [0, slotBytes] from a seeded std::mt19937 (with 0
+// and slotBytes forced now and then), bytes from (seed, from, to, index).
+class Traffic {
+ public:
+  Traffic(uint64_t seed, int from, int to, size_t slotBytes);
+  size_t nextSize();
+  void fill(std::byte* out, size_t bytes, uint64_t index) const;
+
+ private:
+  uint64_t key_;
+  size_t slotBytes_;
+  uint64_t count_ = 0;
+  std::mt19937 random_;
+};
+
+// One rank's part of a full-mesh exchange: `count` messages to and from each peer, driven by
+// non-blocking calls only. step() does one round (a few sends and receives per peer, then
+// progress()); a wrong size, byte or order throws std::runtime_error saying where.
+class MeshStream {
+ public:
+  MeshStream(Transport& transport, int rank, std::vector<int> peers, int count, uint64_t seed);
+  bool step();  // false when the round moved nothing
+  bool done() const;
+  int received(int peer) const;
+
+ private:
+  struct Peer {
+    int rank;
+    Traffic out;
+    Traffic in;
+    int sent = 0;
+    int received = 0;
+    std::vector<std::byte> expect;
+  };
+  Transport& transport_;
+  int rank_;
+  int count_;
+  std::vector<Peer> peers_;
+};
+
+// Runs streams to completion, round robin in this thread; throws on a deadline.
+void runStreams(std::vector<MeshStream*> streams, const Deadline& deadline);
+
+// Connects `transports` (rank r at index r) in a full mesh, each connect() on its own thread,
+// then calls connected() on all. Rethrows the first error.
+void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
+                const Deadline& deadline);
+
+// Ranks as threads: each creates its transport from options[rank], the addresses are exchanged
+// through a shared vector and a barrier, then connect (full mesh), barrier, connected(), and
+// `body`. Returns each rank's outcome: "" or the error it raised.
+std::vector<std::string> runThreadWorld(Kind kind, const std::vector<Options>& options,
+                                        const std::function<void(int, Transport&)>& body);
+
+// Collects log lines while alive (thread-safe).
+class LogCapture {
+ public:
+  LogCapture();
+  ~LogCapture();
+  std::vector<std::string> warnings() const;
+  bool contains(const std::string& text) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> warnings_;
+};
+
+// Names in /dev/shm that belong to job `tag` ("tutti-<tag>-...").
+std::vector<std::string> shmSegmentsOf(const std::string& tag);
+
+}  // namespace tutti::transport::test

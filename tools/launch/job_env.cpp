@@ -1,0 +1,59 @@
+// What every rank of a local job is told: where rank 0 listens, and the job's secret.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sodium.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+#include "tools/launch/launch.hpp"
+
+namespace tutti::launch {
+
+int findFreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    close(fd);
+    throw std::system_error(err, std::generic_category(), "bind 127.0.0.1:0");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string randomSecretHex() {
+  if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
+  std::array<unsigned char, 16> bytes{};
+  randombytes_buf(bytes.data(), bytes.size());
+  std::array<char, 2 * 16 + 1> hex{};
+  sodium_bin2hex(hex.data(), hex.size(), bytes.data(), bytes.size());
+  return std::string(hex.data());
+}
+
+std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& options, int rank,
+                                                                 int port,
+                                                                 const std::string& secret) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"TUTTI_RANK", std::to_string(rank)},
+      {"TUTTI_WORLD_SIZE", std::to_string(options.nranks)},
+      {"TUTTI_LOCAL_RANK", std::to_string(rank)},
+      {"TUTTI_ADDR", "127.0.0.1"},
+      {"TUTTI_PORT", std::to_string(port)},
+      {"TUTTI_SECRET", secret},
+  };
+  env.insert(env.end(), options.extraEnv.begin(), options.extraEnv.end());
+  return env;
+}
+
+}  // namespace tutti::launch

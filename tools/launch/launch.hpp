@@ -1,0 +1,69 @@
+// Local job launcher: spawns N ranks of one program on this host with the TUTTI_* environment,
+// watches them, and tears the job down when one fails. Used by tuttirun and tutti-bench --ranks.
+//
+// Life of a job: a free port on 127.0.0.1 and a fresh secret are chosen; every rank is forked
+// into its own process group and exec'd (an exec failure is reported before any other rank
+// starts). The monitor then waits. When a rank exits non-zero or dies by a signal, the others get
+// `graceSeconds` to finish, then SIGTERM, then SIGKILL one second later; the job's exit code is
+// that first failing rank's (128+signal for a signal). SIGINT/SIGTERM/SIGHUP sent to the launcher
+// are forwarded to every rank and start the same escalation. `timeoutSeconds` bounds the whole job
+// (exit code 124).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tutti::launch {
+
+struct Options {
+  int nranks = 1;
+  std::vector<std::string> argv;  // program (looked up in PATH) and its arguments
+  std::vector<std::pair<std::string, std::string>> extraEnv;  // set after the TUTTI_* variables
+  bool prefixOutput = false;  // "[rank] " before every line of stdout and stderr
+  double graceSeconds = 3.0;
+  double timeoutSeconds = 0.0;  // 0: none
+  std::string launcherName = "tuttirun";  // how messages on stderr begin
+};
+
+// How one rank ended.
+struct RankExit {
+  int rank = -1;
+  pid_t pid = -1;
+  bool signaled = false;
+  int code = 0;  // exit status, or the signal number when signaled
+
+  // The shell's convention: the exit status, or 128 + signal.
+  int shellCode() const { return signaled ? 128 + code : code; }
+  bool failed() const { return signaled || code != 0; }
+  // "rank 2 (pid 1234) exited with code 3" / "rank 2 (pid 1234) was killed by signal 9 (Killed)"
+  std::string describe() const;
+};
+
+struct Result {
+  int exitCode = 0;           // what the launcher should exit with
+  bool timedOut = false;      // the job ran past timeoutSeconds (exitCode 124)
+  bool execFailed = false;    // the program could not be exec'd (exitCode 127)
+  int firstFailure = -1;      // index into ranks of the first failing rank, -1 when none
+  std::vector<RankExit> ranks;  // in rank order
+};
+
+// Runs the job to completion; messages about failures go to stderr. Throws std::system_error
+// when the launcher itself cannot work (no fork, no pipe, no free port).
+Result spawnRanks(const Options& options);
+
+// The environment of one rank: TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK, TUTTI_ADDR,
+// TUTTI_PORT, TUTTI_SECRET, then the extra variables. Exposed for tests.
+std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& options, int rank,
+                                                                 int port,
+                                                                 const std::string& secret);
+
+// A port on 127.0.0.1 that was free a moment ago (bind port 0, read it, close it).
+int findFreePort();
+
+// 32 lowercase hex digits from libsodium's generator.
+std::string randomSecretHex();
+
+}  // namespace tutti::launch

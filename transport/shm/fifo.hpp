@@ -1,0 +1,165 @@
+// One direction of an shm connection: a single-producer single-consumer FIFO of fixed-size slots
+// in memory that both processes map. The producer owns `tail`, the consumer owns `head`; each
+// counts slots ever posted/released, so tail - head is the number of full slots and slot i lives
+// at index i % slots. A counter is published with a release store after the slot's bytes (or,
+// for head, after the consumer has finished reading them), and read with an acquire load, so
+// data never travels ahead of its counter. Each side caches the other's counter and re-reads it
+// only when the cached value says "full" (sender) or "empty" (receiver): one shared cache line
+// read per slot in the steady state.
+//
+// Layout of one FIFO (all offsets from its start, which is page aligned):
+//   0     tail (u64, producer)     -- own 64-byte line
+//   64    head (u64, consumer)     -- own 64-byte line
+//   128   sizes[slots] (u64)       -- byte count of each posted slot
+//   data  slot 0 .. slots-1, `stride` bytes apart; data starts on a page boundary and stride is
+//         slotBytes rounded up to 64, so a slot is page aligned whenever slotBytes is a multiple
+//         of the page size (the default 128 KiB is).
+// Zeroed memory (a fresh tmpfs page) is a valid empty FIFO.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "base/error.hpp"
+#include "transport/transport.hpp"
+
+namespace tutti::transport::shm {
+
+inline constexpr size_t kPageBytes = 4096;
+
+inline constexpr size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
+
+struct FifoLayout {
+  size_t slots = 0;
+  size_t slotBytes = 0;
+  size_t stride = 0;
+  size_t dataOffset = 0;
+  size_t bytes = 0;  // whole FIFO, a multiple of the page size
+
+  static constexpr size_t kTailOffset = 0;
+  static constexpr size_t kHeadOffset = 64;
+  static constexpr size_t kSizesOffset = 128;
+
+  // Options are checked before (slots <= 4096, slotBytes <= 1 GiB), so nothing overflows.
+  static FifoLayout of(size_t slots, size_t slotBytes) {
+    FifoLayout l;
+    l.slots = slots;
+    l.slotBytes = slotBytes;
+    l.stride = roundUp(slotBytes, 64);
+    l.dataOffset = roundUp(kSizesOffset + slots * sizeof(uint64_t), kPageBytes);
+    l.bytes = roundUp(l.dataOffset + slots * l.stride, kPageBytes);
+    return l;
+  }
+};
+
+static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
+              "shm FIFOs need lock-free 64-bit atomics (address-free across processes)");
+
+// The tail or head counter of the FIFO at `base`.
+inline std::atomic_ref<uint64_t> counterAt(std::byte* base, size_t offset) {
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base + offset));
+}
+
+// The producer's end; `base` is the FIFO's start in the receiver's segment, mapped here.
+class FifoSender final : public SendConn {
+ public:
+  // `what` names the receiving peer in messages, e.g. "rank 3".
+  FifoSender(std::byte* base, const FifoLayout& layout, std::string what)
+      : base_(base), layout_(layout), what_(std::move(what)) {
+    tail_ = counterAt(base_, FifoLayout::kTailOffset).load(std::memory_order_relaxed);
+    headCache_ = counterAt(base_, FifoLayout::kHeadOffset).load(std::memory_order_acquire);
+  }
+
+  size_t slotBytes() const override { return layout_.slotBytes; }
+
+  void* tryAcquire() override {
+    if (tail_ - headCache_ >= layout_.slots) {
+      headCache_ =
+          counterAt(base_, FifoLayout::kHeadOffset).load(std::memory_order_acquire);
+      if (tail_ - headCache_ >= layout_.slots) return nullptr;
+    }
+    acquired_ = true;
+    return slot(tail_);
+  }
+
+  void post(size_t bytes) override {
+    if (!acquired_)
+      raise(ErrorCode::kInvalidUsage, "shm: post to {} without a slot from tryAcquire", what_);
+    if (bytes > layout_.slotBytes)
+      raise(ErrorCode::kInvalidUsage, "shm: post of {} bytes to {} exceeds the slot size {}",
+            bytes, what_, layout_.slotBytes);
+    sizes()[tail_ % layout_.slots] = bytes;
+    ++tail_;
+    acquired_ = false;
+    counterAt(base_, FifoLayout::kTailOffset).store(tail_, std::memory_order_release);
+  }
+
+ private:
+  void* slot(uint64_t index) const {
+    return base_ + layout_.dataOffset + (index % layout_.slots) * layout_.stride;
+  }
+  uint64_t* sizes() const { return reinterpret_cast<uint64_t*>(base_ + FifoLayout::kSizesOffset); }
+
+  std::byte* base_;
+  FifoLayout layout_;
+  std::string what_;
+  uint64_t tail_ = 0;
+  uint64_t headCache_ = 0;
+  bool acquired_ = false;
+};
+
+// The consumer's end; `base` is the FIFO's start in this rank's own segment. Everything read
+// from the shared memory is checked, as it would be from a socket: a peer that scribbles over
+// the FIFO gets an Error, not an out-of-bounds read.
+class FifoReceiver final : public RecvConn {
+ public:
+  FifoReceiver(std::byte* base, const FifoLayout& layout, std::string what)
+      : base_(base), layout_(layout), what_(std::move(what)) {
+    head_ = counterAt(base_, FifoLayout::kHeadOffset).load(std::memory_order_relaxed);
+    tailCache_ = head_;
+  }
+
+  size_t slotBytes() const override { return layout_.slotBytes; }
+
+  const void* tryPeek(size_t* bytes) override {
+    if (head_ == tailCache_) {
+      tailCache_ =
+          counterAt(base_, FifoLayout::kTailOffset).load(std::memory_order_acquire);
+      if (head_ == tailCache_) return nullptr;
+      if (tailCache_ - head_ > layout_.slots)
+        raise(ErrorCode::kRemote, "shm: {} published {} full slots in a FIFO of {}", what_,
+              tailCache_ - head_, layout_.slots);
+    }
+    const uint64_t size = sizes()[head_ % layout_.slots];
+    if (size > layout_.slotBytes)
+      raise(ErrorCode::kRemote, "shm: {} posted a slot of {} bytes, limit {}", what_, size,
+            layout_.slotBytes);
+    peeked_ = true;
+    *bytes = static_cast<size_t>(size);
+    return base_ + layout_.dataOffset + (head_ % layout_.slots) * layout_.stride;
+  }
+
+  void release() override {
+    if (!peeked_)
+      raise(ErrorCode::kInvalidUsage, "shm: release of a slot from {} that was not peeked", what_);
+    peeked_ = false;
+    ++head_;
+    counterAt(base_, FifoLayout::kHeadOffset).store(head_, std::memory_order_release);
+  }
+
+ private:
+  const uint64_t* sizes() const {
+    return reinterpret_cast<const uint64_t*>(base_ + FifoLayout::kSizesOffset);
+  }
+
+  std::byte* base_;
+  FifoLayout layout_;
+  std::string what_;
+  uint64_t head_ = 0;
+  uint64_t tailCache_ = 0;
+  bool peeked_ = false;
+};
+
+}  // namespace tutti::transport::shm

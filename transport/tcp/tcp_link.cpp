@@ -1,0 +1,294 @@
+#include "transport/tcp/tcp_link.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "base/log.hpp"
+
+namespace tutti::transport::tcp {
+namespace {
+
+constexpr size_t kAlign = 64;
+constexpr size_t kHeaderBytes = 4;
+// Frames one sendmsg gathers (two iovecs each): small messages go out in few system calls.
+constexpr int kFramesPerWrite = 16;
+
+size_t strideOf(size_t slotBytes) { return (slotBytes + kAlign - 1) / kAlign * kAlign; }
+
+}  // namespace
+
+SlotBuffer::SlotBuffer(size_t slots, size_t slotBytes) : slots_(slots), stride_(strideOf(slotBytes)) {
+  void* p = std::aligned_alloc(kAlign, slots_ * stride_);
+  if (!p)
+    raise(ErrorCode::kSystem, "tcp: cannot allocate {} slots of {} bytes", slots_, slotBytes);
+  data_.reset(static_cast<std::byte*>(p));
+}
+
+void SlotBuffer::Free::operator()(std::byte* p) const { std::free(p); }
+
+void PendingWrites::add(TcpLink* link) {
+  if (link->listed_) return;
+  link->listed_ = true;
+  links_.push_back(link);
+}
+
+void PendingWrites::flush() {
+  std::erase_if(links_, [](TcpLink* link) {
+    if (link->flushWrites()) return false;
+    link->listed_ = false;
+    return true;
+  });
+}
+
+TcpLink::TcpLink(int rank, int peer, std::string what, std::vector<Fd> sockets, size_t slotBytes,
+                 int slots, PendingWrites* pending)
+    : rank_(rank),
+      peer_(peer),
+      what_(std::move(what)),
+      slotBytes_(slotBytes),
+      slots_(static_cast<uint64_t>(slots)),
+      pending_(pending),
+      sendSlots_(slots, slotBytes),
+      sendLength_(slots),
+      sendHeader_(slots),
+      sent_(slots),
+      recvSlots_(slots, slotBytes),
+      recvLength_(slots),
+      complete_(slots) {
+  const uint64_t n = sockets.size();
+  for (uint64_t i = 0; i < n; ++i) {
+    Socket s;
+    s.fd = std::move(sockets[i]);
+    s.nextWrite = i;
+    s.nextRead = i;
+    sockets_.push_back(std::move(s));
+  }
+}
+
+Error TcpLink::remoteClosed(const char* how) const {
+  return Error(ErrorCode::kRemote,
+               fmt::format("tcp: {} {} (seen by rank {})", what_, how, rank_));
+}
+
+// ---- sending ----
+
+void* TcpLink::Sender::tryAcquire() {
+  TcpLink& l = link_;
+  if (l.writeError_) throw *l.writeError_;
+  if (l.posted_ - l.freed_ >= l.slots_) {
+    l.flushWrites();
+    if (l.writeError_) throw *l.writeError_;
+    if (l.posted_ - l.freed_ >= l.slots_) return nullptr;
+  }
+  l.acquired_ = true;
+  return l.sendSlots_.slot(l.posted_);
+}
+
+void TcpLink::Sender::post(size_t bytes) {
+  TcpLink& l = link_;
+  if (!l.acquired_)
+    raise(ErrorCode::kInvalidUsage, "tcp: post to {} without a slot from tryAcquire", l.what_);
+  if (bytes > l.slotBytes_)
+    raise(ErrorCode::kInvalidUsage, "tcp: post of {} bytes to {} exceeds the slot size {}", bytes,
+          l.what_, l.slotBytes_);
+  const uint64_t frame = l.posted_;
+  const size_t slot = frame % l.slots_;
+  l.sendLength_[slot] = static_cast<uint32_t>(bytes);
+  for (size_t i = 0; i < kHeaderBytes; ++i)
+    l.sendHeader_[slot][i] = static_cast<uint8_t>((bytes >> (8 * i)) & 0xff);
+  ++l.posted_;
+  l.acquired_ = false;
+  if (l.writeError_) return;  // thrown by the next tryAcquire
+  if (l.writeSocket(static_cast<int>(frame % l.sockets_.size()))) l.pending_->add(&l);
+}
+
+bool TcpLink::flushWrites() {
+  bool queued = false;
+  for (size_t i = 0; i < sockets_.size() && !writeError_; ++i)
+    if (sockets_[i].nextWrite < posted_) queued |= writeSocket(static_cast<int>(i));
+  return queued && !writeError_;
+}
+
+bool TcpLink::writeSocket(int index) {
+  Socket& s = sockets_[index];
+  const uint64_t step = sockets_.size();
+  while (s.nextWrite < posted_) {
+    iovec iov[2 * kFramesPerWrite];
+    int count = 0;
+    size_t total = 0;
+    size_t skip = s.written;  // only the first frame is partly sent
+    for (uint64_t f = s.nextWrite; f < posted_ && count + 2 <= 2 * kFramesPerWrite; f += step) {
+      const size_t slot = f % slots_;
+      if (skip < kHeaderBytes) {
+        iov[count++] = {sendHeader_[slot].data() + skip, kHeaderBytes - skip};
+        total += kHeaderBytes - skip;
+        skip = 0;
+      } else {
+        skip -= kHeaderBytes;
+      }
+      if (sendLength_[slot] > skip) {
+        iov[count++] = {sendSlots_.slot(f) + skip, sendLength_[slot] - skip};
+        total += sendLength_[slot] - skip;
+      }
+      skip = 0;
+    }
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = static_cast<size_t>(count);
+    const ssize_t n = sendmsg(s.fd.get(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      if (errno == EPIPE || errno == ECONNRESET)
+        writeError_ = remoteClosed("closed the connection");
+      else
+        writeError_ = Error(ErrorCode::kSystem, fmt::format("tcp: send to {}: {} (errno {})",
+                                                            what_, std::strerror(errno), errno));
+      return false;
+    }
+    advanceWritten(s, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < total) return true;  // the socket buffer is full
+  }
+  return false;
+}
+
+void TcpLink::advanceWritten(Socket& s, size_t bytes) {
+  // Every frame has a header, so each one completed here consumed some of `bytes`.
+  const uint64_t step = sockets_.size();
+  while (bytes > 0) {
+    const size_t frameBytes = kHeaderBytes + sendLength_[s.nextWrite % slots_];
+    const size_t take = std::min(bytes, frameBytes - s.written);
+    s.written += take;
+    bytes -= take;
+    if (s.written < frameBytes) break;
+    frameSent(s.nextWrite);
+    s.nextWrite += step;
+    s.written = 0;
+  }
+}
+
+void TcpLink::frameSent(uint64_t frame) {
+  sent_[frame % slots_] = true;
+  while (freed_ < posted_ && sent_[freed_ % slots_]) {
+    sent_[freed_ % slots_] = false;
+    ++freed_;
+  }
+}
+
+// ---- receiving ----
+
+bool TcpLink::received(Socket& s, ssize_t n, int err) {
+  if (n > 0) return true;
+  if (n == 0) {
+    s.readError = remoteClosed("closed the connection");
+  } else if (err == ECONNRESET) {
+    s.readError = remoteClosed("closed the connection (connection reset)");
+  } else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
+    s.readError = Error(ErrorCode::kSystem,
+                        fmt::format("tcp: recv from {}: {} (errno {})", what_, std::strerror(err),
+                                    err));
+  }
+  return false;
+}
+
+void TcpLink::readSocket(int index) {
+  Socket& s = sockets_[index];
+  const uint64_t step = sockets_.size();
+  while (!s.readError && s.nextRead - consumed_ < slots_) {
+    if (s.headerGot < kHeaderBytes) {
+      const size_t want = kHeaderBytes - s.headerGot;
+      const ssize_t n = recv(s.fd.get(), s.header + s.headerGot, want, MSG_DONTWAIT);
+      if (!received(s, n, errno)) return;
+      s.headerGot += static_cast<size_t>(n);
+      if (s.headerGot < kHeaderBytes) return;  // drained
+      s.length = uint32_t{s.header[0]} | uint32_t{s.header[1]} << 8 |
+                 uint32_t{s.header[2]} << 16 | uint32_t{s.header[3]} << 24;
+      s.payloadGot = 0;
+      if (s.length > slotBytes_) {
+        s.readError = Error(ErrorCode::kRemote,
+                            fmt::format("tcp: peer {} sent a frame of {} bytes, limit {}", what_,
+                                        s.length, slotBytes_));
+        return;
+      }
+    }
+    if (s.payloadGot < s.length) {
+      const size_t want = s.length - s.payloadGot;
+      const ssize_t n =
+          recv(s.fd.get(), recvSlots_.slot(s.nextRead) + s.payloadGot, want, MSG_DONTWAIT);
+      if (!received(s, n, errno)) return;
+      s.payloadGot += static_cast<size_t>(n);
+      if (s.payloadGot < s.length) return;  // drained
+    }
+    recvLength_[s.nextRead % slots_] = s.length;
+    complete_[s.nextRead % slots_] = true;
+    s.nextRead += step;
+    s.headerGot = 0;
+  }
+}
+
+const void* TcpLink::Receiver::tryPeek(size_t* bytes) {
+  TcpLink& l = link_;
+  const uint64_t slot = l.consumed_ % l.slots_;
+  if (!l.complete_[slot]) {
+    const int index = static_cast<int>(l.consumed_ % l.sockets_.size());
+    l.readSocket(index);
+    if (!l.complete_[slot]) {
+      if (l.sockets_[index].readError) throw *l.sockets_[index].readError;
+      return nullptr;
+    }
+  }
+  l.peeked_ = true;
+  *bytes = l.recvLength_[slot];
+  return l.recvSlots_.slot(l.consumed_);
+}
+
+void TcpLink::Receiver::release() {
+  TcpLink& l = link_;
+  if (!l.peeked_)
+    raise(ErrorCode::kInvalidUsage, "tcp: release of a slot from {} that was not peeked", l.what_);
+  l.peeked_ = false;
+  l.complete_[l.consumed_ % l.slots_] = false;
+  ++l.consumed_;
+}
+
+// ---- closing ----
+
+void TcpLink::drainAndClose(const Deadline& deadline) {
+  std::vector<char> sink(64 << 10);
+  auto discard = [&](Socket& s) {
+    for (;;) {
+      const ssize_t n = recv(s.fd.get(), sink.data(), sink.size(), MSG_DONTWAIT);
+      if (n > 0) continue;
+      if (n < 0 && errno == EINTR) continue;
+      return;
+    }
+  };
+  while (flushWrites() && !deadline.expired()) {
+    std::vector<pollfd> fds;
+    for (Socket& s : sockets_)
+      fds.push_back({s.fd.get(), static_cast<short>(POLLIN | (s.nextWrite < posted_ ? POLLOUT : 0)),
+                     0});
+    if (poll(fds.data(), fds.size(), std::min(deadline.remainingMs(), 100)) < 0 && errno != EINTR)
+      break;
+    for (Socket& s : sockets_) discard(s);
+  }
+  if (posted_ != freed_ && !writeError_)
+    log::warn("tcp: rank {} closes its connection to {} with {} frames unsent", rank_, what_,
+              posted_ - freed_);
+  for (Socket& s : sockets_) {
+    // Unread data at close() makes the kernel send a reset, which may cost the peer data it has
+    // not read yet: end our direction cleanly first and drop what is left to read.
+    shutdown(s.fd.get(), SHUT_WR);
+    discard(s);
+    s.fd.reset();
+  }
+}
+
+}  // namespace tutti::transport::tcp

@@ -1,0 +1,157 @@
+// The data path between this rank and one peer over tcp: socketsPerPeer non-blocking sockets
+// carrying frames [u32 length, little-endian][payload] in both directions.
+//
+// Sending: `slots` local staging slots. tryAcquire hands out the next free one, post() queues
+// its frame and writes what the socket takes at once; the rest goes out in later post(),
+// tryAcquire() and flushWrites() calls. A slot is free again only when its frame is entirely in
+// the kernel. Frame k (counting from 0) travels over socket k % nsockets, so each socket carries
+// an ordered subsequence and the receiver can put the stream back together.
+// Receiving: `slots` local slots; frame k lands in slot k % slots as soon as the frame before it
+// in that slot has been released, read from socket k % nsockets. tryPeek returns frame k only
+// when it is complete and all earlier ones were released.
+//
+// Errors never escape from flushWrites()/readSocket() (progress() must not fail because of a
+// connection nobody is using right now): they are stored and thrown by the next tryAcquire
+// (write errors) or by tryPeek when it needs a frame from the failed socket (EOF, reset, a frame
+// above slotBytes). Frames that arrived before an EOF are still delivered.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/socket.hpp"
+#include "transport/transport.hpp"
+
+namespace tutti::transport::tcp {
+
+// Slot memory: 64-byte aligned so that kernels may use vector loads on it.
+class SlotBuffer {
+ public:
+  SlotBuffer(size_t slots, size_t slotBytes);
+  std::byte* slot(uint64_t index) const { return data_.get() + (index % slots_) * stride_; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  size_t slots_;
+  size_t stride_;
+  std::unique_ptr<std::byte, Free> data_;
+};
+
+class TcpLink;
+
+// Links with frames waiting for their socket; progress() flushes only these.
+class PendingWrites {
+ public:
+  void add(TcpLink* link);
+  void flush();  // keeps the links that still have frames queued
+  bool empty() const { return links_.empty(); }
+
+ private:
+  std::vector<TcpLink*> links_;
+};
+
+class TcpLink {
+ public:
+  // `what` names the peer in messages: "rank 3 (10.0.0.3:4000)".
+  TcpLink(int rank, int peer, std::string what, std::vector<Fd> sockets, size_t slotBytes,
+          int slots, PendingWrites* pending);
+  TcpLink(const TcpLink&) = delete;
+  TcpLink& operator=(const TcpLink&) = delete;
+
+  SendConn& sender() { return sender_; }
+  RecvConn& receiver() { return receiver_; }
+  int socketCount() const { return static_cast<int>(sockets_.size()); }
+  int socketFd(int index) const { return sockets_[index].fd.get(); }
+
+  // Writes queued frames as far as the sockets take them; true while some remain queued (and
+  // the link has not failed).
+  bool flushWrites();
+  // Reads what socket `index` holds into free receive slots.
+  void readSocket(int index);
+  // For the destructor: flush for at most until `deadline`, discarding whatever arrives
+  // meanwhile (nobody will read it, and a peer flushing to us must not stall on us).
+  void drainAndClose(const Deadline& deadline);
+
+ private:
+  struct Socket {
+    Fd fd;
+    uint64_t nextWrite = 0;  // the next frame this socket sends; frames step by socket count
+    size_t written = 0;      // bytes of that frame (header included) already sent
+    uint64_t nextRead = 0;   // the next frame this socket receives
+    uint8_t header[4] = {};
+    size_t headerGot = 0;
+    uint32_t length = 0;
+    size_t payloadGot = 0;
+    std::optional<Error> readError;  // EOF, reset or protocol error: no more frames from here
+  };
+
+  class Sender final : public SendConn {
+   public:
+    explicit Sender(TcpLink& link) : link_(link) {}
+    size_t slotBytes() const override { return link_.slotBytes_; }
+    void* tryAcquire() override;
+    void post(size_t bytes) override;
+
+   private:
+    TcpLink& link_;
+  };
+
+  class Receiver final : public RecvConn {
+   public:
+    explicit Receiver(TcpLink& link) : link_(link) {}
+    size_t slotBytes() const override { return link_.slotBytes_; }
+    const void* tryPeek(size_t* bytes) override;
+    void release() override;
+
+   private:
+    TcpLink& link_;
+  };
+
+  bool writeSocket(int index);  // true while frames stay queued on it
+  void frameSent(uint64_t frame);
+  void advanceWritten(Socket& socket, size_t bytes);
+  // False when the recv got nothing (EAGAIN, EOF, error); errors are stored in the socket.
+  bool received(Socket& socket, ssize_t n, int err);
+  Error remoteClosed(const char* how) const;
+
+  const int rank_;
+  const int peer_;
+  const std::string what_;
+  const size_t slotBytes_;
+  const uint64_t slots_;
+  std::vector<Socket> sockets_;
+  PendingWrites* pending_;
+  Sender sender_{*this};
+  Receiver receiver_{*this};
+
+  // Sending side: frames [freed_, posted_) occupy slots; sent_[i] marks slot i's frame as
+  // fully written (frames complete out of order across sockets).
+  SlotBuffer sendSlots_;
+  std::vector<uint32_t> sendLength_;
+  std::vector<std::array<uint8_t, 4>> sendHeader_;
+  std::vector<bool> sent_;
+  uint64_t posted_ = 0;
+  uint64_t freed_ = 0;
+  bool acquired_ = false;
+  std::optional<Error> writeError_;
+
+  // Receiving side: frame consumed_ is the next tryPeek returns; complete_[i] marks slot i.
+  SlotBuffer recvSlots_;
+  std::vector<uint32_t> recvLength_;
+  std::vector<bool> complete_;
+  uint64_t consumed_ = 0;
+  bool peeked_ = false;
+
+  friend class PendingWrites;
+  bool listed_ = false;  // in PendingWrites
+};
+
+}  // namespace tutti::transport::tcp

@@ -1,0 +1,76 @@
+// transport: connections between two ranks, as FIFOs of fixed-size slots (NCCL's "Simple" idea).
+// The sender acquires a free slot, writes up to slotBytes() into it and posts it; the receiver
+// peeks the oldest posted slot, consumes it and releases it. Every call here is non-blocking:
+// waiting (with deadlines, backoff and abort) is the runtime's job, which keeps one waiting policy
+// for every transport. This is the layer's one API header.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/auth.hpp"
+
+namespace tutti::transport {
+
+class SendConn {
+ public:
+  virtual ~SendConn() = default;
+  virtual size_t slotBytes() const = 0;
+  // A free slot to write into, or nullptr when all are in flight. Throws Error when the
+  // connection has failed (e.g. the peer closed it: kRemote naming the peer).
+  virtual void* tryAcquire() = 0;
+  // Publishes the slot returned by the last tryAcquire with `bytes` (<= slotBytes()) valid.
+  virtual void post(size_t bytes) = 0;
+};
+
+class RecvConn {
+ public:
+  virtual ~RecvConn() = default;
+  virtual size_t slotBytes() const = 0;
+  // The oldest posted slot and its byte count, or nullptr when none has arrived. Throws Error when
+  // the connection has failed.
+  virtual const void* tryPeek(size_t* bytes) = 0;
+  // Frees the slot returned by the last successful tryPeek.
+  virtual void release() = 0;
+};
+
+struct Options {
+  int rank = 0;
+  int nranks = 1;
+  std::string jobTag;  // unique per communicator: names shm segments, checked in TCP hellos
+  Secret secret;       // proves TCP hellos
+  size_t slotBytes = 128 << 10;
+  int slots = 8;
+  int socketsPerPeer = 1;
+  std::string bindHost;  // tcp: the address of the interface to listen on
+};
+
+// One transport instance per communicator connects this rank with a set of peers:
+//   1. create (it may start listening or create its memory),
+//   2. the runtime allgathers localAddress() of every rank,
+//   3. connect(peers, addresses) opens connections to the given peers (collective among them),
+//   4. the runtime runs a barrier, then calls connected() (shm unlinks its segment names here:
+//      once everybody has mapped them, a crash cannot leak them),
+//   5. send(peer) / recv(peer) are used by the collectives, progress() in every wait.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  virtual std::string localAddress() const = 0;
+  // addresses[r] is rank r's localAddress(); peers lists the ranks to connect to (not self).
+  virtual void connect(const std::vector<int>& peers, const std::vector<std::string>& addresses,
+                       const Deadline& deadline) = 0;
+  virtual void connected() {}
+  virtual SendConn& send(int peer) = 0;
+  virtual RecvConn& recv(int peer) = 0;
+  // Moves pending data (tcp: finishes partial writes, reads into free slots); never blocks.
+  virtual void progress() {}
+};
+
+std::unique_ptr<Transport> makeShmTransport(const Options& options);
+std::unique_ptr<Transport> makeTcpTransport(const Options& options);
+
+}  // namespace tutti::transport
