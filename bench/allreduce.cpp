@@ -4,6 +4,8 @@
 // inputs, one call, and the wrong elements counted on every rank and summed.
 #include "bench/allreduce.hpp"
 
+#include <fmt/format.h>
+#include <tutti/tutti.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +17,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <tutti/tutti.h>
 
 #include "bench/check_data.hpp"
 #include "bench/report.hpp"

@@ -22,9 +22,10 @@ constexpr bool kIsInteger = std::is_integral_v<T>;
 
 // Fractional bits of the significand, and the largest integer below which all are exact.
 template <typename T>
-constexpr int kMantissaBits = std::is_same_v<T, Half> ? 10 : std::is_same_v<T, Bfloat16> ? 7
-                                                         : std::is_same_v<T, float>      ? 23
-                                                                                         : 52;
+constexpr int kMantissaBits = std::is_same_v<T, Half>       ? 10
+                              : std::is_same_v<T, Bfloat16> ? 7
+                              : std::is_same_v<T, float>    ? 23
+                                                            : 52;
 
 template <typename T>
 T encode(int64_t v) {  // v: a small non-negative integer (floats: below 2^(mantissa bits + 1))
@@ -136,7 +137,8 @@ CheckData::CheckData(tuttiDataType_t dtype, tuttiRedOp_t op, int nranks)
         if constexpr (!kIsInteger<T>) exactLimit = int64_t{1} << (kMantissaBits<T> + 1);
       });
       if (exactLimit > 0 && 3 * static_cast<int64_t>(n) > exactLimit) {
-        stride_ = (3 * n + static_cast<size_t>(exactLimit) - 4) / static_cast<size_t>(exactLimit - 3);
+        stride_ =
+            (3 * n + static_cast<size_t>(exactLimit) - 4) / static_cast<size_t>(exactLimit - 3);
       }
       period_ = 4 * stride_;
       break;
@@ -186,13 +188,14 @@ void CheckData::fillInput(void* buffer, size_t count, int rank) const {
   });
 }
 
-void CheckData::fillPoison(void* buffer, size_t bytes) { std::memset(buffer, 0xff, bytes); }
+void CheckData::fillPoison(void* buffer, size_t bytes) {
+  std::memset(buffer, 0xff, bytes);
+}
 
 int64_t CheckData::countWrong(const void* result, size_t count) const {
   int64_t wrong = 0;
-  visitType(dtype_, [&]<typename T>() {
-    wrong = countWrongTyped<T>(result, count, exact_, op_, nranks_);
-  });
+  visitType(dtype_,
+            [&]<typename T>() { wrong = countWrongTyped<T>(result, count, exact_, op_, nranks_); });
   return wrong;
 }
 

@@ -15,11 +15,11 @@
 // place of the type.
 #pragma once
 
+#include <tutti/tutti.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include <tutti/tutti.h>
 
 namespace tutti::bench {
 

@@ -6,15 +6,14 @@
 // Without --ranks the process is one rank of a job started by a launcher (tuttirun, mpirun,
 // torchrun, srun: tutti_comm_init_env reads their variables). With --ranks N it starts N local
 // ranks of itself through the launch library; rank 0's report reaches the inherited stdout.
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <climits>
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
-
-#include <fmt/format.h>
 
 #include "bench/allreduce.hpp"
 #include "bench/options.hpp"

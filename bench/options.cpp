@@ -1,10 +1,10 @@
 #include "bench/options.hpp"
 
-#include <limits>
-#include <optional>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <limits>
+#include <optional>
 
 #include "bench/types.hpp"
 
@@ -44,7 +44,8 @@ void addAllreduceOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("-z,--blocking", o.blocking, "accepted for nccl-tests compatibility")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  sub.add_option("--ranks", o.ranks, "spawn this many local ranks (else: one rank of a launched job)")
+  sub.add_option("--ranks", o.ranks,
+                 "spawn this many local ranks (else: one rank of a launched job)")
       ->check(CLI::Range(1, 4096));
 }
 

@@ -1,11 +1,11 @@
 // tutti-bench's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -z) plus --ranks.
 #pragma once
 
+#include <tutti/tutti.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
-
-#include <tutti/tutti.h>
 
 namespace tutti::bench {
 

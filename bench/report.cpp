@@ -37,8 +37,8 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
       "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d "
       "agg iters: %d validation: %d graph: %d\n",
       1, 1, static_cast<long>(o.minBytes), static_cast<long>(o.maxBytes),
-      static_cast<long>(o.stepBytes ? o.stepBytes : o.stepFactor),
-      o.stepBytes ? "bytes" : "factor", o.warmupIters, o.iters, 1, o.check, 0);
+      static_cast<long>(o.stepBytes ? o.stepBytes : o.stepFactor), o.stepBytes ? "bytes" : "factor",
+      o.warmupIters, o.iters, 1, o.check, 0);
   if (o.blocking) {
     out += "# Blocking Enabled: wait for completion and barrier after each collective \n";
   }
@@ -53,7 +53,8 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
 
 std::string formatTableHeader() {
   std::string out = sprintf(
-      "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
+      "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
+      "\n",
       "", "", "", "", "");
   out += sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
                  "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
@@ -64,10 +65,9 @@ std::string formatTableHeader() {
   return out;
 }
 
-std::string formatRowStart(size_t bytes, size_t count, const char* type, const char* op,
-                           int root) {
-  return sprintf("%12li  %12li  %8s  %6s  %6i", static_cast<long>(bytes),
-                 static_cast<long>(count), type, op, root);
+std::string formatRowStart(size_t bytes, size_t count, const char* type, const char* op, int root) {
+  return sprintf("%12li  %12li  %8s  %6s  %6i", static_cast<long>(bytes), static_cast<long>(count),
+                 type, op, root);
 }
 
 std::string formatTime(double us) {
@@ -79,8 +79,8 @@ std::string formatTime(double us) {
 std::string formatMeasurement(const Measurement& m) {
   std::string time = formatTime(m.seconds * 1.0e6);
   if (!m.wrong) {
-    return sprintf("  %7s  %6.2f  %6.2f  %5s", time.c_str(), m.bandwidth.algbw,
-                   m.bandwidth.busbw, "N/A");
+    return sprintf("  %7s  %6.2f  %6.2f  %5s", time.c_str(), m.bandwidth.algbw, m.bandwidth.busbw,
+                   "N/A");
   }
   return sprintf("  %7s  %6.2f  %6.2f  %5li", time.c_str(), m.bandwidth.algbw, m.bandwidth.busbw,
                  static_cast<long>(*m.wrong));

@@ -36,7 +36,7 @@ std::string formatTableHeader();
 std::string formatRowStart(size_t bytes, size_t count, const char* type, const char* op, int root);
 
 struct Measurement {
-  double seconds = 0;            // average time of one operation
+  double seconds = 0;  // average time of one operation
   Bandwidth bandwidth;
   std::optional<int64_t> wrong;  // nullopt: not checked ("N/A")
 };

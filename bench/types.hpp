@@ -2,11 +2,11 @@
 // scripts written for all_reduce_perf work unchanged).
 #pragma once
 
+#include <tutti/tutti.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
-
-#include <tutti/tutti.h>
 
 namespace tutti::bench {
 

@@ -188,8 +188,10 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key) {
     info.rank = static_cast<int>(peers.size());
     peers.push_back(info);
   }
-  return create(store_, keepAlive_, prefix + "c" + std::to_string(color), newRank, std::move(peers),
-                settings_, secret_);
+  // Tags name shm segments too, so they use no '/'.
+  const std::string childTag =
+      tag_ + ".s" + std::to_string(splits_ - 1) + "c" + std::to_string(color);
+  return create(store_, keepAlive_, childTag, newRank, std::move(peers), settings_, secret_);
 }
 
 }  // namespace tutti::runtime

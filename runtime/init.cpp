@@ -2,8 +2,6 @@
 
 #include <thread>
 
-#include "base/log.hpp"
-
 namespace tutti::runtime {
 namespace {
 
@@ -47,9 +45,6 @@ std::unique_ptr<Communicator> initFromEnv() {
   const bootstrap::LaunchEnv env = bootstrap::readLaunchEnv();
   checkRankAndSize(env.rank, env.nranks);
   const Settings settings = Settings::fromConfig();
-  log::info("rank {}/{}: environment from {}, rendezvous {}:{}{}", env.rank, env.nranks, env.source,
-            env.addr, env.port,
-            env.secret.present ? "" : " (no TUTTI_SECRET: connections are not authenticated)");
   const SockAddr rendezvous = SockAddr::resolve(env.addr, env.port);
   std::shared_ptr<void> server;
   if (env.rank == 0) server = bootstrap::StoreServer::start(rendezvous, env.secret);

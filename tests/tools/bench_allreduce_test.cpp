@@ -1,7 +1,6 @@
 // tutti-bench allreduce with real ranks: the report's rows are there, every check passes.
-#include <sstream>
-
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "subprocess.hpp"
 
@@ -59,10 +58,10 @@ TEST_CASE("tutti-bench allreduce --ranks 2 reports every size, all correct", "[b
 }
 
 TEST_CASE("tutti-bench under tuttirun: rounded sizes, half avg, one report", "[bench]") {
-  auto r = tutti::test::run({tutti::test::requiredEnv("TUTTIRUN"), "-n", "3",
-                             tutti::test::requiredEnv("TUTTI_BENCH"), "allreduce", "-b", "9",
-                             "-e", "99", "-d", "half", "-o", "avg", "-n", "1", "-w", "0"},
-                            240);
+  auto r = tutti::test::run(
+      {tutti::test::requiredEnv("TUTTIRUN"), "-n", "3", tutti::test::requiredEnv("TUTTI_BENCH"),
+       "allreduce", "-b", "9", "-e", "99", "-d", "half", "-o", "avg", "-n", "1", "-w", "0"},
+      240);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   auto table = rows(r.out);

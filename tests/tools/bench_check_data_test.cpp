@@ -1,13 +1,12 @@
 // tutti-bench's check patterns: a correct all-reduce, computed here in the type's own arithmetic
 // and in several orders, counts zero wrong elements; a corrupted one does not.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "bench/check_data.hpp"
 

@@ -1,10 +1,9 @@
 // tutti-bench's parts that need no job: option parsing, the size sweep, the report's layout
 // (nccl-tests' printf formats) and the check patterns.
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "bench/check_data.hpp"
 #include "bench/options.hpp"
@@ -65,8 +64,8 @@ TEST_CASE("defaults and a full command line", "[bench]") {
   CHECK(d.options.op == tuttiSum);
   CHECK(d.options.ranks == 0);
 
-  auto p = parse({"-b", "1K", "-e", "1M", "-i", "4K", "-n", "3", "-w", "0", "-c", "0", "-d",
-                  "int32", "-o", "max", "-z", "1", "--ranks", "4"});
+  auto p = parse({"-b", "1K", "-e", "1M",    "-i", "4K",  "-n", "3", "-w",      "0",
+                  "-c", "0",  "-d", "int32", "-o", "max", "-z", "1", "--ranks", "4"});
   REQUIRE(p.run);
   CHECK(p.options.minBytes == 1024);
   CHECK(p.options.stepBytes == 4096);

@@ -2,14 +2,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <catch2/catch.hpp>
 
 #include "subprocess.hpp"
 
@@ -77,8 +76,8 @@ TEST_CASE("tuttirun passes the command's own flags through", "[tuttirun]") {
 }
 
 TEST_CASE("tuttirun --prefix prefixes every line of stdout and stderr", "[tuttirun]") {
-  auto r = run(tuttirun({"--prefix", "-n", "2", "sh", "-c",
-                         "echo one; echo two; echo oops >&2; printf tail"}));
+  auto r = run(tuttirun(
+      {"--prefix", "-n", "2", "sh", "-c", "echo one; echo two; echo oops >&2; printf tail"}));
   INFO(r.err);
   REQUIRE(r.status == 0);
   auto out = splitLines(r.out);
@@ -124,10 +123,9 @@ TEST_CASE("tuttirun forwards SIGTERM to every rank", "[tuttirun]") {
   char pattern[] = "/tmp/tuttirun_test.XXXXXX";
   REQUIRE(mkdtemp(pattern) != nullptr);
   std::filesystem::path dir = pattern;
-  tutti::test::Subprocess job(tuttirun(
-      {"-n", "2", "sh", "-c",
-       "trap 'echo got TERM $TUTTI_RANK; exit 5' TERM; touch " + dir.string() +
-           "/ready.$TUTTI_RANK; sleep 30 & wait"}));
+  tutti::test::Subprocess job(tuttirun({"-n", "2", "sh", "-c",
+                                        "trap 'echo got TERM $TUTTI_RANK; exit 5' TERM; touch " +
+                                            dir.string() + "/ready.$TUTTI_RANK; sleep 30 & wait"}));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!(std::filesystem::exists(dir / "ready.0") && std::filesystem::exists(dir / "ready.1")) &&
          std::chrono::steady_clock::now() < deadline) {
@@ -165,12 +163,12 @@ TEST_CASE("tuttirun exits 0 when every rank does", "[tuttirun]") {
 
 TEST_CASE("tuttirun rejects bad usage with exit status 2", "[tuttirun]") {
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"-n", "2"},                      // no program
-           {"-n", "0", "true"},              // no ranks
-           {"-n", "5000", "true"},           // too many
-           {"true"},                         // -n missing
-           {"-n", "2", "--bogus", "true"},   // unknown flag
-           {"-n", "two", "true"},            // not a number
+           {"-n", "2"},                     // no program
+           {"-n", "0", "true"},             // no ranks
+           {"-n", "5000", "true"},          // too many
+           {"true"},                        // -n missing
+           {"-n", "2", "--bogus", "true"},  // unknown flag
+           {"-n", "two", "true"},           // not a number
            {"-n", "2", "-x", "NOEQUALS", "true"},
            {"-n", "2", "--grace", "-1", "true"},
        }) {

@@ -3,6 +3,7 @@
 #include "tools/launch/launch.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,8 +16,6 @@
 #include <cstring>
 #include <optional>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "tools/launch/line_prefixer.hpp"
 #include "tools/launch/spawn.hpp"
@@ -143,6 +142,9 @@ class Job {
         result_.execFailed = true;
         result_.exitCode = 127;
         return false;
+      } catch (...) {  // out of processes or descriptors: no half-started job survives
+        killStarted(r);
+        throw;
       }
       rank.exit.pid = rank.child.pid;
       if (options_.prefixOutput) {
@@ -170,8 +172,8 @@ class Job {
   }
 
   void closePipes(Rank& rank) {
-    for (auto [fd, prefixer] : {std::pair{&rank.child.outFd, &rank.out},
-                                std::pair{&rank.child.errFd, &rank.err}}) {
+    for (auto [fd, prefixer] :
+         {std::pair{&rank.child.outFd, &rank.out}, std::pair{&rank.child.errFd, &rank.err}}) {
       if (*fd < 0) continue;
       if (*prefixer) (*prefixer)->finish();
       close(*fd);

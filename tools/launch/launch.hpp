@@ -24,7 +24,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> extraEnv;  // set after the TUTTI_* variables
   bool prefixOutput = false;  // "[rank] " before every line of stdout and stderr
   double graceSeconds = 3.0;
-  double timeoutSeconds = 0.0;  // 0: none
+  double timeoutSeconds = 0.0;            // 0: none
   std::string launcherName = "tuttirun";  // how messages on stderr begin
 };
 
@@ -43,10 +43,10 @@ struct RankExit {
 };
 
 struct Result {
-  int exitCode = 0;           // what the launcher should exit with
-  bool timedOut = false;      // the job ran past timeoutSeconds (exitCode 124)
-  bool execFailed = false;    // the program could not be exec'd (exitCode 127)
-  int firstFailure = -1;      // index into ranks of the first failing rank, -1 when none
+  int exitCode = 0;             // what the launcher should exit with
+  bool timedOut = false;        // the job ran past timeoutSeconds (exitCode 124)
+  bool execFailed = false;      // the program could not be exec'd (exitCode 127)
+  int firstFailure = -1;        // index into ranks of the first failing rank, -1 when none
   std::vector<RankExit> ranks;  // in rank order
 };
 

@@ -4,14 +4,14 @@
 //
 // Exit status: 0 when every rank exits 0; the first failing rank's status (128+signal when killed);
 // 124 on --timeout; 127 when prog cannot be executed; 2 on bad usage.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "tools/launch/launch.hpp"
 
@@ -35,9 +35,10 @@ int usageError(const CLI::App& app, const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Runs N local ranks of prog with TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK,\n"
-               "TUTTI_ADDR, TUTTI_PORT and TUTTI_SECRET set.",
-               "tuttirun"};
+  CLI::App app{
+      "Runs N local ranks of prog with TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK,\n"
+      "TUTTI_ADDR, TUTTI_PORT and TUTTI_SECRET set.",
+      "tuttirun"};
   app.formatter(std::make_shared<UsageFormatter>());
   app.prefix_command();  // the first positional and everything after it is the rank's command
 
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
                  "seconds the other ranks get after one fails, before SIGTERM")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--timeout", options.timeoutSeconds, "kill the job after this many seconds (0: none)")
+  app.add_option("--timeout", options.timeoutSeconds,
+                 "kill the job after this many seconds (0: none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_option("-x", extraEnv, "extra environment variable for every rank (repeatable)")

@@ -20,8 +20,8 @@ void checkOptions(const Options& options, const char* transport) {
     raise(ErrorCode::kInvalidArgument, "{}: slotBytes is {}, it must be in [1, {}]", transport,
           options.slotBytes, kMaxSlotBytes);
   if (options.socketsPerPeer < 1 || options.socketsPerPeer > kMaxSocketsPerPeer)
-    raise(ErrorCode::kInvalidArgument, "{}: socketsPerPeer is {}, it must be in [1, {}]",
-          transport, options.socketsPerPeer, kMaxSocketsPerPeer);
+    raise(ErrorCode::kInvalidArgument, "{}: socketsPerPeer is {}, it must be in [1, {}]", transport,
+          options.socketsPerPeer, kMaxSocketsPerPeer);
   // The tag names shm segments ("/tutti-<tag>-...") and travels in tcp hellos.
   const std::string& tag = options.jobTag;
   if (tag.size() > kMaxJobTagLength)

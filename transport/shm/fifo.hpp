@@ -29,7 +29,9 @@ namespace tutti::transport::shm {
 
 inline constexpr size_t kPageBytes = 4096;
 
-inline constexpr size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
+inline constexpr size_t roundUp(size_t value, size_t to) {
+  return (value + to - 1) / to * to;
+}
 
 struct FifoLayout {
   size_t slots = 0;
@@ -76,8 +78,7 @@ class FifoSender final : public SendConn {
 
   void* tryAcquire() override {
     if (tail_ - headCache_ >= layout_.slots) {
-      headCache_ =
-          counterAt(base_, FifoLayout::kHeadOffset).load(std::memory_order_acquire);
+      headCache_ = counterAt(base_, FifoLayout::kHeadOffset).load(std::memory_order_acquire);
       if (tail_ - headCache_ >= layout_.slots) return nullptr;
     }
     acquired_ = true;
@@ -88,8 +89,8 @@ class FifoSender final : public SendConn {
     if (!acquired_)
       raise(ErrorCode::kInvalidUsage, "shm: post to {} without a slot from tryAcquire", what_);
     if (bytes > layout_.slotBytes)
-      raise(ErrorCode::kInvalidUsage, "shm: post of {} bytes to {} exceeds the slot size {}",
-            bytes, what_, layout_.slotBytes);
+      raise(ErrorCode::kInvalidUsage, "shm: post of {} bytes to {} exceeds the slot size {}", bytes,
+            what_, layout_.slotBytes);
     sizes()[tail_ % layout_.slots] = bytes;
     ++tail_;
     acquired_ = false;
@@ -125,8 +126,7 @@ class FifoReceiver final : public RecvConn {
 
   const void* tryPeek(size_t* bytes) override {
     if (head_ == tailCache_) {
-      tailCache_ =
-          counterAt(base_, FifoLayout::kTailOffset).load(std::memory_order_acquire);
+      tailCache_ = counterAt(base_, FifoLayout::kTailOffset).load(std::memory_order_acquire);
       if (head_ == tailCache_) return nullptr;
       if (tailCache_ - head_ > layout_.slots)
         raise(ErrorCode::kRemote, "shm: {} published {} full slots in a FIFO of {}", what_,

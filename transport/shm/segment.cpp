@@ -98,7 +98,9 @@ OwnSegment::OwnSegment(std::string name, size_t bytes, const SegmentHeader& head
   }
 }
 
-OwnSegment::~OwnSegment() { unlink(); }
+OwnSegment::~OwnSegment() {
+  unlink();
+}
 
 void OwnSegment::allocate(size_t offset, size_t bytes, const std::string& what) {
   int rc;
@@ -157,8 +159,8 @@ Mapping mapPeerSegment(const std::string& name, const SegmentHeader& expect, siz
           "shm: rank {} uses nranks={} slots={} slotBytes={} but this rank uses nranks={} "
           "slots={} slotBytes={}: every rank must use the same options",
           r, got.nranks, got.slots, got.slotBytes, expect.nranks, expect.slots, expect.slotBytes);
-  void* p =
-      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), static_cast<off_t>(offset));
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(),
+                 static_cast<off_t>(offset));
   if (p == MAP_FAILED) throwSystemError(fmt::format("shm: mmap {} of rank {}", name, r), errno);
   return Mapping(p, bytes);
 }

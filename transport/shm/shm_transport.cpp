@@ -71,8 +71,8 @@ class ShmTransport final : public Transport {
                                     layout_.slots, layout_.slotBytes));
     for (int peer : peers) {
       Mapping in = segment_.map(fifoOffset(peer), layout_.bytes);
-      Mapping out = mapPeerSegment(addresses[peer], headerOf(peer), fifoOffset(options_.rank),
-                                   layout_.bytes);
+      Mapping out =
+          mapPeerSegment(addresses[peer], headerOf(peer), fifoOffset(options_.rank), layout_.bytes);
       links_[peer] = std::make_unique<Link>(std::move(in), std::move(out), layout_, peer);
     }
   }

@@ -23,7 +23,9 @@ inline constexpr uint32_t kHelloMagic = 0x68747574;  // "tuth" on the wire
 inline constexpr uint16_t kHelloVersion = 1;
 inline constexpr size_t kHelloHeaderBytes = 20;
 
-inline size_t helloBytes(const std::string& jobTag) { return kHelloHeaderBytes + jobTag.size(); }
+inline size_t helloBytes(const std::string& jobTag) {
+  return kHelloHeaderBytes + jobTag.size();
+}
 std::string encodeHello(const Hello& hello);
 // Decodes helloBytes(jobTag) bytes; throws Error kRemote saying what is wrong (magic, version,
 // job tag). The ranks are the caller's to check.

@@ -23,7 +23,7 @@ constexpr size_t kMaxPending = 64;
 
 Deadline shorter(const Deadline& deadline) {
   return deadline.remainingMs() < kHandshakeLimit.count() ? deadline
-                                                         : Deadline::after(kHandshakeLimit);
+                                                          : Deadline::after(kHandshakeLimit);
 }
 
 std::string peerName(const ConnectPlan& plan, int peer) {
@@ -63,8 +63,8 @@ Fd dial(const ConnectPlan& plan, int peer, int index, const Deadline& deadline) 
   readAll(fd.get(), reply.data(), reply.size(), deadline, what);
   const Hello got = decodeHello(reply.data(), plan.jobTag);
   if (got.from != peer || got.to != plan.rank || got.socket != static_cast<uint32_t>(index))
-    raise(ErrorCode::kRemote, "{} answered as rank {} to rank {} socket {}", what, got.from,
-          got.to, got.socket);
+    raise(ErrorCode::kRemote, "{} answered as rank {} to rank {} socket {}", what, got.from, got.to,
+          got.socket);
   return fd;
 }
 
@@ -163,8 +163,8 @@ class Acceptor {
                                  hello.to, hello.socket));
     Fd& slot = sockets_[hello.from][hello.socket];
     if (slot.valid())
-      return drop(p, fmt::format("rank {} socket {} is already connected", hello.from,
-                                 hello.socket));
+      return drop(p,
+                  fmt::format("rank {} socket {} is already connected", hello.from, hello.socket));
     const std::string what = fmt::format("{} claiming to be rank {}", p.from, hello.from);
     try {
       const Deadline limit = shorter(deadline);

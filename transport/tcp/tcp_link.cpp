@@ -20,18 +20,22 @@ constexpr size_t kHeaderBytes = 4;
 // Frames one sendmsg gathers (two iovecs each): small messages go out in few system calls.
 constexpr int kFramesPerWrite = 16;
 
-size_t strideOf(size_t slotBytes) { return (slotBytes + kAlign - 1) / kAlign * kAlign; }
+size_t strideOf(size_t slotBytes) {
+  return (slotBytes + kAlign - 1) / kAlign * kAlign;
+}
 
 }  // namespace
 
-SlotBuffer::SlotBuffer(size_t slots, size_t slotBytes) : slots_(slots), stride_(strideOf(slotBytes)) {
+SlotBuffer::SlotBuffer(size_t slots, size_t slotBytes)
+    : slots_(slots), stride_(strideOf(slotBytes)) {
   void* p = std::aligned_alloc(kAlign, slots_ * stride_);
-  if (!p)
-    raise(ErrorCode::kSystem, "tcp: cannot allocate {} slots of {} bytes", slots_, slotBytes);
+  if (!p) raise(ErrorCode::kSystem, "tcp: cannot allocate {} slots of {} bytes", slots_, slotBytes);
   data_.reset(static_cast<std::byte*>(p));
 }
 
-void SlotBuffer::Free::operator()(std::byte* p) const { std::free(p); }
+void SlotBuffer::Free::operator()(std::byte* p) const {
+  std::free(p);
+}
 
 void PendingWrites::add(TcpLink* link) {
   if (link->listed_) return;
@@ -73,8 +77,7 @@ TcpLink::TcpLink(int rank, int peer, std::string what, std::vector<Fd> sockets, 
 }
 
 Error TcpLink::remoteClosed(const char* how) const {
-  return Error(ErrorCode::kRemote,
-               fmt::format("tcp: {} {} (seen by rank {})", what_, how, rank_));
+  return Error(ErrorCode::kRemote, fmt::format("tcp: {} {} (seen by rank {})", what_, how, rank_));
 }
 
 // ---- sending ----
@@ -149,8 +152,8 @@ bool TcpLink::writeSocket(int index) {
       if (errno == EPIPE || errno == ECONNRESET)
         writeError_ = remoteClosed("closed the connection");
       else
-        writeError_ = Error(ErrorCode::kSystem, fmt::format("tcp: send to {}: {} (errno {})",
-                                                            what_, std::strerror(errno), errno));
+        writeError_ = Error(ErrorCode::kSystem, fmt::format("tcp: send to {}: {} (errno {})", what_,
+                                                            std::strerror(errno), errno));
       return false;
     }
     advanceWritten(s, static_cast<size_t>(n));
@@ -191,9 +194,8 @@ bool TcpLink::received(Socket& s, ssize_t n, int err) {
   } else if (err == ECONNRESET) {
     s.readError = remoteClosed("closed the connection (connection reset)");
   } else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
-    s.readError = Error(ErrorCode::kSystem,
-                        fmt::format("tcp: recv from {}: {} (errno {})", what_, std::strerror(err),
-                                    err));
+    s.readError = Error(ErrorCode::kSystem, fmt::format("tcp: recv from {}: {} (errno {})", what_,
+                                                        std::strerror(err), err));
   }
   return false;
 }
@@ -208,13 +210,13 @@ void TcpLink::readSocket(int index) {
       if (!received(s, n, errno)) return;
       s.headerGot += static_cast<size_t>(n);
       if (s.headerGot < kHeaderBytes) return;  // drained
-      s.length = uint32_t{s.header[0]} | uint32_t{s.header[1]} << 8 |
-                 uint32_t{s.header[2]} << 16 | uint32_t{s.header[3]} << 24;
+      s.length = uint32_t{s.header[0]} | uint32_t{s.header[1]} << 8 | uint32_t{s.header[2]} << 16 |
+                 uint32_t{s.header[3]} << 24;
       s.payloadGot = 0;
       if (s.length > slotBytes_) {
-        s.readError = Error(ErrorCode::kRemote,
-                            fmt::format("tcp: peer {} sent a frame of {} bytes, limit {}", what_,
-                                        s.length, slotBytes_));
+        s.readError =
+            Error(ErrorCode::kRemote, fmt::format("tcp: peer {} sent a frame of {} bytes, limit {}",
+                                                  what_, s.length, slotBytes_));
         return;
       }
     }
@@ -260,35 +262,37 @@ void TcpLink::Receiver::release() {
 
 // ---- closing ----
 
-void TcpLink::drainAndClose(const Deadline& deadline) {
-  std::vector<char> sink(64 << 10);
-  auto discard = [&](Socket& s) {
+void TcpLink::addPollFds(std::vector<pollfd>& fds) const {
+  for (const Socket& s : sockets_)
+    if (s.fd.valid())
+      fds.push_back(
+          {s.fd.get(), static_cast<short>(POLLIN | (s.nextWrite < posted_ ? POLLOUT : 0)), 0});
+}
+
+void TcpLink::discardInput() {
+  char sink[16 << 10];
+  for (Socket& s : sockets_) {
+    if (!s.fd.valid()) continue;
     for (;;) {
-      const ssize_t n = recv(s.fd.get(), sink.data(), sink.size(), MSG_DONTWAIT);
-      if (n > 0) continue;
-      if (n < 0 && errno == EINTR) continue;
-      return;
-    }
-  };
-  while (flushWrites() && !deadline.expired()) {
-    std::vector<pollfd> fds;
-    for (Socket& s : sockets_)
-      fds.push_back({s.fd.get(), static_cast<short>(POLLIN | (s.nextWrite < posted_ ? POLLOUT : 0)),
-                     0});
-    if (poll(fds.data(), fds.size(), std::min(deadline.remainingMs(), 100)) < 0 && errno != EINTR)
+      const ssize_t n = recv(s.fd.get(), sink, sizeof(sink), MSG_DONTWAIT);
+      if (n > 0 || (n < 0 && errno == EINTR)) continue;
       break;
-    for (Socket& s : sockets_) discard(s);
+    }
   }
+}
+
+void TcpLink::close() {
   if (posted_ != freed_ && !writeError_)
     log::warn("tcp: rank {} closes its connection to {} with {} frames unsent", rank_, what_,
               posted_ - freed_);
+  // Unread data at close() makes the kernel send a reset, which may cost the peer data it has
+  // not read yet: end our direction cleanly first and drop what is left to read.
   for (Socket& s : sockets_) {
-    // Unread data at close() makes the kernel send a reset, which may cost the peer data it has
-    // not read yet: end our direction cleanly first and drop what is left to read.
+    if (!s.fd.valid()) continue;
     shutdown(s.fd.get(), SHUT_WR);
-    discard(s);
-    s.fd.reset();
   }
+  discardInput();
+  for (Socket& s : sockets_) s.fd.reset();
 }
 
 }  // namespace tutti::transport::tcp

@@ -16,6 +16,8 @@
 // above slotBytes). Frames that arrived before an EOF are still delivered.
 #pragma once
 
+#include <poll.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -76,9 +78,15 @@ class TcpLink {
   bool flushWrites();
   // Reads what socket `index` holds into free receive slots.
   void readSocket(int index);
-  // For the destructor: flush for at most until `deadline`, discarding whatever arrives
-  // meanwhile (nobody will read it, and a peer flushing to us must not stall on us).
-  void drainAndClose(const Deadline& deadline);
+
+  // For closing (TcpTransport's destructor flushes every link at once with these):
+  // what to wait for on each socket (POLLOUT where frames are queued, always POLLIN),
+  void addPollFds(std::vector<pollfd>& fds) const;
+  // reads and throws away what has arrived (nobody will read it, and a peer that is flushing to
+  // us must not stall on us), and
+  void discardInput();
+  // ends our direction of every socket and closes them, warning about frames left unsent.
+  void close();
 
  private:
   struct Socket {

@@ -20,10 +20,12 @@
 //
 // Destruction flushes frames still queued (for up to 5 s while the peer reads) before closing,
 // so the last post() of a rank that then leaves is delivered.
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -71,10 +73,26 @@ class TcpTransport final : public Transport {
     links_.resize(options_.nranks);
   }
 
+  // Flushes the frames still queued on any link, all links at once (a peer may be flushing to
+  // us at the same time, so we keep reading, and throwing away, what arrives meanwhile).
   ~TcpTransport() override {
     const Deadline deadline = Deadline::after(kCloseFlushLimit);
+    std::vector<pollfd> fds;
+    for (;;) {
+      bool queued = false;
+      for (auto& link : links_)
+        if (link) queued |= link->flushWrites();
+      if (!queued || deadline.expired()) break;
+      fds.clear();
+      for (auto& link : links_)
+        if (link) link->addPollFds(fds);
+      if (poll(fds.data(), fds.size(), std::min(deadline.remainingMs(), 100)) < 0 && errno != EINTR)
+        break;
+      for (auto& link : links_)
+        if (link) link->discardInput();
+    }
     for (auto& link : links_)
-      if (link) link->drainAndClose(deadline);
+      if (link) link->close();
   }
 
   const char* name() const override { return "tcp"; }
@@ -87,8 +105,8 @@ class TcpTransport final : public Transport {
       if (links_[peer])
         raise(ErrorCode::kInvalidUsage, "tcp: rank {} is already connected to rank {}",
               options_.rank, peer);
-    ConnectPlan plan{options_.rank, options_.jobTag, options_.secret, options_.socketsPerPeer,
-                     peers, addresses};
+    ConnectPlan plan{options_.rank,           options_.jobTag, options_.secret,
+                     options_.socketsPerPeer, peers,           addresses};
     auto sockets = openSockets(plan, listener_.get(), deadline);
     for (auto& [peer, fds] : sockets) {
       for (Fd& fd : fds) {
@@ -108,8 +126,8 @@ class TcpTransport final : public Transport {
       links_[peer] = std::move(link);
       ++connectedLinks_;
     }
-    log::info("tcp: rank {} connected to {} peers ({} sockets each)", options_.rank,
-              peers.size(), options_.socketsPerPeer);
+    log::info("tcp: rank {} connected to {} peers ({} sockets each)", options_.rank, peers.size(),
+              options_.socketsPerPeer);
   }
 
   SendConn& send(int peer) override { return link(peer).sender(); }

@@ -4,9 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "base/error.hpp"
@@ -229,9 +228,9 @@ TEST_CASE("shm: ranks with different options refuse to connect", "[transport][sh
   }
   // An address that names another rank's segment is refused as well.
   auto tc = makeShmTransport(smallOptions(0, 2, tag));
-  CHECK_THROWS_AS(tc->connect({1}, {tc->localAddress(), ta->localAddress()},
-                              Deadline::after(seconds(5))),
-                  Error);
+  CHECK_THROWS_AS(
+      tc->connect({1}, {tc->localAddress(), ta->localAddress()}, Deadline::after(seconds(5))),
+      Error);
 }
 
 }  // namespace tutti::transport::test

@@ -2,7 +2,6 @@
 // other rank while receiving, with FIFOs small enough to fill up, and checks every byte and the
 // order of what it receives.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "base/error.hpp"

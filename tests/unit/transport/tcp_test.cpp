@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -180,8 +179,12 @@ TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation"
   // One good frame, then one that claims slotBytes + 1 bytes.
   writeFrameHeader(fd.get(), 3);
   writeAll(fd.get(), "abc", 3, Deadline::after(seconds(5)), "rank 0");
-  SECTION("just above the limit") { writeFrameHeader(fd.get(), 4097); }
-  SECTION("4 GiB - 1") { writeFrameHeader(fd.get(), 0xffffffffu); }
+  SECTION("just above the limit") {
+    writeFrameHeader(fd.get(), 4097);
+  }
+  SECTION("4 GiB - 1") {
+    writeFrameHeader(fd.get(), 0xffffffffu);
+  }
   writeAll(fd.get(), "junk", 4, Deadline::after(seconds(5)), "rank 0");
 
   RecvConn& recv = transport->recv(1);
@@ -224,9 +227,8 @@ TEST_CASE("tcp: strangers on the port are dropped and the real peers still conne
   const std::string otherHello = tcp::encodeHello({1, 0, 0, tag.substr(0, tag.size() - 1) + "Z"});
   writeAll(otherJob.get(), otherHello.data(), otherHello.size(), setup, "rank 0");
 
-  auto accepting = std::async(std::launch::async, [&] {
-    world[0]->connect({1}, addresses, Deadline::after(seconds(10)));
-  });
+  auto accepting = std::async(
+      std::launch::async, [&] { world[0]->connect({1}, addresses, Deadline::after(seconds(10))); });
   // A stranger with a perfect hello but not the secret: refused once rank 0 is accepting.
   Fd impostor = connectTo(rank0, setup);
   writeAll(impostor.get(), hello.data(), hello.size(), setup, "rank 0");
@@ -257,7 +259,7 @@ TEST_CASE("tcp: a peer with another secret cannot connect", "[transport][tcp]") 
   const std::vector<std::string> addresses{t0->localAddress(), t1->localAddress()};
   auto accepting = std::async(std::launch::async, [&] {
     try {
-      t0->connect({1}, addresses, Deadline::after(milliseconds(1500)));
+      t0->connect({1}, addresses, Deadline::after(milliseconds(2000)));
     } catch (const Error& e) {
       return e;
     }

@@ -1,5 +1,6 @@
 #include "world.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,8 +10,6 @@
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace tutti::transport::test {
 namespace {
@@ -24,7 +23,9 @@ uint64_t splitmix(uint64_t x) {
 
 }  // namespace
 
-const char* kindName(Kind kind) { return kind == Kind::kShm ? "shm" : "tcp"; }
+const char* kindName(Kind kind) {
+  return kind == Kind::kShm ? "shm" : "tcp";
+}
 
 std::unique_ptr<Transport> make(Kind kind, const Options& options) {
   return kind == Kind::kShm ? makeShmTransport(options) : makeTcpTransport(options);
@@ -56,7 +57,8 @@ std::vector<int> allBut(int rank, int nranks) {
 }
 
 Traffic::Traffic(uint64_t seed, int from, int to, size_t slotBytes)
-    : key_(splitmix(seed ^ splitmix(static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to)))),
+    : key_(
+          splitmix(seed ^ splitmix(static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to)))),
       slotBytes_(slotBytes),
       random_(static_cast<std::mt19937::result_type>(key_)) {}
 
@@ -108,16 +110,17 @@ bool MeshStream::step() {
       if (!data) break;
       const size_t want = p.in.nextSize();
       if (bytes != want)
-        throw std::runtime_error(fmt::format("rank {}: message {} from rank {} has {} bytes, "
-                                             "expected {}",
-                                             rank_, p.received, p.rank, bytes, want));
+        throw std::runtime_error(
+            fmt::format("rank {}: message {} from rank {} has {} bytes, "
+                        "expected {}",
+                        rank_, p.received, p.rank, bytes, want));
       p.in.fill(p.expect.data(), want, static_cast<uint64_t>(p.received));
       if (std::memcmp(data, p.expect.data(), want) != 0) {
         size_t at = 0;
         while (static_cast<const std::byte*>(data)[at] == p.expect[at]) ++at;
-        throw std::runtime_error(fmt::format(
-            "rank {}: message {} from rank {} ({} bytes) differs at byte {}", rank_, p.received,
-            p.rank, want, at));
+        throw std::runtime_error(
+            fmt::format("rank {}: message {} from rank {} ({} bytes) differs at byte {}", rank_,
+                        p.received, p.rank, want, at));
       }
       conn.release();
       ++p.received;
@@ -217,7 +220,9 @@ LogCapture::LogCapture() {
   });
 }
 
-LogCapture::~LogCapture() { log::setSink(nullptr); }
+LogCapture::~LogCapture() {
+  log::setSink(nullptr);
+}
 
 std::vector<std::string> LogCapture::warnings() const {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -1,0 +1,242 @@
+// The public API around the collectives: bad arguments change nothing and name what was wrong,
+// init failures (bad rank, disagreeing world sizes, bad environment), requests with timeouts,
+// abort, deadlines, split, and the C++ wrapper.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tutti/tutti.hpp"
+#include "world.hpp"
+
+using namespace tutti::testing;
+using Catch::Matchers::Contains;
+
+TEST_CASE("invalid arguments fail clearly and change nothing", "[api][bad-input]") {
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  tuttiComm_t comm = world.comm(0);
+  std::vector<float> send(16, 1.0f), recv(16, 7.0f);
+  const std::vector<float> untouched = recv;
+
+  CHECK(tutti_allreduce(send.data(), nullptr, 16, tuttiFloat32, tuttiSum, comm, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(),
+             Contains("rank 0: allreduce #1") && Contains("recvbuf is NULL"));
+  CHECK(tutti_allreduce(nullptr, recv.data(), 16, tuttiFloat32, tuttiSum, comm, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("sendbuf is NULL"));
+  CHECK(tutti_allreduce(send.data(), recv.data(), SIZE_MAX / 2, tuttiFloat32, tuttiSum, comm,
+                        nullptr) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("overflows"));
+  CHECK(tutti_allreduce(send.data(), recv.data(), 16, static_cast<tuttiDataType_t>(42), tuttiSum,
+                        comm, nullptr) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("invalid data type 42"));
+  CHECK(tutti_allreduce(send.data(), recv.data(), 16, tuttiFloat32, static_cast<tuttiRedOp_t>(9),
+                        comm, nullptr) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("invalid reduction operation 9"));
+  CHECK(tutti_broadcast(send.data(), recv.data(), 16, tuttiFloat32, 2, comm, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("root 2 is out of range [0, 2)"));
+  CHECK(tutti_reduce(send.data(), recv.data(), 16, tuttiFloat32, tuttiSum, -1, comm, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK(tutti_send(send.data(), 16, tuttiFloat32, 5, comm, nullptr) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("peer 5 is out of range"));
+  CHECK(tutti_allreduce(send.data(), send.data() + 1, 8, tuttiFloat32, tuttiSum, comm, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("overlap"));
+  CHECK(tutti_allreduce(send.data(), recv.data(), 16, tuttiFloat32, tuttiSum, nullptr, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK(recv == untouched);
+
+  // Nothing was consumed: the communicator still works, and numbering starts at #1.
+  const auto results = onEveryRank<int>(2, [&](int rank) {
+    std::vector<float> in(16, static_cast<float>(rank + 1)), out(16, 0.0f);
+    if (tutti_allreduce(in.data(), out.data(), 16, tuttiFloat32, tuttiSum, world.comm(rank),
+                        nullptr) != tuttiSuccess)
+      return -1;
+    return static_cast<int>(out[15]);
+  });
+  CHECK(results == std::vector<int>{3, 3});
+}
+
+TEST_CASE("init rejects bad ranks, sizes and ids", "[api][bad-input]") {
+  tuttiUniqueId id;
+  REQUIRE(tutti_get_unique_id(&id) == tuttiSuccess);
+  tuttiComm_t comm = nullptr;
+  CHECK(tutti_comm_init_rank(&comm, id, 3, 3) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("rank 3 is out of range [0, 3)"));
+  CHECK(tutti_comm_init_rank(&comm, id, 0, 0) == tuttiInvalidArgument);
+  CHECK(comm == nullptr);
+  tuttiUniqueId garbage;
+  std::memset(garbage.internal, 0x42, sizeof(garbage.internal));
+  CHECK(tutti_comm_init_rank(&comm, garbage, 0, 2) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("not a tutti unique id"));
+  CHECK(tutti_comm_init_all(nullptr, 2) == tuttiInvalidArgument);
+}
+
+TEST_CASE("ranks that disagree on the world size fail, naming both values", "[api][bad-input]") {
+  ScopedEnv timeout("TUTTI_TIMEOUT", "30");
+  tuttiUniqueId id;
+  REQUIRE(tutti_get_unique_id(&id) == tuttiSuccess);
+  const auto start = std::chrono::steady_clock::now();
+  const auto messages = onEveryRank<std::string>(2, [&](int rank) {
+    tuttiComm_t comm = nullptr;
+    if (tutti_comm_init_rank(&comm, id, rank, rank == 0 ? 2 : 3) == tuttiSuccess) {
+      tutti_comm_destroy(comm);
+      return std::string("joined");
+    }
+    return std::string(tutti_get_last_error());
+  });
+  for (const std::string& message : messages) {
+    CHECK_THAT(message, Contains("world size mismatch"));
+    CHECK_THAT(message, Contains("2") && Contains("3"));
+  }
+  // Failed promptly, not by the 30 s deadline.
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+}
+
+TEST_CASE("two ranks claiming one rank number both fail", "[api][bad-input]") {
+  ScopedEnv timeout("TUTTI_TIMEOUT", "30");
+  tuttiUniqueId id;
+  REQUIRE(tutti_get_unique_id(&id) == tuttiSuccess);
+  const auto messages = onEveryRank<std::string>(2, [&](int) {
+    tuttiComm_t comm = nullptr;
+    if (tutti_comm_init_rank(&comm, id, 0, 2) == tuttiSuccess) {
+      tutti_comm_destroy(comm);
+      return std::string("joined");
+    }
+    return std::string(tutti_get_last_error());
+  });
+  for (const std::string& message : messages) CHECK_THAT(message, Contains("rank 0 joined twice"));
+}
+
+TEST_CASE("bad TUTTI_* values are errors that name the variable", "[api][bad-input][config]") {
+  const std::pair<const char*, const char*> bad = GENERATE(
+      std::make_pair("TUTTI_CHUNK_BYTES", "abc"), std::make_pair("TUTTI_CHUNK_BYTES", "1"),
+      std::make_pair("TUTTI_ALGO", "fastest"), std::make_pair("TUTTI_TIMEOUT", "-1"),
+      std::make_pair("TUTTI_SLOTS", "1000"), std::make_pair("TUTTI_TRANSPORT", "carrier-pigeon"));
+  ScopedEnv env(bad.first, bad.second);
+  std::vector<tuttiComm_t> comms(2, nullptr);
+  CHECK(tutti_comm_init_all(comms.data(), 2) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains(bad.first));
+}
+
+TEST_CASE("a request can be tested and waited for with a timeout", "[api][async]") {
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::vector<int32_t> in0(1000, 1), out0(1000, 0), in1(1000, 2), out1(1000, 0);
+  tuttiRequest_t request = nullptr;
+  REQUIRE(tutti_allreduce(in0.data(), out0.data(), 1000, tuttiInt32, tuttiSum, world.comm(0),
+                          &request) == tuttiSuccess);
+  // Rank 1 has not called yet: the operation cannot finish.
+  CHECK(tutti_test(request) == tuttiInProgress);
+  CHECK(tutti_wait_timeout(request, 20) == tuttiTimeout);
+  CHECK(tutti_allreduce(in1.data(), out1.data(), 1000, tuttiInt32, tuttiSum, world.comm(1),
+                        nullptr) == tuttiSuccess);
+  CHECK(tutti_wait(request) == tuttiSuccess);
+  CHECK(tutti_test(request) == tuttiSuccess);
+  CHECK(tutti_request_free(request) == tuttiSuccess);
+  CHECK(out0 == std::vector<int32_t>(1000, 3));
+  CHECK(out1 == out0);
+}
+
+TEST_CASE("abort unblocks a rank waiting for a peer that never comes", "[api][abort]") {
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::atomic<tuttiResult_t> result{tuttiSuccess};
+  std::string message;
+  std::thread waiter([&] {
+    std::vector<float> data(64, 1.0f);
+    result = tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32, tuttiSum,
+                             world.comm(0), nullptr);
+    message = tutti_get_last_error();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(tutti_comm_abort(world.comm(0)) == tuttiSuccess);
+  waiter.join();
+  CHECK(result.load() != tuttiSuccess);
+  CHECK_THAT(message, Contains("abort"));
+  tuttiResult_t asyncError = tuttiSuccess;
+  CHECK(tutti_comm_get_async_error(world.comm(0), &asyncError) == tuttiSuccess);
+  CHECK(asyncError != tuttiSuccess);
+  // Later operations fail at once with the same error.
+  std::vector<float> data(4, 1.0f);
+  CHECK(tutti_allreduce(data.data(), data.data(), 4, tuttiFloat32, tuttiSum, world.comm(0),
+                        nullptr) != tuttiSuccess);
+}
+
+TEST_CASE("a rank left alone times out, naming the operation and the peer", "[api][timeout]") {
+  ScopedEnv timeout("TUTTI_TIMEOUT", "1");
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::vector<float> data(64, 1.0f);
+  CHECK(tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32, tuttiSum,
+                        world.comm(0), nullptr) == tuttiTimeout);
+  CHECK_THAT(tutti_get_last_error(), Contains("rank 0: allreduce #1") && Contains("rank 1"));
+}
+
+TEST_CASE("split makes communicators of the ranks with the same color", "[api][split]") {
+  ThreadWorld world(5);
+  REQUIRE(world.ok());
+  struct Outcome {
+    int rank = -1, size = -1, sum = -1;
+    bool null = false;
+  };
+  const auto outcomes = onEveryRank<Outcome>(5, [&](int rank) {
+    Outcome outcome;
+    // Colors: even ranks 0, odd ranks 1, rank 4 opts out; keys reverse the order.
+    const int color = rank == 4 ? TUTTI_SPLIT_NOCOLOR : rank % 2;
+    tuttiComm_t child = nullptr;
+    if (tutti_comm_split(world.comm(rank), color, 10 - rank, &child) != tuttiSuccess)
+      return outcome;
+    if (!child) {
+      outcome.null = true;
+      return outcome;
+    }
+    tutti_comm_rank(child, &outcome.rank);
+    tutti_comm_size(child, &outcome.size);
+    int32_t value = rank, total = 0;
+    tutti_allreduce(&value, &total, 1, tuttiInt32, tuttiSum, child, nullptr);
+    outcome.sum = total;
+    tutti_comm_destroy(child);
+    return outcome;
+  });
+  CHECK(outcomes[0].size == 2);
+  CHECK(outcomes[0].rank == 1);  // key 10 > key 8 of rank 2
+  CHECK(outcomes[2].rank == 0);
+  CHECK(outcomes[0].sum == 2);
+  CHECK(outcomes[1].sum == 4);
+  CHECK(outcomes[3].rank == 0);
+  CHECK(outcomes[4].null);
+}
+
+TEST_CASE("the C++ API wraps the C ABI", "[api][cpp]") {
+  auto comms = tutti::Comm::world(3);
+  REQUIRE(comms.size() == 3);
+  const auto sums = onEveryRank<double>(3, [&](int rank) {
+    tutti::Comm& comm = comms[static_cast<size_t>(rank)];
+    std::vector<double> data(10, rank + 1.0), out(10);
+    comm.allreduce(data.data(), out.data(), data.size(), tuttiSum);
+    // Ring exchange with a group: send to the next rank, receive from the previous.
+    int32_t mine = rank * 10, fromPrev = -1;
+    {
+      tutti::Group group;
+      group.send(comm, &mine, 1, (rank + 1) % 3);
+      group.recv(comm, &fromPrev, 1, (rank + 2) % 3);
+    }
+    return out[9] * 100 + fromPrev;
+  });
+  CHECK(sums == std::vector<double>{620, 600, 610});
+  try {
+    comms[0].allreduce<float>(nullptr, nullptr, 4, tuttiSum);
+    FAIL("expected an exception");
+  } catch (const tutti::CommError& error) {
+    CHECK(error.code() == tuttiInvalidArgument);
+    CHECK_THAT(error.what(), Contains("sendbuf is NULL"));
+  }
+}
