@@ -41,6 +41,8 @@ bool isValid(DataType dtype) {
   return static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) < kNumDataTypes;
 }
 
-bool isValid(RedOp op) { return static_cast<int>(op) >= 0 && static_cast<int>(op) < kNumRedOps; }
+bool isValid(RedOp op) {
+  return static_cast<int>(op) >= 0 && static_cast<int>(op) < kNumRedOps;
+}
 
 }  // namespace tutti::kernels

@@ -89,7 +89,7 @@ TUTTI_HOST_DEVICE inline float bfloatBitsToFloat(uint16_t b) {
 TUTTI_HOST_DEVICE inline uint16_t floatToBfloatBits(float f) {
   const uint32_t x = floatToBits(f);
   const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;  // ties to even; carries to inf
-  const uint32_t nan = (x >> 16) | 0x0040u;                          // quiet bit, sign kept
+  const uint32_t nan = (x >> 16) | 0x0040u;                         // quiet bit, sign kept
   return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 

@@ -53,6 +53,7 @@ class Communicator {
   transport::RecvConn& recvFrom(int peer) { return *recvConns_[static_cast<size_t>(peer)]; }
   // Moves data on every transport; called in every wait round.
   void progress();
+  bool sendsPending() const { return tcp_ && tcp_->sendsPending(); }
 
   Engine& engine() { return *engine_; }
   uint64_t nextSequence() { return ++sequence_; }

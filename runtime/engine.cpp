@@ -38,24 +38,19 @@ std::shared_ptr<Request> Engine::submit(Task task) {
   return request;
 }
 
-void Engine::run(Task task) {
-  std::unique_lock lock(mutex_);
-  if (busy_ || !queue_.empty()) {
-    lock.unlock();
-    auto request = submit(std::move(task));
-    request->wait();
-    request->rethrow();
-    return;
-  }
+bool Engine::claimIdle() {
+  std::lock_guard lock(mutex_);
+  if (busy_ || !queue_.empty()) return false;
   busy_ = true;
-  lock.unlock();
-  Item item{std::move(task), std::make_shared<Request>()};
-  execute(item);
-  lock.lock();
-  busy_ = false;
-  lock.unlock();
+  return true;
+}
+
+void Engine::releaseIdle() {
+  {
+    std::lock_guard lock(mutex_);
+    busy_ = false;
+  }
   cv_.notify_all();
-  item.request->rethrow();
 }
 
 void Engine::drain() {

@@ -24,8 +24,31 @@ class Engine {
   ~Engine();
 
   std::shared_ptr<Request> submit(Task task);
-  // Runs task to completion, inline when idle; rethrows its error.
-  void run(Task task);
+  // Runs task to completion, inline when idle (no type erasure, no allocation: this is the
+  // small-message latency path); rethrows its error.
+  template <typename F>
+  void run(F&& task) {
+    if (!claimIdle()) {
+      auto request = submit(Task(std::forward<F>(task)));
+      request->wait();
+      request->rethrow();
+      return;
+    }
+    struct Release {
+      Engine& engine;
+      ~Release() { engine.releaseIdle(); }
+    } release{*this};
+    try {
+      task();
+    } catch (const Error& error) {
+      onFailure_(error);
+      throw;
+    } catch (const std::exception& error) {
+      const Error internal(ErrorCode::kInternal, error.what());
+      onFailure_(internal);
+      throw internal;
+    }
+  }
   // Waits for every submitted task to finish.
   void drain();
 
@@ -34,6 +57,9 @@ class Engine {
     Task task;
     std::shared_ptr<Request> request;
   };
+  // True when nothing is queued or running; the caller then runs inline until releaseIdle().
+  bool claimIdle();
+  void releaseIdle();
   void workerLoop();
   void execute(Item& item);
 

@@ -126,7 +126,7 @@ void runAlone(const CollectiveCall& call) {
 
 using Task = Engine::Task;
 
-Task collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes,
+auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes,
                     uint64_t sequence) {
   return [&comm, call, bytes, sequence] {
     comm.throwIfFailed();
@@ -141,6 +141,7 @@ Task collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes
       args.recv = static_cast<char*>(call.recv) +
                   call.count * kernels::typeSize(call.dtype) * static_cast<size_t>(comm.rank());
     algorithm.run(ctx, args);
+    ctx.drainSends();
   };
 }
 
@@ -160,9 +161,15 @@ struct Group {
 
 thread_local Group group;
 
-std::shared_ptr<Request> issue(Communicator& comm, Task task, bool async) {
-  if (async) return comm.engine().submit(std::move(task));
-  comm.engine().run(std::move(task));
+// Inside a group the task waits for groupEnd; otherwise it runs now or goes to the engine.
+template <typename F>
+std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, F&& task, bool async) {
+  if (group.depth > 0) {
+    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task))});
+    return nullptr;
+  }
+  if (async) return comm.engine().submit(Task(std::forward<F>(task)));
+  comm.engine().run(std::forward<F>(task));
   return nullptr;
 }
 
@@ -193,6 +200,7 @@ Task groupTask(Communicator& comm, std::vector<GroupItem> items) {
                     kernels::DataType::kUint8,
                     kernels::RedOp::kSum};
       runTransfers(ctx, batch);
+      ctx.drainSends();
     }
   };
 }
@@ -203,30 +211,22 @@ std::shared_ptr<Request> launch(Communicator& comm, const CollectiveCall& call, 
   const size_t bytes = validate(comm, call);
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
-  Task task = collectiveTask(comm, call, bytes, sequence);
-  if (group.depth > 0) {
-    group.items.push_back({&comm, sequence, {}, std::move(task)});
-    return nullptr;
-  }
-  return issue(comm, std::move(task), async);
+  return issue(comm, sequence, collectiveTask(comm, call, bytes, sequence), async);
 }
 
 std::shared_ptr<Request> barrier(Communicator& comm, bool async) {
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
-  Task task = [&comm, sequence] {
+  auto task = [&comm, sequence] {
     comm.throwIfFailed();
     if (comm.size() == 1) return;
     uint8_t token = 1;
     OpContext ctx{
         comm, "barrier", "oneshot", sequence, 1, kernels::DataType::kUint8, kernels::RedOp::kMax};
     allreduceOneShot(ctx, {&token, &token, 1, 0});
+    ctx.drainSends();
   };
-  if (group.depth > 0) {
-    group.items.push_back({&comm, sequence, {}, std::move(task)});
-    return nullptr;
-  }
-  return issue(comm, std::move(task), async);
+  return issue(comm, sequence, std::move(task), async);
 }
 
 std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* sendBuffer,
@@ -248,7 +248,7 @@ std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* s
   }
   std::vector<GroupItem> single;
   single.push_back(std::move(item));
-  return issue(comm, groupTask(comm, std::move(single)), async);
+  return issue(comm, sequence, groupTask(comm, std::move(single)), async);
 }
 
 void groupStart() {

@@ -68,6 +68,10 @@ class Transport {
   virtual RecvConn& recv(int peer) = 0;
   // Moves pending data (tcp: finishes partial writes, reads into free slots); never blocks.
   virtual void progress() {}
+  // True while posted data still waits in this process for its socket (tcp). The runtime drains
+  // it before an operation completes: a rank that returns and computes for minutes must not hold
+  // back data its peers are waiting for.
+  virtual bool sendsPending() const { return false; }
 };
 
 std::unique_ptr<Transport> makeShmTransport(const Options& options);

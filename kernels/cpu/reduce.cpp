@@ -48,11 +48,15 @@ void reduceBlock(void* const* dsts, int ndsts, const void* const* srcs, int nsrc
     for (size_t i = 0; i < len; ++i) acc[i] = op(acc[i], Accum<T>::widen(load<T>(p, i)));
   }
   if constexpr (std::is_same_v<T, A>) {
-    for (int d = 0; d < ndsts; ++d) std::memcpy(static_cast<Byte*>(dsts[d]) + offset, acc, len * sizeof(T));
+    for (int d = 0; d < ndsts; ++d) {
+      std::memcpy(static_cast<Byte*>(dsts[d]) + offset, acc, len * sizeof(T));
+    }
   } else {
     T out[kBlock];
     for (size_t i = 0; i < len; ++i) out[i] = Accum<T>::narrow(acc[i]);
-    for (int d = 0; d < ndsts; ++d) std::memcpy(static_cast<Byte*>(dsts[d]) + offset, out, len * sizeof(T));
+    for (int d = 0; d < ndsts; ++d) {
+      std::memcpy(static_cast<Byte*>(dsts[d]) + offset, out, len * sizeof(T));
+    }
   }
 }
 
@@ -97,7 +101,8 @@ void reduce(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, si
   if (count == 0) return;
   bool valid = false;
   visitType(dtype, [&]<typename T>() {
-    valid = visitOp(op, [&]<typename Op>() { reduceTyped<T, Op>(dsts, ndsts, srcs, nsrcs, count); });
+    valid =
+        visitOp(op, [&]<typename Op>() { reduceTyped<T, Op>(dsts, ndsts, srcs, nsrcs, count); });
   });
   assert(valid && "reduce: invalid dtype or op");
   (void)valid;
@@ -106,8 +111,7 @@ void reduce(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, si
 void avgFinish(void* dst, const void* src, size_t count, DataType dtype, int divisor) {
   assert(divisor >= 1);
   if (count == 0) return;
-  const bool valid =
-      visitType(dtype, [&]<typename T>() { avgTyped<T>(dst, src, count, divisor); });
+  const bool valid = visitType(dtype, [&]<typename T>() { avgTyped<T>(dst, src, count, divisor); });
   assert(valid && "avgFinish: invalid dtype");
   (void)valid;
 }

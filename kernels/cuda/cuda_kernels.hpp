@@ -1,6 +1,6 @@
-// kernels/cuda/cuda_kernels.hpp: the device side of the kernels layer. The same operations as
+// kernels/cuda/cuda_kernels.hpp: the device side of the kernels layer. The same operation as
 // kernels.hpp's reduce, computed by the same functors (ops.hpp, half.hpp), on GPU memory and
-// ordered on a CUDA stream. Needs the CUDA runtime headers; built only when the `cuda` option is on.
+// ordered on a CUDA stream. Needs the CUDA runtime headers; built when the `cuda` option is on.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,5 +1,7 @@
-// kernels/cuda/reduce.cu: the device reduce. One kernel per dtype x op (40 in all), with nsrcs and
-// ndsts runtime loops, so the instantiation matrix and the build stay small.
+// kernels/cuda/reduce.cu: the device reduce. One kernel per dtype x op (40 in all); nsrcs and ndsts
+// are runtime values, so the instantiation matrix and the build stay small. Their loops are
+// unrolled to kMaxSrcs/kMaxDsts with a runtime exit: constant indices keep the pointer arrays in
+// registers (a dynamic index would copy the kernel arguments to local memory).
 //
 // Each thread walks the array with a grid-stride loop. When every pointer is 16-byte aligned the
 // bulk moves in 16-byte vectors (uint4: 16/sizeof(T) elements per load), and the remainder, or
@@ -62,7 +64,9 @@ __global__ void reduceKernel(ReduceArgs args) {
     memcpy(elems, &raw, sizeof raw);
 #pragma unroll
     for (int k = 0; k < kPerVec; ++k) acc[k] = Accum<T>::widen(elems[k]);
-    for (int s = 1; s < args.nsrcs; ++s) {
+#pragma unroll
+    for (int s = 1; s < kMaxSrcs; ++s) {
+      if (s >= args.nsrcs) break;
       raw = static_cast<const uint4*>(args.srcs[s])[v];
       memcpy(elems, &raw, sizeof raw);
 #pragma unroll
@@ -71,17 +75,25 @@ __global__ void reduceKernel(ReduceArgs args) {
 #pragma unroll
     for (int k = 0; k < kPerVec; ++k) elems[k] = Accum<T>::narrow(acc[k]);
     memcpy(&raw, elems, sizeof raw);
-    for (int d = 0; d < args.ndsts; ++d) static_cast<uint4*>(args.dsts[d])[v] = raw;
+#pragma unroll
+    for (int d = 0; d < kMaxDsts; ++d) {
+      if (d < args.ndsts) static_cast<uint4*>(args.dsts[d])[v] = raw;
+    }
   }
 
   const bool aligned = args.access != Access::kByte;
   for (size_t i = nvec * kPerVec + tid; i < args.count; i += stride) {
     A acc = Accum<T>::widen(loadElement<T>(args.srcs[0], i, aligned));
-    for (int s = 1; s < args.nsrcs; ++s) {
+#pragma unroll
+    for (int s = 1; s < kMaxSrcs; ++s) {
+      if (s >= args.nsrcs) break;
       acc = op(acc, Accum<T>::widen(loadElement<T>(args.srcs[s], i, aligned)));
     }
     const T out = Accum<T>::narrow(acc);
-    for (int d = 0; d < args.ndsts; ++d) storeElement<T>(args.dsts[d], i, out, aligned);
+#pragma unroll
+    for (int d = 0; d < kMaxDsts; ++d) {
+      if (d < args.ndsts) storeElement<T>(args.dsts[d], i, out, aligned);
+    }
   }
 }
 
@@ -113,7 +125,9 @@ cudaError_t reduceAsync(void* const* dsts, int ndsts, const void* const* srcs, i
   args.count = count;
   const size_t align = commonAlignment(args);
   const size_t elemSize = typeSize(dtype);
-  args.access = align == 16 ? Access::kVector : align >= elemSize ? Access::kElement : Access::kByte;
+  args.access = align == 16         ? Access::kVector
+                : align >= elemSize ? Access::kElement
+                                    : Access::kByte;
 
   const size_t perThread = args.access == Access::kVector ? 16 / elemSize : 1;
   const size_t items = (count + perThread - 1) / perThread;

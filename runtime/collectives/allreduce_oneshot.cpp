@@ -2,6 +2,7 @@
 // rank, then folds all n contributions itself in rank order. One step instead of 2(n-1), at the
 // price of n-1 times the traffic, which is what small messages want. Folding in rank order on
 // every rank gives identical bits everywhere.
+#include <array>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -15,7 +16,11 @@ void allreduceOneShot(OpContext& ctx, const CollectiveArgs& args) {
   const size_t size = ctx.typeSize();
   const char* src = static_cast<const char*>(args.send);
   char* dst = static_cast<char*>(args.recv);
-  std::vector<const void*> inputs(static_cast<size_t>(n));
+  // No allocation on the latency path for the usual world sizes.
+  constexpr int kOnStack = 16;
+  std::array<const void*, kOnStack> local{};
+  std::vector<const void*> heap(n > kOnStack ? static_cast<size_t>(n) : 0);
+  const void** inputs = n > kOnStack ? heap.data() : local.data();
   const Sections slices(args.count, 1, ctx.slotElems());
   for (size_t s = 0; s < slices.size(); ++s) {
     const Range slice = slices.chunk(s, 0);
@@ -29,7 +34,7 @@ void allreduceOneShot(OpContext& ctx, const CollectiveArgs& args) {
     for (int peer = 0; peer < n; ++peer)
       inputs[static_cast<size_t>(peer)] = peer == r ? src + offset : ctx.peek(peer, bytes);
     void* out = dst + offset;
-    kernels::reduce(&out, 1, inputs.data(), n, slice.count, ctx.dtype, ctx.op);
+    kernels::reduce(&out, 1, inputs, n, slice.count, ctx.dtype, ctx.op);
     for (int peer = 0; peer < n; ++peer)
       if (peer != r) ctx.release(peer);
   }

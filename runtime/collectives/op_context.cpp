@@ -21,15 +21,19 @@ auto waitFor(OpContext& ctx, int peer, const char* what, Attempt attempt) {
 
 void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
+    // "for data from rank 3 (host:pid, over shm)", or just "for its sends to drain".
+    auto awaited = [&] {
+      if (peer < 0) return std::string(what);
+      return fmt::format("{} rank {} ({}, over {})", what, peer, describe(ctx_.comm.peer(peer)),
+                         ctx_.comm.transportTo(peer));
+    };
     if (ctx_.comm.aborted())
-      raise(ErrorCode::kInvalidUsage, "{}: aborted while waiting {} rank {}", ctx_.where(), what,
-            peer);
+      raise(ErrorCode::kInvalidUsage, "{}: aborted while waiting {}", ctx_.where(), awaited());
     const auto timeout = ctx_.comm.settings().timeout;
     if (!deadline_) deadline_ = Deadline::after(timeout);
     if (deadline_->expired())
-      raise(ErrorCode::kTimeout, "{}: timed out after {} s waiting {} rank {} ({}, over {})",
-            ctx_.where(), std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), what,
-            peer, describe(ctx_.comm.peer(peer)), ctx_.comm.transportTo(peer));
+      raise(ErrorCode::kTimeout, "{}: timed out after {} s waiting {}", ctx_.where(),
+            std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), awaited());
   }
   backoff_.pause();
 }
@@ -62,6 +66,18 @@ const void* OpContext::peek(int peer, size_t bytes) {
 
 void OpContext::release(int peer) {
   comm.recvFrom(peer).release();
+}
+
+}  // namespace tutti::runtime
+
+namespace tutti::runtime {
+
+void OpContext::drainSends() {
+  Stall stall(*this);
+  while (comm.sendsPending()) {
+    guarded([&] { comm.progress(); });
+    if (comm.sendsPending()) stall.pause(-1, "for its sends to drain");
+  }
 }
 
 }  // namespace tutti::runtime

@@ -23,7 +23,8 @@ struct OpContext;
 class Stall {
  public:
   explicit Stall(OpContext& ctx) : ctx_(ctx) {}
-  // One round of waiting for `what` ("data from") rank `peer`; throws on abort or timeout.
+  // One round of waiting for `what` ("data from") rank `peer` (-1: no one peer); throws on abort
+  // or timeout.
   void pause(int peer, const char* what);
   // Something moved: the next wait starts afresh.
   void reset() {
@@ -69,6 +70,8 @@ struct OpContext {
   // Waits for the next slot from peer and checks that it holds exactly `bytes`.
   const void* peek(int peer, size_t bytes);
   void release(int peer);
+  // Waits until every posted slot has left this process; the last step of every operation.
+  void drainSends();
 };
 
 }  // namespace tutti::runtime

@@ -123,9 +123,10 @@ TEST_CASE("tuttirun forwards SIGTERM to every rank", "[tuttirun]") {
   char pattern[] = "/tmp/tuttirun_test.XXXXXX";
   REQUIRE(mkdtemp(pattern) != nullptr);
   std::filesystem::path dir = pattern;
-  tutti::test::Subprocess job(tuttirun({"-n", "2", "sh", "-c",
-                                        "trap 'echo got TERM $TUTTI_RANK; exit 5' TERM; touch " +
-                                            dir.string() + "/ready.$TUTTI_RANK; sleep 30 & wait"}));
+  tutti::test::Subprocess job(
+      tuttirun({"-n", "2", "sh", "-c",
+                "trap 'echo got TERM $TUTTI_RANK; exit 5' TERM; sleep 30 & touch " + dir.string() +
+                    "/ready.$TUTTI_RANK; wait"}));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!(std::filesystem::exists(dir / "ready.0") && std::filesystem::exists(dir / "ready.1")) &&
          std::chrono::steady_clock::now() < deadline) {
@@ -139,6 +140,13 @@ TEST_CASE("tuttirun forwards SIGTERM to every rank", "[tuttirun]") {
   CHECK(std::set<std::string>(out.begin(), out.end()) ==
         std::set<std::string>{"got TERM 0", "got TERM 1"});
   CHECK(r.seconds < 20);
+}
+
+TEST_CASE("tuttirun leaves no stray processes of a failed job", "[tuttirun]") {
+  // The background sleep holds the test's pipes: the run ends quickly only if it was killed.
+  auto r = run(tuttirun({"-n", "1", "sh", "-c", "sleep 30 & exit 3"}));
+  CHECK(r.status == 3);
+  CHECK(r.seconds < 10);
 }
 
 TEST_CASE("tuttirun --timeout kills the job and exits 124", "[tuttirun]") {

@@ -113,6 +113,8 @@ class Job {
       escalate(Clock::now());
     }
     for (auto& rank : ranks_) closePipes(rank);
+    // A job being stopped leaves nothing behind: whatever the ranks started goes too.
+    if (stopping_) signalAll(SIGKILL);
     result_.exitCode = result_.timedOut            ? 124
                        : result_.firstFailure >= 0 ? ranks_[result_.firstFailure].exit.shellCode()
                                                    : 0;
@@ -231,6 +233,7 @@ class Job {
   }
 
   void startGrace() {
+    stopping_ = true;
     if (termAt_ != kNever || killAt_ != kNever) return;
     termAt_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(options_.graceSeconds));
@@ -250,6 +253,7 @@ class Job {
                    options_.launcherName, options_.timeoutSeconds);
       }
       termAt_ = now;
+      stopping_ = true;
     }
     if (now >= termAt_) {
       termAt_ = kNever;
@@ -262,9 +266,15 @@ class Job {
     }
   }
 
+  // Signals each rank's process group: the rank and what it started. The group of a rank already
+  // reaped may still hold its strays (its id is not reused while it does).
   void signalAll(int sig) {
     for (auto& rank : ranks_) {
-      if (!rank.reaped) detail::signalGroup(rank.child.pid, sig);
+      if (rank.reaped) {
+        kill(-rank.child.pid, sig);
+      } else {
+        detail::signalGroup(rank.child.pid, sig);
+      }
     }
   }
 
@@ -274,6 +284,7 @@ class Job {
   Clock::time_point timeoutAt_ = kNever;
   Clock::time_point termAt_ = kNever;
   Clock::time_point killAt_ = kNever;
+  bool stopping_ = false;  // a rank failed, the job timed out, or a signal came to stop it
 };
 
 }  // namespace

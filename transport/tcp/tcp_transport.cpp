@@ -133,6 +133,8 @@ class TcpTransport final : public Transport {
   SendConn& send(int peer) override { return link(peer).sender(); }
   RecvConn& recv(int peer) override { return link(peer).receiver(); }
 
+  bool sendsPending() const override { return !pending_.empty(); }
+
   void progress() override {
     if (!pending_.empty()) pending_.flush();
     if (connectedLinks_ == 0) return;

@@ -77,8 +77,8 @@ T randomValue(std::mt19937_64& rng, RedOp op, Mode mode) {
     const uint16_t mant = static_cast<uint16_t>(rng() % (1u << f.mantBits));
     const uint16_t s = rng() % 2 ? 0x8000 : 0;
     if (op == RedOp::kMin || op == RedOp::kMax) {  // any non-NaN pattern: inf, subnormal, -0...
-      uint16_t b;
-      do b = static_cast<uint16_t>(rng()); while (std::isnan(decode(b, f)));
+      auto b = static_cast<uint16_t>(rng());
+      while (std::isnan(decode(b, f))) b = static_cast<uint16_t>(rng());
       return T::fromBits(b);
     }
     // Sums: |x| in [1, 128), so a sum of up to five is exact in float and is rounded only once.
@@ -115,7 +115,8 @@ bool matches(T got, const T* x, int n, RedOp op, Mode mode, double* wantOut) {
       if (op == RedOp::kMin && static_cast<W>(x[i]) < best) best = x[i];
       if (op == RedOp::kMax && static_cast<W>(x[i]) > best) best = x[i];
     }
-    const T want = op == RedOp::kMin || op == RedOp::kMax ? static_cast<T>(best) : static_cast<T>(acc);
+    const T want =
+        op == RedOp::kMin || op == RedOp::kMax ? static_cast<T>(best) : static_cast<T>(acc);
     *wantOut = static_cast<double>(want);
     return got == want;
   } else if constexpr (kIsHalf<T>) {

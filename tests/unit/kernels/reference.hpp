@@ -12,8 +12,6 @@
 #include <random>
 #include <vector>
 
-#include "kernels/half.hpp"
-
 namespace tutti::kernels::test {
 
 // A 16-bit binary floating-point format: 1 sign bit, expBits, mantBits.
@@ -91,8 +89,8 @@ inline uint16_t roundTo(double x, HalfFormat f) {
 inline double roundToValue(double x, HalfFormat f) {
   if (std::isnan(x) || x == 0 || std::isinf(x)) return x;
   int e;
-  std::frexp(std::fabs(x), &e);                             // |x| in [2^(e-1), 2^e)
-  const int exponent = std::max(e - 1, 1 - f.bias());      // subnormals share the smallest
+  std::frexp(std::fabs(x), &e);                        // |x| in [2^(e-1), 2^e)
+  const int exponent = std::max(e - 1, 1 - f.bias());  // subnormals share the smallest
   const double quantum = std::ldexp(1.0, exponent - f.mantBits);
   const double r = std::nearbyint(std::fabs(x) / quantum) * quantum;
   return std::copysign(r >= beyondMax(f) ? std::numeric_limits<double>::infinity() : r, x);

@@ -44,8 +44,8 @@ T fromDouble(double v) {
 
 TEST_CASE("names, sizes and validity of dtypes and ops", "[kernels]") {
   const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-  const char* names[] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
-                         "uint64",  "float16",  "bfloat16", "float32", "float64"};
+  const char* names[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
+                         "uint64", "float16", "bfloat16", "float32", "float64"};
   for (int t = 0; t < kNumDataTypes; ++t) {
     const auto dtype = static_cast<DataType>(t);
     CHECK(isValid(dtype));
@@ -160,7 +160,7 @@ TEST_CASE("avgFinish divides, integers truncating toward zero", "[kernels][avg]"
   CHECK(avg(int32_t{7}, 2) == 3);
   CHECK(avg(int32_t{-8}, 3) == -2);
   CHECK(avg(int8_t{-128}, 1) == -128);
-  CHECK(avg(int8_t{-128}, 200) == 0);   // the divisor does not fit in int8
+  CHECK(avg(int8_t{-128}, 200) == 0);  // the divisor does not fit in int8
   CHECK(avg(int8_t{100}, 200) == 0);
   CHECK(avg(int8_t{-128}, 3) == -42);
   CHECK(avg(uint8_t{255}, 2) == 127);
@@ -173,8 +173,9 @@ TEST_CASE("avgFinish divides, integers truncating toward zero", "[kernels][avg]"
   CHECK(toDouble(avg(float16(-7.0f), 2)) == -3.5);
 }
 
-TEMPLATE_TEST_CASE("avgFinish over arrays: in place and unaligned", "[kernels][avg]",
-                   int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, float16, bfloat16, float, double) {
+TEMPLATE_TEST_CASE("avgFinish over arrays: in place and unaligned", "[kernels][avg]", int8_t,
+                   uint8_t, int32_t, uint32_t, int64_t, uint64_t, float16, bfloat16, float,
+                   double) {
   using T = TestType;
   std::mt19937_64 rng(99);
   const size_t count = 1029;
@@ -229,7 +230,9 @@ TEST_CASE("copy writes every destination, skips one that is the source", "[kerne
     copy(dsts, 3, src.data(), bytes);
     CHECK(std::memcmp(a.data(), src.data(), bytes) == 0);
     CHECK(std::memcmp(b.data(), src.data(), bytes) == 0);
-    for (size_t i = 0; i < bytes; ++i) REQUIRE(src.data()[i] == static_cast<unsigned char>(i * 7 + 1));
+    for (size_t i = 0; i < bytes; ++i) {
+      REQUIRE(src.data()[i] == static_cast<unsigned char>(i * 7 + 1));
+    }
     CHECK(a.guardsIntact());
     CHECK(b.guardsIntact());
     CHECK(src.guardsIntact());

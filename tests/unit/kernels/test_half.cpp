@@ -57,7 +57,8 @@ TEMPLATE_TEST_CASE("every 16-bit pattern widens exactly and narrows back", "[ker
       ok = std::isnan(got) && std::signbit(got) == ((bits & 0x8000) != 0) && isNanCode(back, f) &&
            (back & 0x8000) == (bits & 0x8000);
     } else {
-      ok = static_cast<double>(got) == ref && std::signbit(got) == std::signbit(ref) && back == bits;
+      ok =
+          static_cast<double>(got) == ref && std::signbit(got) == std::signbit(ref) && back == bits;
     }
     if (!ok && ++bad <= 5) {
       UNSCOPED_INFO("bits 0x" << std::hex << b << " widened " << got << " back 0x" << back);
@@ -137,12 +138,12 @@ TEST_CASE("special values narrow as IEEE says", "[kernels][half]") {
   CHECK(float16(-1e10f).bits == 0xfc00);
   CHECK(bfloat16(3.4028235e38f).bits == 0x7f80);  // FLT_MAX rounds up past bf16's largest
   CHECK(float16(0x1p-24f).bits == 0x0001);
-  CHECK(float16(0x1p-25f).bits == 0x0000);        // tie between 0 and the smallest: even is 0
-  CHECK(float16(0x1.8p-24f).bits == 0x0002);      // tie between 1 and 2 ulps: even is 2
-  CHECK(float16(-0x1p-26f).bits == 0x8000);       // -0 keeps its sign
-  CHECK(float16(0x1p-149f).bits == 0x0000);       // float subnormal
-  CHECK(bfloat16(0x1p-149f).bits == 0x0000);      // far below the smallest bf16, 2^-133
-  CHECK(bfloat16(0x1p-133f).bits == 0x0001);      // bf16 subnormals exist
+  CHECK(float16(0x1p-25f).bits == 0x0000);         // tie between 0 and the smallest: even is 0
+  CHECK(float16(0x1.8p-24f).bits == 0x0002);       // tie between 1 and 2 ulps: even is 2
+  CHECK(float16(-0x1p-26f).bits == 0x8000);        // -0 keeps its sign
+  CHECK(float16(0x1p-149f).bits == 0x0000);        // float subnormal
+  CHECK(bfloat16(0x1p-149f).bits == 0x0000);       // far below the smallest bf16, 2^-133
+  CHECK(bfloat16(0x1p-133f).bits == 0x0001);       // bf16 subnormals exist
   CHECK(float16(1.0f + 0x1p-11f).bits == 0x3c00);  // tie 1 / 1+2^-10: even is 1
   CHECK(float16(1.0f + 0x1.8p-10f).bits == 0x3c02);
   CHECK(bfloat16(1.0f + 0x1p-8f).bits == 0x3f80);

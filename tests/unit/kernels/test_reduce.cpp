@@ -41,7 +41,9 @@ int runCase(RedOp op, const Shape& s, uint64_t seed) {
   std::mt19937_64 rng(seed);
   const size_t bytes = s.count * sizeof(T);
   // Unaligned: each buffer a different number of bytes past a 64-byte boundary.
-  auto offset = [&](int k) { return s.layout == Layout::kUnaligned ? size_t(1 + k % 7) : size_t{0}; };
+  auto offset = [&](int k) {
+    return s.layout == Layout::kUnaligned ? size_t(1 + k % 7) : size_t{0};
+  };
 
   std::vector<Buffer> srcBufs;
   std::vector<std::vector<T>> inputs(s.nsrcs, std::vector<T>(s.count));
@@ -117,8 +119,8 @@ std::vector<Mode> modesOf() {
 #define TUTTI_ALL_DTYPES \
   int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, float16, bfloat16, float, double
 
-TEMPLATE_TEST_CASE("reduce: counts 0..1023 x nsrcs 1..5 x ndsts 1..2 x layouts", "[kernels][reduce]",
-                   TUTTI_ALL_DTYPES) {
+TEMPLATE_TEST_CASE("reduce: counts 0..1023 x nsrcs 1..5 x ndsts 1..2 x layouts",
+                   "[kernels][reduce]", TUTTI_ALL_DTYPES) {
   std::vector<Shape> shapes;
   for (const size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1023}}) {
     for (int nsrcs = 1; nsrcs <= 5; ++nsrcs) {
