@@ -1,5 +1,6 @@
 #include "base/deadline.hpp"
 
+#include <poll.h>
 #include <sched.h>
 #include <time.h>
 
@@ -15,9 +16,9 @@
 namespace tutti {
 namespace {
 
-// Spinning pays off only while the peer is running on another core; past these rounds we assume
+// Spinning pays off only while the peer is running on another core; past kSpinRounds we assume
 // it is not and give the core away. The numbers come from 2-core runs with 2 and 8 ranks.
-constexpr uint32_t kSpinRounds = 2000;
+constexpr uint32_t kSpinRounds = Backoff::kSpinRounds;
 constexpr uint32_t kYieldRounds = 4000;
 constexpr long kMaxSleepNs = 200'000;
 
@@ -41,7 +42,7 @@ int Deadline::remainingMs() const {
   return static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX));
 }
 
-void Backoff::pause() {
+void Backoff::pause(int wakeFd) {
   ++rounds_;
   if (rounds_ < kSpinRounds) {
     cpuRelax();
@@ -51,7 +52,12 @@ void Backoff::pause() {
     const uint32_t steps = std::min<uint32_t>(rounds_ - kSpinRounds - kYieldRounds, 16);
     const long ns = std::min<long>(1000L << (steps / 2), kMaxSleepNs);
     timespec ts{0, ns};
-    nanosleep(&ts, nullptr);
+    if (wakeFd >= 0) {
+      pollfd waiter{wakeFd, POLLIN, 0};
+      ppoll(&waiter, 1, &ts, nullptr);
+    } else {
+      nanosleep(&ts, nullptr);
+    }
   }
 }
 

@@ -28,13 +28,20 @@ class Deadline {
 
 class Backoff {
  public:
-  // One round of waiting; call between polls of whatever is awaited.
-  void pause();
-  void reset() { rounds_ = 0; }
+  static constexpr uint32_t kSpinRounds = 2000;
+  // An oversubscribed waiter (more ranks on the host than cores) skips spinning: the peer it
+  // waits for needs this core to make progress.
+  explicit Backoff(bool oversubscribed = false) : rounds_(oversubscribed ? kSpinRounds : 0) {}
+
+  // One round of waiting; call between polls of whatever is awaited. Past the spinning and
+  // yielding phases, a wakeFd >= 0 ends the sleep early when it becomes readable.
+  void pause(int wakeFd = -1);
+  void reset() { rounds_ = first_; }
   uint32_t rounds() const { return rounds_; }
 
  private:
-  uint32_t rounds_ = 0;
+  uint32_t rounds_;
+  uint32_t first_ = rounds_;
 };
 
 }  // namespace tutti

@@ -1,5 +1,8 @@
 #include "runtime/communicator.hpp"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -7,6 +10,15 @@
 #include "base/log.hpp"
 
 namespace tutti::runtime {
+namespace {
+
+int availableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+}  // namespace
 
 Settings Settings::fromConfig() {
   config::validateAll();
@@ -50,6 +62,7 @@ std::unique_ptr<Communicator> Communicator::create(std::shared_ptr<bootstrap::St
   comm->localSize_ = static_cast<int>(
       std::count_if(comm->peers_.begin(), comm->peers_.end(),
                     [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
+  comm->oversubscribed_ = comm->localSize_ > availableCores();
   comm->connect(secret);
   return comm;
 }

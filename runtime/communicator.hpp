@@ -44,6 +44,8 @@ class Communicator {
   int size() const { return static_cast<int>(peers_.size()); }
   int localRank() const { return localRank_; }
   int localSize() const { return localSize_; }
+  // More ranks on this host than cores to run them: waiting must not spin.
+  bool oversubscribed() const { return oversubscribed_; }
   const PeerInfo& peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
   const Settings& settings() const { return settings_; }
   const std::string& tag() const { return tag_; }
@@ -54,6 +56,7 @@ class Communicator {
   // Moves data on every transport; called in every wait round.
   void progress();
   bool sendsPending() const { return tcp_ && tcp_->sendsPending(); }
+  int wakeFd() const { return tcp_ ? tcp_->wakeFd() : -1; }
 
   Engine& engine() { return *engine_; }
   uint64_t nextSequence() { return ++sequence_; }
@@ -80,6 +83,7 @@ class Communicator {
   int rank_ = 0;
   int localRank_ = 0;
   int localSize_ = 1;
+  bool oversubscribed_ = false;
   std::vector<PeerInfo> peers_;
   Settings settings_;
   Secret secret_;

@@ -72,6 +72,9 @@ class Transport {
   // it before an operation completes: a rank that returns and computes for minutes must not hold
   // back data its peers are waiting for.
   virtual bool sendsPending() const { return false; }
+  // A descriptor that becomes readable when data arrives (tcp: its epoll set), so that a waiter
+  // past its spinning phase can sleep until then instead of for a fixed time; -1 when none.
+  virtual int wakeFd() const { return -1; }
 };
 
 std::unique_ptr<Transport> makeShmTransport(const Options& options);

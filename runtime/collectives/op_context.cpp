@@ -19,6 +19,8 @@ auto waitFor(OpContext& ctx, int peer, const char* what, Attempt attempt) {
 
 }  // namespace
 
+Stall::Stall(OpContext& ctx) : ctx_(ctx), backoff_(ctx.comm.oversubscribed()) {}
+
 void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
     // "for data from rank 3 (host:pid, over shm)", or just "for its sends to drain".
@@ -35,7 +37,7 @@ void Stall::pause(int peer, const char* what) {
       raise(ErrorCode::kTimeout, "{}: timed out after {} s waiting {}", ctx_.where(),
             std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), awaited());
   }
-  backoff_.pause();
+  backoff_.pause(ctx_.comm.wakeFd());
 }
 
 std::string OpContext::where() const {

@@ -22,7 +22,7 @@ struct OpContext;
 // moving never times out; only a stall does.
 class Stall {
  public:
-  explicit Stall(OpContext& ctx) : ctx_(ctx) {}
+  explicit Stall(OpContext& ctx);
   // One round of waiting for `what` ("data from") rank `peer` (-1: no one peer); throws on abort
   // or timeout.
   void pause(int peer, const char* what);

@@ -134,6 +134,7 @@ class TcpTransport final : public Transport {
   RecvConn& recv(int peer) override { return link(peer).receiver(); }
 
   bool sendsPending() const override { return !pending_.empty(); }
+  int wakeFd() const override { return epoll_.get(); }
 
   void progress() override {
     if (!pending_.empty()) pending_.flush();
