@@ -152,7 +152,9 @@ void Communicator::progress() {
 
 void Communicator::recordFailure(const Error& error) {
   std::lock_guard lock(failureMutex_);
-  if (!failure_) failure_ = error;
+  if (failure_) return;
+  failure_ = error;
+  failed_.store(true, std::memory_order_release);
 }
 
 std::optional<Error> Communicator::failure() const {
@@ -161,6 +163,8 @@ std::optional<Error> Communicator::failure() const {
 }
 
 void Communicator::throwIfFailed() const {
+  // Checked before every operation: a lock-free look first keeps the healthy path cheap.
+  if (!failed_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(failureMutex_);
   if (failure_) throw *failure_;
 }

@@ -96,6 +96,7 @@ class Communicator {
   uint64_t sequence_ = 0;
   int splits_ = 0;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> failed_{false};
   mutable std::mutex failureMutex_;
   std::optional<Error> failure_;
 };

@@ -14,7 +14,9 @@ namespace {
 volatile int inForkedChild = 0;
 }  // namespace
 
-extern "C" int __lsan_is_turned_off() { return inForkedChild; }
+extern "C" int __lsan_is_turned_off() {
+  return inForkedChild;
+}
 
 namespace tutti::bootstrap {
 namespace {
