@@ -57,8 +57,10 @@ class Store {
   // Registers this rank of an nranks world. Throws kInvalidUsage when another rank claimed the
   // same number ("rank 2 joined twice: host a pid 10 and host b pid 11") or a rank disagrees on
   // the world size ("world size mismatch: rank 3 says 5, rank 0 says 4"); the server then fails
-  // every other rank's pending and later calls with the same message.
-  virtual void join(int rank, int nranks, const std::string& identity, const Deadline& deadline) = 0;
+  // every other rank's pending and later calls with the same message. Returns once all nranks
+  // ranks have joined; a timeout lists the ranks still missing.
+  virtual void join(int rank, int nranks, const std::string& identity,
+                    const Deadline& deadline) = 0;
 };
 
 std::unique_ptr<Store> connectStore(const SockAddr& server, const Secret& secret,

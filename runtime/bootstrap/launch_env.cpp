@@ -147,10 +147,11 @@ void readTorchrun(LaunchEnv& out) {
             "TUTTI_ADDR)");
     out.addr = *master;
   }
+  // torchrun's own store already listens on MASTER_PORT: tutti's rendezvous takes the next one.
   if (auto port = tuttiPort())
     out.port = *port;
   else
-    out.port = static_cast<int>(envInt("MASTER_PORT", 1, 65535));
+    out.port = static_cast<int>(envInt("MASTER_PORT", 1, 65534)) + 1;
 }
 
 void readOpenMpi(LaunchEnv& out) {

@@ -9,39 +9,36 @@
 //   step 2n-2     receives the last final chunk (r+1).
 // Every element is reduced once, by one rank, then copied: all ranks hold identical bits. Slots
 // are FIFOs, so section s+1 flows while section s is still being reduced downstream.
-#include "runtime/collectives/algorithm.hpp"
-#include "runtime/collectives/chunking.hpp"
 #include "runtime/collectives/primitives.hpp"
+#include "runtime/collectives/ring_view.hpp"
 
 namespace tutti::runtime {
 
 void allreduceRing(OpContext& ctx, const CollectiveArgs& args) {
-  const int n = ctx.comm.size(), r = ctx.comm.rank();
-  const int next = modRank(r + 1, n), prev = modRank(r - 1, n);
-  const size_t size = ctx.typeSize();
-  const char* src = static_cast<const char*>(args.send);
-  char* dst = static_cast<char*>(args.recv);
-  const Sections sections(args.count, static_cast<size_t>(n), ctx.slotElems());
+  const RingView ring(ctx.comm);
+  const Buffers buffers(ctx, args);
+  const int r = ring.rank, next = ring.next, prev = ring.prev;
+  const Sections sections(args.count, static_cast<size_t>(ring.n), ctx.slotElems());
   for (size_t s = 0; s < sections.size(); ++s) {
     auto chunk = [&](long index) {
-      return sections.chunk(s, static_cast<size_t>(modRank(index, n)));
+      return sections.chunk(s, static_cast<size_t>(modRank(index, ring.n)));
     };
     Range c = chunk(r - 1);
-    send(ctx, next, src + c.offset * size, c.count);
-    for (int j = 2; j < n; ++j) {
+    send(ctx, next, buffers.in(c.offset), c.count);
+    for (int j = 2; j < ring.n; ++j) {
       c = chunk(r - j);
-      recvReduceSend(ctx, prev, src + c.offset * size, next, c.count);
+      recvReduceSend(ctx, prev, buffers.in(c.offset), next, c.count);
     }
     c = chunk(r);
-    recvReduceCopySend(ctx, prev, src + c.offset * size, dst + c.offset * size, next, c.count);
-    for (int j = 1; j < n - 1; ++j) {
+    recvReduceCopySend(ctx, prev, buffers.in(c.offset), buffers.out(c.offset), next, c.count);
+    for (int j = 1; j < ring.n - 1; ++j) {
       c = chunk(r - j);
-      recvCopySend(ctx, prev, dst + c.offset * size, next, c.count);
+      recvCopySend(ctx, prev, buffers.out(c.offset), next, c.count);
     }
     c = chunk(r + 1);
-    recv(ctx, prev, dst + c.offset * size, c.count);
+    recv(ctx, prev, buffers.out(c.offset), c.count);
   }
-  finishAverage(ctx, dst, args.count);
+  finishAverage(ctx, buffers.dst, args.count);
 }
 
 }  // namespace tutti::runtime

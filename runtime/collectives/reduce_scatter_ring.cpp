@@ -2,30 +2,28 @@
 // output. Blocks are cut into slot-sized slices; for each slice, rank r sends its block r-1 slice
 // to r+1, then n-2 times receives block r-j, adds its own and passes it on, and finally receives
 // block r, adds its own and writes the result.
-#include "runtime/collectives/algorithm.hpp"
-#include "runtime/collectives/chunking.hpp"
 #include "runtime/collectives/primitives.hpp"
+#include "runtime/collectives/ring_view.hpp"
 
 namespace tutti::runtime {
 
 void reduceScatterRing(OpContext& ctx, const CollectiveArgs& args) {
-  const int n = ctx.comm.size(), r = ctx.comm.rank();
-  const int next = modRank(r + 1, n), prev = modRank(r - 1, n);
-  const size_t size = ctx.typeSize(), block = args.count;
-  const char* src = static_cast<const char*>(args.send);
-  char* dst = static_cast<char*>(args.recv);
+  const RingView ring(ctx.comm);
+  const Buffers buffers(ctx, args);
+  const size_t block = args.count;
   // In-place: the output is the rank's own block of the input, which is read last.
   const Sections slices(block, 1, ctx.slotElems());
   for (size_t s = 0; s < slices.size(); ++s) {
     const Range slice = slices.chunk(s, 0);
     auto at = [&](long b) {
-      return src + (static_cast<size_t>(modRank(b, n)) * block + slice.offset) * size;
+      return buffers.in(static_cast<size_t>(modRank(b, ring.n)) * block + slice.offset);
     };
-    send(ctx, next, at(r - 1), slice.count);
-    for (int j = 2; j < n; ++j) recvReduceSend(ctx, prev, at(r - j), next, slice.count);
-    recvReduceCopy(ctx, prev, at(r), dst + slice.offset * size, slice.count);
+    send(ctx, ring.next, at(ring.rank - 1), slice.count);
+    for (int j = 2; j < ring.n; ++j)
+      recvReduceSend(ctx, ring.prev, at(ring.rank - j), ring.next, slice.count);
+    recvReduceCopy(ctx, ring.prev, at(ring.rank), buffers.out(slice.offset), slice.count);
   }
-  finishAverage(ctx, dst, block);
+  finishAverage(ctx, buffers.dst, block);
 }
 
 }  // namespace tutti::runtime

@@ -171,12 +171,12 @@ TEST_CASE("launch environment from torchrun", "[bootstrap][launch_env]") {
     CHECK(launch.nranks == 8);
     CHECK(launch.localRank == 1);
     CHECK(launch.addr == "node17");
-    CHECK(launch.port == 29500);
+    CHECK(launch.port == 29501);  // MASTER_PORT itself is torchrun's own store
   }
   SECTION("TUTTI_ADDR and TUTTI_PORT override the master's") {
     env.set("TUTTI_ADDR", "10.0.0.1");
     CHECK(readLaunchEnv().addr == "10.0.0.1");
-    CHECK(readLaunchEnv().port == 29500);
+    CHECK(readLaunchEnv().port == 29501);
     env.set("TUTTI_PORT", "30000");
     CHECK(readLaunchEnv().port == 30000);
   }
