@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,19 @@ class SendConn {
   virtual void* tryAcquire() = 0;
   // Publishes the slot returned by the last tryAcquire with `bytes` (<= slotBytes()) valid.
   virtual void post(size_t bytes) = 0;
+  // Sends `bytes` (<= slotBytes()) from `data` as the next slot; false when no slot is free. A
+  // transport that sendsInPlace() keeps a pointer instead of copying: the data must stay
+  // unchanged until the runtime has drained its sends (Transport::sendsPending).
+  virtual bool tryPostFrom(const void* data, size_t bytes) {
+    void* slot = tryAcquire();
+    if (!slot) return false;
+    std::memcpy(slot, data, bytes);
+    post(bytes);
+    return true;
+  }
+  // True when tryPostFrom costs no copy (tcp: the socket reads the caller's memory), so that a
+  // step with a local result sends it from there rather than writing it twice.
+  virtual bool sendsInPlace() const { return false; }
 };
 
 class RecvConn {

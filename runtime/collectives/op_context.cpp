@@ -70,9 +70,11 @@ void OpContext::release(int peer) {
   comm.recvFrom(peer).release();
 }
 
-}  // namespace tutti::runtime
-
-namespace tutti::runtime {
+void OpContext::postFrom(int peer, const void* data, size_t bytes) {
+  transport::SendConn& conn = comm.sendTo(peer);
+  waitFor(*this, peer, "for a free slot to",
+          [&] { return conn.tryPostFrom(data, bytes) ? &conn : nullptr; });
+}
 
 void OpContext::drainSends() {
   Stall stall(*this);

@@ -67,6 +67,8 @@ struct OpContext {
 
   void* acquire(int peer);
   void post(int peer, size_t bytes);
+  // Waits for a free slot to peer and sends `bytes` from `data` (SendConn::tryPostFrom).
+  void postFrom(int peer, const void* data, size_t bytes);
   // Waits for the next slot from peer and checks that it holds exactly `bytes`.
   const void* peek(int peer, size_t bytes);
   void release(int peer);

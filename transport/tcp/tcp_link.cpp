@@ -61,6 +61,7 @@ TcpLink::TcpLink(int rank, int peer, std::string what, std::vector<Fd> sockets, 
       pending_(pending),
       sendSlots_(slots, slotBytes),
       sendLength_(slots),
+      sendData_(slots),
       sendHeader_(slots),
       sent_(slots),
       recvSlots_(slots, slotBytes),
@@ -82,16 +83,29 @@ Error TcpLink::remoteClosed(const char* how) const {
 
 // ---- sending ----
 
+bool TcpLink::hasFreeSendSlot() {
+  if (writeError_) throw *writeError_;
+  if (posted_ - freed_ < slots_) return true;
+  flushWrites();
+  if (writeError_) throw *writeError_;
+  return posted_ - freed_ < slots_;
+}
+
 void* TcpLink::Sender::tryAcquire() {
   TcpLink& l = link_;
-  if (l.writeError_) throw *l.writeError_;
-  if (l.posted_ - l.freed_ >= l.slots_) {
-    l.flushWrites();
-    if (l.writeError_) throw *l.writeError_;
-    if (l.posted_ - l.freed_ >= l.slots_) return nullptr;
-  }
+  if (!l.hasFreeSendSlot()) return nullptr;
   l.acquired_ = true;
   return l.sendSlots_.slot(l.posted_);
+}
+
+bool TcpLink::Sender::tryPostFrom(const void* data, size_t bytes) {
+  TcpLink& l = link_;
+  if (bytes > l.slotBytes_)
+    raise(ErrorCode::kInvalidUsage, "tcp: post of {} bytes to {} exceeds the slot size {}", bytes,
+          l.what_, l.slotBytes_);
+  if (!l.hasFreeSendSlot()) return false;
+  l.enqueue(static_cast<const std::byte*>(data), bytes);
+  return true;
 }
 
 void TcpLink::Sender::post(size_t bytes) {
@@ -101,15 +115,20 @@ void TcpLink::Sender::post(size_t bytes) {
   if (bytes > l.slotBytes_)
     raise(ErrorCode::kInvalidUsage, "tcp: post of {} bytes to {} exceeds the slot size {}", bytes,
           l.what_, l.slotBytes_);
-  const uint64_t frame = l.posted_;
-  const size_t slot = frame % l.slots_;
-  l.sendLength_[slot] = static_cast<uint32_t>(bytes);
-  for (size_t i = 0; i < kHeaderBytes; ++i)
-    l.sendHeader_[slot][i] = static_cast<uint8_t>((bytes >> (8 * i)) & 0xff);
-  ++l.posted_;
   l.acquired_ = false;
-  if (l.writeError_) return;  // thrown by the next tryAcquire
-  if (l.writeSocket(static_cast<int>(frame % l.sockets_.size()))) l.pending_->add(&l);
+  l.enqueue(l.sendSlots_.slot(l.posted_), bytes);
+}
+
+void TcpLink::enqueue(const std::byte* data, size_t bytes) {
+  const uint64_t frame = posted_;
+  const size_t slot = frame % slots_;
+  sendLength_[slot] = static_cast<uint32_t>(bytes);
+  sendData_[slot] = data;
+  for (size_t i = 0; i < kHeaderBytes; ++i)
+    sendHeader_[slot][i] = static_cast<uint8_t>((bytes >> (8 * i)) & 0xff);
+  ++posted_;
+  if (writeError_) return;  // thrown by the next tryAcquire
+  if (writeSocket(static_cast<int>(frame % sockets_.size()))) pending_->add(this);
 }
 
 bool TcpLink::flushWrites() {
@@ -137,7 +156,7 @@ bool TcpLink::writeSocket(int index) {
         skip -= kHeaderBytes;
       }
       if (sendLength_[slot] > skip) {
-        iov[count++] = {sendSlots_.slot(f) + skip, sendLength_[slot] - skip};
+        iov[count++] = {const_cast<std::byte*>(sendData_[slot]) + skip, sendLength_[slot] - skip};
         total += sendLength_[slot] - skip;
       }
       skip = 0;

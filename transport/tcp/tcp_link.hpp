@@ -107,6 +107,8 @@ class TcpLink {
     size_t slotBytes() const override { return link_.slotBytes_; }
     void* tryAcquire() override;
     void post(size_t bytes) override;
+    bool tryPostFrom(const void* data, size_t bytes) override;
+    bool sendsInPlace() const override { return true; }
 
    private:
     TcpLink& link_;
@@ -123,6 +125,9 @@ class TcpLink {
     TcpLink& link_;
   };
 
+  bool hasFreeSendSlot();  // throws the stored write error
+  // Queues frame posted_ with `bytes` from `data` and starts writing it.
+  void enqueue(const std::byte* data, size_t bytes);
   bool writeSocket(int index);  // true while frames stay queued on it
   void frameSent(uint64_t frame);
   void advanceWritten(Socket& socket, size_t bytes);
@@ -144,6 +149,7 @@ class TcpLink {
   // fully written (frames complete out of order across sockets).
   SlotBuffer sendSlots_;
   std::vector<uint32_t> sendLength_;
+  std::vector<const std::byte*> sendData_;  // a staging slot, or the caller's memory
   std::vector<std::array<uint8_t, 4>> sendHeader_;
   std::vector<bool> sent_;
   uint64_t posted_ = 0;
