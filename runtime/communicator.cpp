@@ -32,18 +32,15 @@ Settings Settings::fromConfig() {
   return settings;
 }
 
-std::unique_ptr<Communicator> Communicator::create(std::shared_ptr<bootstrap::Store> store,
-                                                   std::shared_ptr<void> keepAlive, std::string tag,
-                                                   int rank, std::vector<PeerInfo> peers,
-                                                   const Settings& settings, const Secret& secret) {
+std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string tag, int rank,
+                                                   std::vector<PeerInfo> peers,
+                                                   const Settings& settings) {
   std::unique_ptr<Communicator> comm(new Communicator());
-  comm->store_ = std::move(store);
-  comm->keepAlive_ = std::move(keepAlive);
+  comm->job_ = std::move(job);
   comm->tag_ = std::move(tag);
   comm->rank_ = rank;
   comm->peers_ = std::move(peers);
   comm->settings_ = settings;
-  comm->secret_ = secret;
   comm->engine_ = std::make_unique<Engine>(
       [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
   for (const PeerInfo& peer : comm->peers_) {
@@ -63,11 +60,11 @@ std::unique_ptr<Communicator> Communicator::create(std::shared_ptr<bootstrap::St
       std::count_if(comm->peers_.begin(), comm->peers_.end(),
                     [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
   comm->oversubscribed_ = comm->localSize_ > availableCores();
-  comm->connect(secret);
+  comm->connect();
   return comm;
 }
 
-void Communicator::connect(const Secret& secret) {
+void Communicator::connect() {
   const int n = size();
   const Deadline deadline = Deadline::after(settings_.timeout);
   const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
@@ -85,7 +82,7 @@ void Communicator::connect(const Secret& secret) {
   options.rank = rank_;
   options.nranks = n;
   options.jobTag = tag_;
-  options.secret = secret;
+  options.secret = job_.secret;
   options.slotBytes = settings_.slotBytes;
   options.slots = settings_.slots;
   options.socketsPerPeer = settings_.socketsPerPeer;
@@ -94,13 +91,12 @@ void Communicator::connect(const Secret& secret) {
   const bool anyTcp = !tcpPeers.empty();
   if (anyShm) shm_ = transport::makeShmTransport(options);
   if (anyTcp) {
-    SockAddr rendezvous = bootstrap::chooseAddress(nullptr);
-    options.bindHost = rendezvous.host();
+    options.bindHost = bootstrap::chooseAddress(&job_.rendezvous).host();
     tcp_ = transport::makeTcpTransport(options);
   }
   const std::string mine =
       (shm_ ? shm_->localAddress() : "") + "\n" + (tcp_ ? tcp_->localAddress() : "");
-  const auto all = bootstrap::allgather(*store_, tag_ + "/addresses", rank_, n, mine, deadline);
+  const auto all = bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline);
   std::vector<std::string> shmAddresses(static_cast<size_t>(n)),
       tcpAddresses(static_cast<size_t>(n));
   for (int peer = 0; peer < n; ++peer) {
@@ -113,7 +109,7 @@ void Communicator::connect(const Secret& secret) {
   }
   if (shm_) shm_->connect(shmPeers, shmAddresses, deadline);
   if (tcp_) tcp_->connect(tcpPeers, tcpAddresses, deadline);
-  bootstrap::barrier(*store_, tag_ + "/connected", n, deadline);
+  bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline);
   if (shm_) shm_->connected();
   if (tcp_) tcp_->connected();
 
@@ -180,7 +176,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key) {
   const Deadline deadline = Deadline::after(settings_.timeout);
   const std::string prefix = tag_ + "/split" + std::to_string(splits_++);
   const auto all = bootstrap::allgather(
-      *store_, prefix, rank_, n, std::to_string(color) + " " + std::to_string(key), deadline);
+      *job_.store, prefix, rank_, n, std::to_string(color) + " " + std::to_string(key), deadline);
   struct Member {
     int key;
     int rank;
@@ -208,7 +204,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key) {
   // Tags name shm segments too, so they use no '/'.
   const std::string childTag =
       tag_ + ".s" + std::to_string(splits_ - 1) + "c" + std::to_string(color);
-  return create(store_, keepAlive_, childTag, newRank, std::move(peers), settings_, secret_);
+  return create(job_, childTag, newRank, std::move(peers), settings_);
 }
 
 }  // namespace tutti::runtime

@@ -30,14 +30,22 @@ struct Settings {
   static Settings fromConfig();  // validates the TUTTI_* variables
 };
 
+// What a world and the communicators split from it share: the store, what keeps it served, the
+// rendezvous address (TCP listens on the interface that routes there) and the job secret.
+struct JobBootstrap {
+  std::shared_ptr<bootstrap::Store> store;
+  std::shared_ptr<void> keepAlive;  // e.g. the rendezvous server hosted by this rank
+  SockAddr rendezvous;
+  Secret secret;
+};
+
 class Communicator {
  public:
   // The collective part of every init: transports chosen per peer, addresses exchanged through
   // the store under `tag`, connections opened. peers[i] describes the rank that will be rank i.
-  static std::unique_ptr<Communicator> create(std::shared_ptr<bootstrap::Store> store,
-                                              std::shared_ptr<void> keepAlive, std::string tag,
-                                              int rank, std::vector<PeerInfo> peers,
-                                              const Settings& settings, const Secret& secret);
+  static std::unique_ptr<Communicator> create(JobBootstrap job, std::string tag, int rank,
+                                              std::vector<PeerInfo> peers,
+                                              const Settings& settings);
   ~Communicator();
 
   int rank() const { return rank_; }
@@ -75,10 +83,9 @@ class Communicator {
 
  private:
   Communicator() = default;
-  void connect(const Secret& secret);
+  void connect();
 
-  std::shared_ptr<bootstrap::Store> store_;
-  std::shared_ptr<void> keepAlive_;  // e.g. the rendezvous server hosted by this rank
+  JobBootstrap job_;
   std::string tag_;
   int rank_ = 0;
   int localRank_ = 0;
@@ -86,7 +93,6 @@ class Communicator {
   bool oversubscribed_ = false;
   std::vector<PeerInfo> peers_;
   Settings settings_;
-  Secret secret_;
   std::unique_ptr<transport::Transport> shm_;
   std::unique_ptr<transport::Transport> tcp_;
   std::vector<transport::SendConn*> sendConns_;

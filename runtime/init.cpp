@@ -12,12 +12,11 @@ void checkRankAndSize(int rank, int nranks) {
 }
 
 // Joins the job through the store, allgathers who everyone is, and connects.
-std::unique_ptr<Communicator> joinWorld(std::shared_ptr<bootstrap::Store> store,
-                                        std::shared_ptr<void> keepAlive, int rank, int nranks,
-                                        const Secret& secret) {
+std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks) {
   const Settings settings = Settings::fromConfig();
   const Deadline deadline = Deadline::after(settings.timeout);
   const PeerInfo self = PeerInfo::local(rank, settings.slotBytes, settings.slots);
+  bootstrap::Store* store = job.store.get();
   store->join(rank, nranks, describe(self), deadline);
   // The tag names this world's shm segments and prefixes its store keys: random, so that two
   // jobs on one host never collide.
@@ -27,8 +26,7 @@ std::unique_ptr<Communicator> joinWorld(std::shared_ptr<bootstrap::Store> store,
       bootstrap::allgather(*store, tag + "/peers", rank, nranks, self.encode(), deadline);
   std::vector<PeerInfo> peers;
   for (const std::string& record : records) peers.push_back(PeerInfo::decode(record));
-  return Communicator::create(std::move(store), std::move(keepAlive), tag, rank, std::move(peers),
-                              settings, secret);
+  return Communicator::create(std::move(job), tag, rank, std::move(peers), settings);
 }
 
 }  // namespace
@@ -36,21 +34,20 @@ std::unique_ptr<Communicator> joinWorld(std::shared_ptr<bootstrap::Store> store,
 std::unique_ptr<Communicator> initRank(const bootstrap::UniqueId& id, int rank, int nranks) {
   checkRankAndSize(rank, nranks);
   const Settings settings = Settings::fromConfig();
-  std::shared_ptr<bootstrap::Store> store = bootstrap::connectStore(
-      SockAddr::resolve(id.host, id.port), id.secret, Deadline::after(settings.timeout));
-  return joinWorld(std::move(store), nullptr, rank, nranks, id.secret);
+  JobBootstrap job{nullptr, nullptr, SockAddr::resolve(id.host, id.port), id.secret};
+  job.store = bootstrap::connectStore(job.rendezvous, id.secret, Deadline::after(settings.timeout));
+  return joinWorld(std::move(job), rank, nranks);
 }
 
 std::unique_ptr<Communicator> initFromEnv() {
   const bootstrap::LaunchEnv env = bootstrap::readLaunchEnv();
   checkRankAndSize(env.rank, env.nranks);
   const Settings settings = Settings::fromConfig();
-  const SockAddr rendezvous = SockAddr::resolve(env.addr, env.port);
-  std::shared_ptr<void> server;
-  if (env.rank == 0) server = bootstrap::StoreServer::start(rendezvous, env.secret);
-  std::shared_ptr<bootstrap::Store> store =
-      bootstrap::connectStore(rendezvous, env.secret, Deadline::after(settings.timeout));
-  return joinWorld(std::move(store), std::move(server), env.rank, env.nranks, env.secret);
+  JobBootstrap job{nullptr, nullptr, SockAddr::resolve(env.addr, env.port), env.secret};
+  if (env.rank == 0) job.keepAlive = bootstrap::StoreServer::start(job.rendezvous, env.secret);
+  job.store =
+      bootstrap::connectStore(job.rendezvous, env.secret, Deadline::after(settings.timeout));
+  return joinWorld(std::move(job), env.rank, env.nranks);
 }
 
 std::vector<std::unique_ptr<Communicator>> initAll(int nranks) {
