@@ -157,6 +157,9 @@ struct GroupItem {
 struct Group {
   int depth = 0;
   std::vector<GroupItem> items;
+  // The first call of the group that failed: groupEnd reports it too and runs nothing, so a
+  // caller that checks only the group's end still learns of it.
+  std::optional<Error> failure;
 };
 
 thread_local Group group;
@@ -205,16 +208,25 @@ Task groupTask(Communicator& comm, std::vector<GroupItem> items) {
   };
 }
 
-}  // namespace
+// Runs a call; inside a group, its failure is also kept for groupEnd.
+template <typename Call>
+std::shared_ptr<Request> remembered(Call call) {
+  try {
+    return call();
+  } catch (const Error& error) {
+    if (group.depth > 0 && !group.failure) group.failure = error;
+    throw;
+  }
+}
 
-std::shared_ptr<Request> launch(Communicator& comm, const CollectiveCall& call, bool async) {
+std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& call, bool async) {
   const size_t bytes = validate(comm, call);
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
   return issue(comm, sequence, collectiveTask(comm, call, bytes, sequence), async);
 }
 
-std::shared_ptr<Request> barrier(Communicator& comm, bool async) {
+std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
   auto task = [&comm, sequence] {
@@ -229,9 +241,9 @@ std::shared_ptr<Request> barrier(Communicator& comm, bool async) {
   return issue(comm, sequence, std::move(task), async);
 }
 
-std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* sendBuffer,
-                                  void* recvBuffer, size_t count, kernels::DataType dtype, int peer,
-                                  bool async) {
+std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void* sendBuffer,
+                                     void* recvBuffer, size_t count, kernels::DataType dtype,
+                                     int peer, bool async) {
   const char* what = isSend ? "send" : "recv";
   checkType(comm, what, dtype);
   checkRank(comm, what, peer, "peer");
@@ -251,6 +263,23 @@ std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* s
   return issue(comm, sequence, groupTask(comm, std::move(single)), async);
 }
 
+}  // namespace
+
+std::shared_ptr<Request> launch(Communicator& comm, const CollectiveCall& call, bool async) {
+  return remembered([&] { return launchNow(comm, call, async); });
+}
+
+std::shared_ptr<Request> barrier(Communicator& comm, bool async) {
+  return remembered([&] { return barrierNow(comm, async); });
+}
+
+std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* sendBuffer,
+                                  void* recvBuffer, size_t count, kernels::DataType dtype, int peer,
+                                  bool async) {
+  return remembered(
+      [&] { return sendRecvNow(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer, async); });
+}
+
 void groupStart() {
   ++group.depth;
 }
@@ -260,6 +289,11 @@ std::shared_ptr<Request> groupEnd(bool async) {
   if (--group.depth > 0) return nullptr;
   std::vector<GroupItem> items = std::move(group.items);
   group.items.clear();
+  if (group.failure) {
+    const Error failure = *group.failure;
+    group.failure.reset();
+    raise(failure.code(), "the group was not run: {}", failure.what());
+  }
   // One task per communicator, all submitted before any is waited for: a thread that drives
   // several ranks' communicators (a thread world) must start them all.
   std::vector<Communicator*> comms;

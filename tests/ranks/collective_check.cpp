@@ -40,9 +40,13 @@ tuttiResult_t issue(tuttiComm_t comm, const Case& c, const void* send, void* rec
     case Kind::kSendRecv: {
       // Everyone sends to the next rank and receives from the previous one, in a group.
       tutti_group_start();
-      tutti_send(send, c.count, c.dtype, modRank(rank + 1, n), comm, nullptr);
-      tutti_recv(recv, c.count, c.dtype, modRank(rank - 1, n), comm, nullptr);
+      const tuttiResult_t sent =
+          tutti_send(send, c.count, c.dtype, modRank(rank + 1, n), comm, nullptr);
+      const tuttiResult_t received =
+          tutti_recv(recv, c.count, c.dtype, modRank(rank - 1, n), comm, nullptr);
       rc = c.async ? tutti_group_end_async(&request) : tutti_group_end();
+      if (sent != tuttiSuccess) rc = sent;
+      if (received != tuttiSuccess) rc = received;
       break;
     }
   }

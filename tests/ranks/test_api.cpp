@@ -240,3 +240,24 @@ TEST_CASE("the C++ API wraps the C ABI", "[api][cpp]") {
     CHECK_THAT(error.what(), Contains("sendbuf is NULL"));
   }
 }
+
+TEST_CASE("a group with a failed call reports it at its end and runs nothing", "[api][group]") {
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::vector<int32_t> data(8, 5), out(8, -1);
+  REQUIRE(tutti_group_start() == tuttiSuccess);
+  CHECK(tutti_send(data.data(), 8, tuttiInt32, 7, world.comm(0), nullptr) == tuttiInvalidArgument);
+  CHECK(tutti_recv(out.data(), 8, tuttiInt32, 0, world.comm(0), nullptr) == tuttiSuccess);
+  CHECK(tutti_group_end() == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("the group was not run") && Contains("peer 7"));
+  CHECK(out == std::vector<int32_t>(8, -1));
+  // The next group is clean.
+  const auto received = onEveryRank<int32_t>(2, [&](int rank) {
+    int32_t mine = rank + 40, theirs = 0;
+    tutti_group_start();
+    tutti_send(&mine, 1, tuttiInt32, 1 - rank, world.comm(rank), nullptr);
+    tutti_recv(&theirs, 1, tuttiInt32, 1 - rank, world.comm(rank), nullptr);
+    return tutti_group_end() == tuttiSuccess ? theirs : -1;
+  });
+  CHECK(received == std::vector<int32_t>{41, 40});
+}
