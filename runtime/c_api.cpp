@@ -200,6 +200,14 @@ tuttiResult_t tutti_comm_local_size(tuttiComm_t comm, int* localSize) {
   });
 }
 
+tuttiResult_t tutti_comm_set_algorithm(tuttiComm_t comm, const char* algorithm) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    if (!algorithm) raise(ErrorCode::kInvalidArgument, "rank {}: algorithm is NULL", c.rank());
+    c.setAlgorithm(algorithm);
+  });
+}
+
 tuttiResult_t tutti_comm_get_async_error(tuttiComm_t comm, tuttiResult_t* error) {
   return guard([&] {
     checkOut(error, "error");

@@ -146,6 +146,14 @@ void Communicator::progress() {
   if (shm_) shm_->progress();
 }
 
+void Communicator::setAlgorithm(const std::string& algorithm) {
+  if (algorithm != "auto" && algorithm != "ring" && algorithm != "tree" && algorithm != "oneshot")
+    raise(ErrorCode::kInvalidArgument,
+          "rank {}: algorithm '{}' is not one of auto, ring, tree, oneshot", rank_, algorithm);
+  // Through the engine, so that operations already issued keep the algorithm they were issued with.
+  engine_->run([&] { settings_.algorithm = algorithm; });
+}
+
 void Communicator::recordFailure(const Error& error) {
   std::lock_guard lock(failureMutex_);
   if (failure_) return;

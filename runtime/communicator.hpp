@@ -56,6 +56,8 @@ class Communicator {
   bool oversubscribed() const { return oversubscribed_; }
   const PeerInfo& peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
   const Settings& settings() const { return settings_; }
+  // "auto", "ring", "tree" or "oneshot" (kInvalidArgument otherwise); ordered with the operations.
+  void setAlgorithm(const std::string& algorithm);
   const std::string& tag() const { return tag_; }
   const char* transportTo(int peer) const;
 

@@ -84,6 +84,10 @@ tuttiResult_t tutti_comm_rank(tuttiComm_t comm, int* rank);
 tuttiResult_t tutti_comm_size(tuttiComm_t comm, int* size);
 tuttiResult_t tutti_comm_local_rank(tuttiComm_t comm, int* local_rank);
 tuttiResult_t tutti_comm_local_size(tuttiComm_t comm, int* local_size);
+/* Forces the all-reduce algorithm of this communicator's later operations, as TUTTI_ALGO does for
+ * all of them: "auto" (the cost model), "ring", "tree" or "oneshot". Every rank must set the same
+ * before its next all-reduce. */
+tuttiResult_t tutti_comm_set_algorithm(tuttiComm_t comm, const char* algorithm);
 /* The communicator's first error, if any (tuttiSuccess while healthy). */
 tuttiResult_t tutti_comm_get_async_error(tuttiComm_t comm, tuttiResult_t* error);
 

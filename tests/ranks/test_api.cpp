@@ -241,6 +241,25 @@ TEST_CASE("the C++ API wraps the C ABI", "[api][cpp]") {
   }
 }
 
+TEST_CASE("the all-reduce algorithm can be chosen per communicator", "[api][algorithm]") {
+  ThreadWorld world(3);
+  REQUIRE(world.ok());
+  CHECK(tutti_comm_set_algorithm(world.comm(0), "fastest") == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("'fastest' is not one of auto, ring, tree, oneshot"));
+  CHECK(tutti_comm_set_algorithm(world.comm(0), nullptr) == tuttiInvalidArgument);
+  for (const char* algorithm : {"ring", "tree", "oneshot", "auto"}) {
+    const auto sums = onEveryRank<int64_t>(3, [&](int rank) {
+      if (tutti_comm_set_algorithm(world.comm(rank), algorithm) != tuttiSuccess) return int64_t{-1};
+      std::vector<int64_t> data(100000, rank + 1);
+      if (tutti_allreduce(data.data(), data.data(), data.size(), tuttiInt64, tuttiSum,
+                          world.comm(rank), nullptr) != tuttiSuccess)
+        return int64_t{-1};
+      return data[99999];
+    });
+    CHECK(sums == std::vector<int64_t>{6, 6, 6});
+  }
+}
+
 TEST_CASE("a group with a failed call reports it at its end and runs nothing", "[api][group]") {
   ThreadWorld world(2);
   REQUIRE(world.ok());
