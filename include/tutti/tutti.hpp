@@ -7,6 +7,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,39 +31,27 @@ inline void check(tuttiResult_t result) {
                     std::string(tutti_get_error_string(result)) + ": " + tutti_get_last_error());
 }
 
+// The tutti data type of a C++ element type.
 template <typename T>
-constexpr tuttiDataType_t dataTypeOf();
-template <>
-constexpr tuttiDataType_t dataTypeOf<int8_t>() {
-  return tuttiInt8;
-}
-template <>
-constexpr tuttiDataType_t dataTypeOf<uint8_t>() {
-  return tuttiUint8;
-}
-template <>
-constexpr tuttiDataType_t dataTypeOf<int32_t>() {
-  return tuttiInt32;
-}
-template <>
-constexpr tuttiDataType_t dataTypeOf<uint32_t>() {
-  return tuttiUint32;
-}
-template <>
-constexpr tuttiDataType_t dataTypeOf<int64_t>() {
-  return tuttiInt64;
-}
-template <>
-constexpr tuttiDataType_t dataTypeOf<uint64_t>() {
-  return tuttiUint64;
-}
-template <>
-constexpr tuttiDataType_t dataTypeOf<float>() {
-  return tuttiFloat32;
-}
-template <>
-constexpr tuttiDataType_t dataTypeOf<double>() {
-  return tuttiFloat64;
+constexpr tuttiDataType_t dataTypeOf() {
+  if constexpr (std::is_same_v<T, int8_t>)
+    return tuttiInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return tuttiUint8;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return tuttiInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return tuttiUint32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return tuttiInt64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return tuttiUint64;
+  else if constexpr (std::is_same_v<T, float>)
+    return tuttiFloat32;
+  else if constexpr (std::is_same_v<T, double>)
+    return tuttiFloat64;
+  else
+    static_assert(sizeof(T) == 0, "tutti has no data type for this element type");
 }
 
 // An asynchronous operation in flight; waits for it on destruction.
