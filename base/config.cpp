@@ -35,6 +35,8 @@ const std::vector<Var>& table() {
       {"TUTTI_PORT", Type::kInt, "", "", 1, 65535, "rendezvous port"},
       {"TUTTI_SECRET", Type::kString, "", "", 0, 0,
        "job secret, 32 hex digits; ranks that cannot prove it are refused"},
+      {"TUTTI_BENCH_FAULT", Type::kString, "", "", 0, 0,
+       "test only: tutti-bench corrupts one output element (RANK:INDEX) to prove its check"},
   };
   return vars;
 }

@@ -93,8 +93,8 @@ T expectedInteger(int64_t exact, tuttiRedOp_t op, int nranks) {
 }
 
 template <typename T>
-int64_t countWrongTyped(const void* result, size_t count, const std::vector<int64_t>& exact,
-                        tuttiRedOp_t op, int nranks) {
+int64_t countWrongTyped(const void* result, size_t count, size_t firstIndex,
+                        const std::vector<int64_t>& exact, tuttiRedOp_t op, int nranks) {
   const size_t period = exact.size();
   std::vector<T> expectedInt(period);
   std::vector<double> expectedFloat(period);
@@ -108,7 +108,7 @@ int64_t countWrongTyped(const void* result, size_t count, const std::vector<int6
   const double ulp = std::ldexp(1.0, -kMantissaBits<T>);
   const auto* data = static_cast<const unsigned char*>(result);
   int64_t wrong = 0;
-  for (size_t i = 0, p = 0; i < count; ++i, p = (p + 1 == period ? 0 : p + 1)) {
+  for (size_t i = 0, p = firstIndex % period; i < count; ++i, p = (p + 1 == period ? 0 : p + 1)) {
     T got;
     std::memcpy(&got, data + i * sizeof(T), sizeof(T));
     if constexpr (kIsInteger<T>) {
@@ -192,10 +192,21 @@ void CheckData::fillPoison(void* buffer, size_t bytes) {
   std::memset(buffer, 0xff, bytes);
 }
 
-int64_t CheckData::countWrong(const void* result, size_t count) const {
+int64_t CheckData::countWrong(const void* result, size_t count, size_t firstIndex,
+                              int source) const {
+  if (source == kReduced) {
+    int64_t wrong = 0;
+    visitType(dtype_, [&]<typename T>() {
+      wrong = countWrongTyped<T>(result, count, firstIndex, exact_, op_, nranks_);
+    });
+    return wrong;
+  }
+  std::vector<int64_t> copied(period_);  // a copy is exact: compared as max's results are
+  for (size_t p = 0; p < period_; ++p) copied[p] = value(source, p);
   int64_t wrong = 0;
-  visitType(dtype_,
-            [&]<typename T>() { wrong = countWrongTyped<T>(result, count, exact_, op_, nranks_); });
+  visitType(dtype_, [&]<typename T>() {
+    wrong = countWrongTyped<T>(result, count, firstIndex, copied, tuttiMax, nranks_);
+  });
   return wrong;
 }
 

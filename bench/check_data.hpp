@@ -1,4 +1,5 @@
-// Inputs whose all-reduce is known exactly, and the count of wrong elements in a result.
+// Inputs whose reductions are known exactly, and the count of wrong elements in a result of any
+// collective (a reduction of all ranks' inputs, or a copy of one rank's).
 //
 // nccl-tests' trick: every rank's input is a small integer derived from (rank, index), so the
 // reduction is exact in any order and in every type, and the expected value is computed here
@@ -31,8 +32,12 @@ class CheckData {
   void fillInput(void* buffer, size_t count, int rank) const;
   // Bytes that no correct result contains (all ones: NaN, -1 or the largest value).
   static void fillPoison(void* buffer, size_t bytes);
-  // Elements of an all-reduce result that differ from the expected value.
-  int64_t countWrong(const void* result, size_t count) const;
+  // Elements that differ from the expected value, where element i of `result` is expected to be
+  // index firstIndex + i of the reduction over all ranks (source == kReduced) or of rank
+  // `source`'s input (a copy, as broadcast or allgather make).
+  static constexpr int kReduced = -1;
+  int64_t countWrong(const void* result, size_t count, size_t firstIndex = 0,
+                     int source = kReduced) const;
 
   // The rank's input value at an index (for tests).
   int64_t value(int rank, size_t index) const;

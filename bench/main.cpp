@@ -1,7 +1,11 @@
 // tutti-bench: collective bandwidth in nccl-tests' format.
 //
-//   tutti-bench allreduce [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5] [-c 1] [-d float]
-//                         [-o sum] [-z 0] [--ranks N]
+//   tutti-bench COLLECTIVE [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5] [-m 1] [-c 1]
+//                          [-d float|all] [-o sum|all] [-r 0|all] [-a 1] [-N 1] [-T SECONDS] [-u]
+//                          [-I] [-M] [-z 0] [--algo NAME|all] [--transport shm|tcp]
+//                          [--buffers host] [--quiet|--verbose] [--ranks N]
+//
+// COLLECTIVE: allreduce reducescatter allgather broadcast reduce alltoall sendrecv barrier.
 //
 // Without --ranks the process is one rank of a job started by a launcher (tuttirun, mpirun,
 // torchrun, srun: tutti_comm_init_env reads their variables). With --ranks N it starts N local
@@ -11,11 +15,14 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "bench/allreduce.hpp"
+#include "bench/benchmark.hpp"
+#include "bench/json_report.hpp"
 #include "bench/options.hpp"
 #include "tools/launch/launch.hpp"
 
@@ -46,9 +53,22 @@ int main(int argc, char** argv) {
     std::fputs(parsed.message.c_str(), parsed.exitCode ? stderr : stdout);
     return parsed.exitCode;
   }
+  // Before init here, and inherited by spawned ranks.
+  if (!parsed.options.transport.empty())
+    setenv("TUTTI_TRANSPORT", parsed.options.transport.c_str(), 1);
+  // Read before anything runs: a bad baseline is bad input.
+  std::optional<tutti::bench::Results> baseline;
+  if (!parsed.options.comparePath.empty()) {
+    try {
+      baseline = tutti::bench::readJson(parsed.options.comparePath);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tutti-bench: --compare: {}\n", e.what());
+      return 2;
+    }
+  }
   try {
     if (parsed.options.ranks > 0) return spawnSelf(parsed.options, argc, argv);
-    return tutti::bench::runAllreduce(parsed.options);
+    return tutti::bench::runBenchmark(parsed.options, baseline ? &*baseline : nullptr);
   } catch (const std::exception& e) {
     fmt::print(stderr, "tutti-bench: {}\n", e.what());
     return 1;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "bench/collectives.hpp"
 #include "bench/types.hpp"
 
 namespace tutti::bench {
@@ -16,10 +17,13 @@ constexpr int kUsageError = 2;
 // The raw text of the options whose values tutti-bench checks itself, so that a message can
 // quote what the user typed.
 struct RawOptions {
-  std::string minBytes = "8", maxBytes = "64M", stepBytes, dtype = "float", op = "sum";
+  std::string minBytes = "8", maxBytes = "64M", stepBytes, dtype = "float", op = "sum", root = "0";
+  std::string algo;
 };
 
-void addAllreduceOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
+const std::vector<std::string> kAlgorithms = {"ring", "tree", "oneshot", "auto"};
+
+void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("-b,--minbytes", raw.minBytes, "smallest message size (K/M/G suffixes)")
       ->capture_default_str();
   sub.add_option("-e,--maxbytes", raw.maxBytes, "largest message size")->capture_default_str();
@@ -34,13 +38,54 @@ void addAllreduceOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("-w,--warmup_iters", o.warmupIters, "warm-up iterations")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub.add_option("-m,--agg_iters", o.aggIters, "operations per iteration, issued in one group")
+      ->capture_default_str()
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   sub.add_option("-c,--check", o.check, "check the results this many times per size (0: none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   sub.add_option("-d,--datatype", raw.dtype,
-                 "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double")
+                 "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double, or all")
       ->capture_default_str();
-  sub.add_option("-o,--op", raw.op, "sum prod min max avg")->capture_default_str();
+  sub.add_option("-o,--op", raw.op, "sum prod min max avg, or all")->capture_default_str();
+  sub.add_option("-r,--root", raw.root, "root rank of broadcast and reduce, or all")
+      ->capture_default_str();
+  sub.add_option("-a,--average", o.aggregate,
+                 "time reported across ranks: 0 rank 0, 1 average, 2 minimum, 3 maximum")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3));
+  sub.add_option("-N,--run_cycles", o.cycles, "run the whole sweep this many times (0: forever)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("-T,--timeout", o.timeoutSeconds,
+                 "abort when one size takes longer than this many seconds (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_flag("-u,--misaligned", o.misaligned, "buffers start one element past an alignment");
+  sub.add_flag("-I,--iteration_stats", o.iterationStats,
+               "time every iteration: min, max, p50, p99, coefficient of variation");
+  sub.add_flag("-M,--memory", o.memoryReport, "report buffer sizes and peak resident memory");
+  CLI::Option* verbose =
+      sub.add_flag("--verbose", o.verbose, "also print each case and warm-up as it starts");
+  sub.add_flag("--quiet", o.quiet, "print the table only")->excludes(verbose);
+  sub.add_option("--algo", raw.algo,
+                 "all-reduce algorithm: ring, tree, oneshot, auto, or all (a column group each)")
+      ->check(CLI::IsMember({"ring", "tree", "oneshot", "auto", "all"}));
+  sub.add_option("--transport", o.transport, "shm or tcp (sets TUTTI_TRANSPORT for the job)")
+      ->check(CLI::IsMember({"shm", "tcp"}));
+  sub.add_option("--buffers", o.buffers, "where the buffers live: host")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"host"}));
+  sub.add_option("-J,--json", o.jsonPath, "write the results as JSON to this file");
+  sub.add_option("--csv", o.csvPath, "write the results as CSV to this file");
+  sub.add_option("--plot", o.plotPath, "plot busbw against size into this SVG file");
+  sub.add_option("--compare", o.comparePath,
+                 "compare with a -J file: a ratio column (busbw / the baseline's, out-of-place)");
+  sub.add_option("--min-ratio", o.minRatio, "with --compare: fail when a ratio is below this")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--min-busbw", o.minBusBw,
+                 "fail when the average bus bandwidth (GB/s) is below this")
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("-z,--blocking", o.blocking, "accepted for nccl-tests compatibility")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -58,12 +103,45 @@ ParseResult usageError(const CLI::App& app, const std::string& what) {
 
 // Checks the values CLI11 could not; an error message, or nullopt when all is well.
 std::optional<std::string> finish(BenchOptions& o, const RawOptions& raw) {
-  auto dtype = parseDataType(raw.dtype);
-  if (!dtype) return fmt::format("unknown data type '{}' (-d)", raw.dtype);
-  o.dtype = *dtype;
-  auto op = parseRedOp(raw.op);
-  if (!op) return fmt::format("unknown reduction op '{}' (-o)", raw.op);
-  o.op = *op;
+  o.dtypes.clear();
+  if (raw.dtype == "all") {
+    for (int t = 0; t < tuttiNumTypes; ++t) o.dtypes.push_back(static_cast<tuttiDataType_t>(t));
+  } else if (auto dtype = parseDataType(raw.dtype)) {
+    o.dtypes.push_back(*dtype);
+  } else {
+    return fmt::format("unknown data type '{}' (-d)", raw.dtype);
+  }
+  o.ops.clear();
+  if (raw.op == "all") {
+    for (int op = 0; op < tuttiNumOps; ++op) o.ops.push_back(static_cast<tuttiRedOp_t>(op));
+  } else if (auto op = parseRedOp(raw.op)) {
+    o.ops.push_back(*op);
+  } else {
+    return fmt::format("unknown reduction op '{}' (-o)", raw.op);
+  }
+  if (raw.algo == "all") {
+    o.algorithms = kAlgorithms;
+  } else if (!raw.algo.empty()) {
+    o.algorithms = {raw.algo};
+  }
+  if (!o.algorithms.empty() && o.collective != "allreduce") {
+    return fmt::format("--algo chooses all-reduce algorithms: not for {}", o.collective);
+  }
+  o.allRoots = raw.root == "all";
+  if (!o.allRoots) {
+    size_t end = 0;
+    try {
+      o.root = std::stoi(raw.root, &end);
+    } catch (const std::exception&) {
+      end = 0;
+    }
+    if (end == 0 || end != raw.root.size() || o.root < 0) {
+      return fmt::format("-r {}: not a rank (a number >= 0, or all)", raw.root);
+    }
+    if (o.ranks > 0 && o.root >= o.ranks) {
+      return fmt::format("-r {}: root must be below the number of ranks ({})", o.root, o.ranks);
+    }
+  }
   const char* sizeHelp = "not a size (a number with an optional K, M or G suffix)";
   auto minBytes = parseSize(raw.minBytes);
   if (!minBytes) return fmt::format("-b {}: {}", raw.minBytes, sizeHelp);
@@ -81,17 +159,19 @@ std::optional<std::string> finish(BenchOptions& o, const RawOptions& raw) {
   } else if (o.minBytes == 0) {
     return std::string("-b 0 with a step factor never grows: give -b > 0 or a step with -i");
   }
-  const size_t unit = typeSize(o.dtype);
-  auto note = [&](const char* flag, const std::string& text, size_t bytes) {
-    if (bytes % unit != 0) {
-      o.notes.push_back(fmt::format(
-          "tutti-bench: {} {} is not a multiple of the size of {} ({} bytes): rounded down", flag,
-          text, typeName(o.dtype), unit));
-    }
-  };
-  note("-b", raw.minBytes, o.minBytes);
-  note("-e", raw.maxBytes, o.maxBytes);
-  if (o.stepBytes) note("-i", raw.stepBytes, o.stepBytes);
+  for (tuttiDataType_t dtype : o.dtypes) {
+    const size_t unit = typeSize(dtype);
+    auto note = [&](const char* flag, const std::string& text, size_t bytes) {
+      if (bytes % unit != 0) {
+        o.notes.push_back(fmt::format(
+            "tutti-bench: {} {} is not a multiple of the size of {} ({} bytes): rounded down", flag,
+            text, typeName(dtype), unit));
+      }
+    };
+    note("-b", raw.minBytes, o.minBytes);
+    note("-e", raw.maxBytes, o.maxBytes);
+    if (o.stepBytes) note("-i", raw.stepBytes, o.stepBytes);
+  }
   return std::nullopt;
 }
 
@@ -102,23 +182,28 @@ ParseResult parseCommandLine(int argc, const char* const* argv) {
   app.require_subcommand(1);
   BenchOptions options;
   RawOptions raw;
-  CLI::App* allreduce = app.add_subcommand("allreduce", "all-reduce bandwidth (all_reduce_perf)");
-  addAllreduceOptions(*allreduce, options, raw);
+  for (const auto& c : collectives())
+    addOptions(*app.add_subcommand(c.name, c.summary), options, raw);
+  auto chosen = [&]() -> CLI::App* {
+    std::vector<CLI::App*> parsed = app.get_subcommands();
+    return parsed.empty() ? nullptr : parsed.front();
+  };
 
-  if (argc >= 2 && argv[1][0] != '-' && std::string(argv[1]) != "allreduce") {
-    return usageError(app, fmt::format("unknown collective '{}' (known: allreduce)", argv[1]));
+  if (argc >= 2 && argv[1][0] != '-' && !findCollective(argv[1])) {
+    return usageError(
+        app, fmt::format("unknown collective '{}' (known: {})", argv[1], collectiveNames()));
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     ParseResult result;
-    result.message = (allreduce->parsed() ? allreduce : &app)->help();
+    result.message = (chosen() ? chosen() : &app)->help();
     return result;
   } catch (const CLI::ParseError& e) {
-    return usageError(allreduce->parsed() ? *allreduce : app, e.what());
+    return usageError(chosen() ? *chosen() : app, e.what());
   }
-  options.collective = "allreduce";
-  if (auto error = finish(options, raw)) return usageError(*allreduce, *error);
+  options.collective = chosen()->get_name();
+  if (auto error = finish(options, raw)) return usageError(*chosen(), *error);
 
   for (int i = 0; i < argc; ++i) {
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
@@ -129,8 +214,7 @@ ParseResult parseCommandLine(int argc, const char* const* argv) {
   return result;
 }
 
-std::vector<size_t> sweepSizes(const BenchOptions& o) {
-  const size_t unit = typeSize(o.dtype);
+std::vector<size_t> sweepSizes(const BenchOptions& o, size_t unit) {
   std::vector<size_t> sizes;
   for (size_t size = o.minBytes; size <= o.maxBytes;) {
     sizes.push_back(size / unit * unit);

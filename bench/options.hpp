@@ -1,4 +1,5 @@
-// tutti-bench's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -z) plus --ranks.
+// tutti-bench's command line: a collective, nccl-tests' flags (-b -e -f -i -n -w -m -c -d -o -r -z
+// -a) plus --ranks.
 #pragma once
 
 #include <tutti/tutti.h>
@@ -9,19 +10,43 @@
 
 namespace tutti::bench {
 
+// -a: how each rank's time is combined into the reported one.
+enum class Aggregate { kRank0 = 0, kAverage = 1, kMin = 2, kMax = 3 };
+
 struct BenchOptions {
-  std::string collective;  // "allreduce"
+  std::string collective;  // a name of collectives()
   size_t minBytes = 8;
   size_t maxBytes = 64 * 1024 * 1024;
   size_t stepFactor = 2;  // used when stepBytes == 0
   size_t stepBytes = 0;   // -i: a fixed increment instead of a factor
   int iters = 20;
   int warmupIters = 5;
-  int check = 1;  // check iterations per size; 0: no check ("N/A")
-  tuttiDataType_t dtype = tuttiFloat32;
-  tuttiRedOp_t op = tuttiSum;
-  int blocking = 0;  // -z: accepted; every tutti call here completes before returning anyway
-  int ranks = 0;     // --ranks N: spawn N local ranks; 0: this process is one rank of a job
+  int aggIters = 1;  // -m: operations per iteration, in one group
+  int check = 1;     // check iterations per size; 0: no check ("N/A")
+  std::vector<tuttiDataType_t> dtypes = {tuttiFloat32};  // -d: one, or all
+  std::vector<tuttiRedOp_t> ops = {tuttiSum};            // -o: one, or all
+  int root = 0;                                          // -r
+  bool allRoots = false;                                 // -r all
+  Aggregate aggregate = Aggregate::kAverage;
+  int cycles = 1;               // -N: the whole sweep this many times; 0: forever
+  double timeoutSeconds = 0;    // -T: a row that takes longer aborts the run; 0: no limit
+  bool misaligned = false;      // -u: buffers start one element past a page boundary
+  bool iterationStats = false;  // -I: min, max, p50, p99, CV of the iterations, per placement
+  bool memoryReport = false;    // -M: buffer sizes and peak resident memory
+  bool quiet = false;           // only the table (no preamble, no notes, no progress)
+  bool verbose = false;         // a line per case and per warm-up
+  // --algo: the all-reduce algorithms to measure, a column group each (empty: tutti's choice).
+  std::vector<std::string> algorithms;
+  std::string transport;  // --transport shm|tcp: TUTTI_TRANSPORT for this job (empty: as set)
+  std::string buffers = "host";
+  std::string jsonPath;     // -J: the results as JSON (docs/bench-json.md)
+  std::string csvPath;      // --csv
+  std::string plotPath;     // --plot: busbw against size, as SVG
+  std::string comparePath;  // --compare: a -J file to compare with (a ratio column)
+  double minRatio = 0.9;    // --min-ratio: fail when a row's busbw ratio falls below
+  double minBusBw = 0;      // --min-busbw: fail when the average busbw (GB/s) is below
+  int blocking = 0;         // -z: accepted; every tutti call here completes before returning anyway
+  int ranks = 0;            // --ranks N: spawn N local ranks; 0: this process is one rank of a job
   std::vector<std::string> notes;  // remarks for stderr (sizes rounded down to the type size)
   std::string commandLine;
 };
@@ -39,7 +64,7 @@ ParseResult parseCommandLine(int argc, const char* const* argv);
 
 // The message sizes of the sweep, in bytes, each a multiple of the type size (rounded down, as
 // nccl-tests does): minBytes, then times stepFactor (or plus stepBytes) while <= maxBytes.
-std::vector<size_t> sweepSizes(const BenchOptions& options);
+std::vector<size_t> sweepSizes(const BenchOptions& options, size_t typeBytes);
 
 // argv without "--ranks N" / "--ranks=N": what each spawned rank runs.
 std::vector<std::string> argvWithoutRanks(int argc, const char* const* argv);

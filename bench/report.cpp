@@ -1,5 +1,6 @@
 #include "bench/report.hpp"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
@@ -21,11 +22,11 @@ namespace {
 
 }  // namespace
 
-Bandwidth allreduceBandwidth(size_t bytes, double seconds, int nranks) {
+Bandwidth bandwidth(size_t bytes, double seconds, double busFactor) {
   Bandwidth bw;
   if (seconds <= 0) return bw;
   bw.algbw = static_cast<double>(bytes) / 1.0e9 / seconds;
-  bw.busbw = bw.algbw * (2.0 * (nranks - 1)) / nranks;
+  bw.busbw = bw.algbw * busFactor;
   return bw;
 }
 
@@ -38,10 +39,15 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
       "agg iters: %d validation: %d graph: %d\n",
       1, 1, static_cast<long>(o.minBytes), static_cast<long>(o.maxBytes),
       static_cast<long>(o.stepBytes ? o.stepBytes : o.stepFactor), o.stepBytes ? "bytes" : "factor",
-      o.warmupIters, o.iters, 1, o.check, 0);
+      o.warmupIters, o.iters, o.aggIters, o.check, 0);
   if (o.blocking) {
     out += "# Blocking Enabled: wait for completion and barrier after each collective \n";
   }
+  out += sprintf("# tutti: algorithm %s, transport %s, buffers %s\n",
+                 o.algorithms.empty()      ? "auto"
+                 : o.algorithms.size() > 1 ? "all"
+                                           : o.algorithms[0].c_str(),
+                 o.transport.empty() ? "default" : o.transport.c_str(), o.buffers.c_str());
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {
     out += sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [cpu]\n", r.rank, 0, r.pid,
@@ -51,17 +57,24 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
   return out;
 }
 
-std::string formatTableHeader() {
-  std::string out = sprintf(
-      "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          "
-      "\n",
-      "", "", "", "", "");
-  out += sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
-                 "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-                 "algbw", "busbw", "#wrong");
-  out += sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
-                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                 "(GB/s)", "");
+std::string formatTableHeader(const std::vector<std::string>& algorithms, bool ratioColumn) {
+  const size_t groups = std::max<size_t>(algorithms.size(), 1);
+  std::string placements, names, units;
+  for (size_t g = 0; g < groups; ++g) {
+    if (algorithms.size() > 1) {
+      placements += sprintf("  %-62s", (algorithms[g] + ":  out-of-place / in-place").c_str());
+    } else {
+      placements += "           out-of-place                       in-place          ";
+    }
+    names += sprintf("  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s", "time", "algbw", "busbw", "#wrong",
+                     "time", "algbw", "busbw", "#wrong");
+    units += sprintf("  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s", "(us)", "(GB/s)", "(GB/s)", "",
+                     "(us)", "(GB/s)", "(GB/s)", "");
+  }
+  std::string out = sprintf("# %10s  %12s  %8s  %6s  %6s", "", "", "", "", "") + placements + "\n";
+  out += sprintf("# %10s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root") + names +
+         (ratioColumn ? "   ratio\n" : "\n");
+  out += sprintf("# %10s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "") + units + "\n";
   return out;
 }
 
@@ -84,6 +97,20 @@ std::string formatMeasurement(const Measurement& m) {
   }
   return sprintf("  %7s  %6.2f  %6.2f  %5li", time.c_str(), m.bandwidth.algbw, m.bandwidth.busbw,
                  static_cast<long>(*m.wrong));
+}
+
+std::string formatIterationStats(size_t bytes, const char* placement, const IterationStats& s) {
+  return sprintf("#  -I %10ld B %-12s: min %s  p50 %s  p99 %s  max %s us  cv %.3f\n",
+                 static_cast<long>(bytes), placement, formatTime(s.min * 1e6).c_str(),
+                 formatTime(s.p50 * 1e6).c_str(), formatTime(s.p99 * 1e6).c_str(),
+                 formatTime(s.max * 1e6).c_str(), s.cv);
+}
+
+std::string formatMemory(size_t sendBytes, size_t recvBytes, long peakResidentKiB) {
+  return sprintf(
+      "# Memory: send buffer %ld B, receive buffer %ld B per rank; peak resident %ld KiB"
+      " (largest rank)\n",
+      static_cast<long>(sendBytes), static_cast<long>(recvBytes), peakResidentKiB);
 }
 
 std::string formatFooter(int64_t failedChecks, double avgBusBw) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/iteration_stats.hpp"
 #include "bench/options.hpp"
 
 namespace tutti::bench {
@@ -25,13 +26,16 @@ struct Bandwidth {
   double busbw = 0;
 };
 
-// algbw = bytes / time; busbw = algbw * 2(n-1)/n (all-reduce).
-Bandwidth allreduceBandwidth(size_t bytes, double seconds, int nranks);
+// algbw = bytes / time (bytes: the whole array S); busbw = algbw * the collective's factor.
+Bandwidth bandwidth(size_t bytes, double seconds, double busFactor);
 
 // The "#" lines before the table: command line, settings, one line per rank.
 std::string formatPreamble(const BenchOptions& options, const std::vector<RankInfo>& ranks);
-// The three header lines of the table.
-std::string formatTableHeader();
+// The three header lines of the table: nccl-tests' own, or with one column group (out-of-place
+// and in-place) per named algorithm, side by side.
+// With ratioColumn, a last column "ratio" (--compare).
+std::string formatTableHeader(const std::vector<std::string>& algorithms = {},
+                              bool ratioColumn = false);
 // "        size         count      type   redop    root" of one row.
 std::string formatRowStart(size_t bytes, size_t count, const char* type, const char* op, int root);
 
@@ -39,11 +43,18 @@ struct Measurement {
   double seconds = 0;  // average time of one operation
   Bandwidth bandwidth;
   std::optional<int64_t> wrong;  // nullopt: not checked ("N/A")
+  double maxSeconds = 0;         // the slowest rank's time (recorded whatever -a says)
 };
 // One placement's columns: "     time   algbw   busbw #wrong".
 std::string formatMeasurement(const Measurement& m);
 // nccl-tests' time column: %7.0f from 10 ms, %7.1f from 100 us, else %7.2f (microseconds).
 std::string formatTime(double microseconds);
+
+// -I: "#  -I <bytes> B <placement>: min .. p50 .. p99 .. max .. us, cv .." (a comment line, so
+// that scrapers skip it).
+std::string formatIterationStats(size_t bytes, const char* placement, const IterationStats& s);
+// -M: "# Memory: ..." per rank.
+std::string formatMemory(size_t sendBytes, size_t recvBytes, long peakResidentKiB);
 
 // failedChecks: the number of (size, placement) checks that found wrong values, as nccl-tests
 // counts them; avgBusBw: the mean busbw over every measurement.

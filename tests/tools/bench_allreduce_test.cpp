@@ -1,31 +1,10 @@
 // tutti-bench allreduce with real ranks: the report's rows are there, every check passes.
 #include <catch2/catch.hpp>
-#include <sstream>
 
+#include "bench_table.hpp"
 #include "subprocess.hpp"
 
 namespace {
-
-struct Row {
-  long bytes = 0, count = 0;
-  std::string type, op;
-  std::string wrongOut, wrongIn;
-};
-
-// The table rows of a report (the lines that do not start with '#').
-std::vector<Row> rows(const std::string& report) {
-  std::vector<Row> out;
-  for (const auto& line : tutti::test::splitLines(report)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    Row row;
-    std::string root, time, algbw, busbw;
-    in >> row.bytes >> row.count >> row.type >> row.op >> root >> time >> algbw >> busbw >>
-        row.wrongOut >> time >> algbw >> busbw >> row.wrongIn;
-    out.push_back(row);
-  }
-  return out;
-}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -34,12 +13,14 @@ bool contains(const std::string& text, const std::string& part) {
 }  // namespace
 
 TEST_CASE("tutti-bench allreduce --ranks 2 reports every size, all correct", "[bench]") {
-  auto r = tutti::test::run({tutti::test::requiredEnv("TUTTI_BENCH"), "allreduce", "--ranks", "2",
+  auto r = tutti::test::run({tutti::test::requiredEnv("TUTTIBENCH"), "allreduce", "--ranks", "2",
                              "-b", "8", "-e", "64K", "-n", "2", "-w", "1"},
                             240);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
-  auto table = rows(r.out);
+  auto parsed = tutti::test::parseTable(r.out);
+  REQUIRE(parsed);
+  const auto& table = parsed->rows;
   REQUIRE(table.size() == 14);  // 8 B .. 64 KiB, doubling
   long bytes = 8;
   for (const auto& row : table) {
@@ -47,8 +28,8 @@ TEST_CASE("tutti-bench allreduce --ranks 2 reports every size, all correct", "[b
     CHECK(row.count == bytes / 4);
     CHECK(row.type == "float");
     CHECK(row.op == "sum");
-    CHECK(row.wrongOut == "0");
-    CHECK(row.wrongIn == "0");
+    CHECK(row.outOfPlace.wrong == 0);
+    CHECK(row.inPlace.wrong == 0);
     bytes *= 2;
   }
   CHECK(contains(r.out, "#  Rank  0 Group  0 Pid"));
@@ -59,12 +40,14 @@ TEST_CASE("tutti-bench allreduce --ranks 2 reports every size, all correct", "[b
 
 TEST_CASE("tutti-bench under tuttirun: rounded sizes, half avg, one report", "[bench]") {
   auto r = tutti::test::run(
-      {tutti::test::requiredEnv("TUTTIRUN"), "-n", "3", tutti::test::requiredEnv("TUTTI_BENCH"),
+      {tutti::test::requiredEnv("TUTTIRUN"), "-n", "3", tutti::test::requiredEnv("TUTTIBENCH"),
        "allreduce", "-b", "9", "-e", "99", "-d", "half", "-o", "avg", "-n", "1", "-w", "0"},
       240);
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
-  auto table = rows(r.out);
+  auto parsed = tutti::test::parseTable(r.out);
+  REQUIRE(parsed);
+  const auto& table = parsed->rows;
   REQUIRE(table.size() == 4);  // 9 18 36 72, rounded down to whole halves
   CHECK(table[0].bytes == 8);
   CHECK(table[0].count == 4);
@@ -73,8 +56,8 @@ TEST_CASE("tutti-bench under tuttirun: rounded sizes, half avg, one report", "[b
   for (const auto& row : table) {
     CHECK(row.type == "half");
     CHECK(row.op == "avg");
-    CHECK(row.wrongOut == "0");
-    CHECK(row.wrongIn == "0");
+    CHECK(row.outOfPlace.wrong == 0);
+    CHECK(row.inPlace.wrong == 0);
   }
   // Only rank 0 reports: one header, one note about the rounding.
   CHECK(r.out.find("# Out of bounds") == r.out.rfind("# Out of bounds"));

@@ -1,4 +1,4 @@
-// tutti-bench's command line, run for real ($TUTTI_BENCH): bad input stops it before any job
+// tutti-bench's command line, run for real ($TUTTIBENCH): bad input stops it before any job
 // starts, with exit status 2 and a message naming what was wrong.
 #include <catch2/catch.hpp>
 
@@ -7,7 +7,7 @@
 namespace {
 
 std::vector<std::string> bench(std::vector<std::string> args) {
-  args.insert(args.begin(), tutti::test::requiredEnv("TUTTI_BENCH"));
+  args.insert(args.begin(), tutti::test::requiredEnv("TUTTIBENCH"));
   return args;
 }
 
@@ -36,7 +36,17 @@ TEST_CASE("tutti-bench rejects bad input with exit status 2 and names it", "[ben
            {{"allreduce", "-n", "many"}, "many"},
            {{"allreduce", "-b", "0"}, "-b 0"},
            {{"allreduce", "--ranks", "0"}, "ranks"},
-           {{"broadcast"}, "broadcast"},
+           {{"gossip"}, "gossip"},
+           {{"broadcast", "-r", "3", "--ranks", "3"}, "-r 3"},
+           {{"reduce", "-r", "first"}, "first"},
+           {{"allreduce", "-a", "4"}, "average"},
+           {{"allreduce", "-m", "0"}, "agg_iters"},
+           {{"allreduce", "--quiet", "--verbose"}, "excludes"},
+           {{"allreduce", "-T", "-1"}, "timeout"},
+           {{"allreduce", "--algo", "bubble"}, "bubble"},
+           {{"broadcast", "--algo", "ring"}, "not for broadcast"},
+           {{"allreduce", "--transport", "carrier-pigeon"}, "carrier-pigeon"},
+           {{"allreduce", "--buffers", "cuda"}, "cuda"},
            {{}, "subcommand"},
        }) {
     auto r = tutti::test::run(bench(c.args));

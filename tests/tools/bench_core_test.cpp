@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/check_data.hpp"
+#include "bench/iteration_stats.hpp"
 #include "bench/options.hpp"
 #include "bench/report.hpp"
 #include "bench/types.hpp"
@@ -60,8 +61,10 @@ TEST_CASE("defaults and a full command line", "[bench]") {
   CHECK(d.options.iters == 20);
   CHECK(d.options.warmupIters == 5);
   CHECK(d.options.check == 1);
-  CHECK(d.options.dtype == tuttiFloat32);
-  CHECK(d.options.op == tuttiSum);
+  CHECK(d.options.dtypes == std::vector{tuttiFloat32});
+  CHECK(d.options.ops == std::vector{tuttiSum});
+  CHECK(d.options.aggIters == 1);
+  CHECK(d.options.aggregate == Aggregate::kAverage);
   CHECK(d.options.ranks == 0);
 
   auto p = parse({"-b", "1K", "-e", "1M",    "-i", "4K",  "-n", "3", "-w",      "0",
@@ -71,24 +74,50 @@ TEST_CASE("defaults and a full command line", "[bench]") {
   CHECK(p.options.stepBytes == 4096);
   CHECK(p.options.iters == 3);
   CHECK(p.options.check == 0);
-  CHECK(p.options.dtype == tuttiInt32);
-  CHECK(p.options.op == tuttiMax);
+  CHECK(p.options.dtypes == std::vector{tuttiInt32});
+  CHECK(p.options.ops == std::vector{tuttiMax});
   CHECK(p.options.ranks == 4);
   CHECK(p.options.notes.empty());
+
+  auto q = parse({"-m", "4", "-a", "3", "-N", "0", "-T", "2.5", "-u", "-I", "-M", "--quiet", "-r",
+                  "all", "-o", "all", "-d", "all"});
+  REQUIRE(q.run);
+  CHECK(q.options.aggIters == 4);
+  CHECK(q.options.aggregate == Aggregate::kMax);
+  CHECK(q.options.cycles == 0);
+  CHECK(q.options.timeoutSeconds == 2.5);
+  CHECK((q.options.misaligned && q.options.iterationStats && q.options.memoryReport));
+  CHECK((q.options.quiet && !q.options.verbose));
+  CHECK(q.options.allRoots);
+  CHECK(q.options.ops.size() == tuttiNumOps);
+  CHECK(q.options.dtypes.size() == tuttiNumTypes);
+}
+
+TEST_CASE("per-iteration statistics", "[bench]") {
+  std::vector<double> samples;
+  for (int i = 100; i >= 1; --i) samples.push_back(i);
+  IterationStats s = iterationStats(samples);
+  CHECK(s.min == 1);
+  CHECK(s.max == 100);
+  CHECK(s.p50 == 50);
+  CHECK(s.p99 == 99);
+  CHECK(s.cv == Approx(28.866 / 50.5).epsilon(1e-3));
+  CHECK(iterationStats({2, 2, 2}).cv == 0);
+  CHECK(iterationStats({}).max == 0);
 }
 
 TEST_CASE("the sweep rounds sizes down to the type size and says so", "[bench]") {
   auto p = parse({"-b", "10", "-e", "100", "-d", "double"});
   REQUIRE(p.run);
-  CHECK(sweepSizes(p.options) == std::vector<size_t>{8, 16, 40, 80});
+  CHECK(sweepSizes(p.options, 8) == std::vector<size_t>{8, 16, 40, 80});
   REQUIRE(p.options.notes.size() == 2);
   CHECK(p.options.notes[0].find("-b 10") != std::string::npos);
   CHECK(p.options.notes[1].find("-e 100") != std::string::npos);
 
   auto linear = parse({"-b", "8", "-e", "32", "-i", "8"});
-  CHECK(sweepSizes(linear.options) == std::vector<size_t>{8, 16, 24, 32});
+  CHECK(sweepSizes(linear.options, 4) == std::vector<size_t>{8, 16, 24, 32});
   auto factor = parse({"-b", "8", "-e", "64K", "-f", "4"});
-  CHECK(sweepSizes(factor.options) == std::vector<size_t>{8, 32, 128, 512, 2048, 8192, 32768});
+  CHECK(sweepSizes(factor.options, 4) == std::vector<size_t>{8, 32, 128, 512, 2048, 8192, 32768});
 }
 
 TEST_CASE("--ranks is dropped from the ranks' command line", "[bench]") {
@@ -147,8 +176,8 @@ TEST_CASE("the preamble lists the settings and every rank", "[bench][report]") {
 }
 
 TEST_CASE("bandwidths follow nccl-tests", "[bench][report]") {
-  auto bw = allreduceBandwidth(1000000000, 0.5, 4);
+  auto bw = bandwidth(1000000000, 0.5, 1.5);
   CHECK(bw.algbw == Approx(2.0));
-  CHECK(bw.busbw == Approx(3.0));  // 2 * 2(n-1)/n
-  CHECK(allreduceBandwidth(8, 1e-6, 1).busbw == 0.0);
+  CHECK(bw.busbw == Approx(3.0));
+  CHECK(bandwidth(8, 0, 1).busbw == 0.0);
 }

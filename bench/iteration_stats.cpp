@@ -1,0 +1,29 @@
+#include "bench/iteration_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tutti::bench {
+
+IterationStats iterationStats(std::vector<double> samples) {
+  IterationStats s;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  auto percentile = [&](double p) {
+    size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
+    return samples[std::clamp<size_t>(rank, 1, n) - 1];
+  };
+  s.min = samples.front();
+  s.max = samples.back();
+  s.p50 = percentile(50);
+  s.p99 = percentile(99);
+  const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(n);
+  double squares = 0;
+  for (double x : samples) squares += (x - mean) * (x - mean);
+  s.cv = mean > 0 ? std::sqrt(squares / static_cast<double>(n)) / mean : 0;
+  return s;
+}
+
+}  // namespace tutti::bench

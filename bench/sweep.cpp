@@ -1,0 +1,335 @@
+// Measurement, as nccl-tests does it, for every collective of the table: for each type, op and
+// root, warm up at the largest and smallest size; then for each size and each placement
+// (out-of-place, then in-place): one untimed call, a barrier, `iters` timed iterations of
+// `aggIters` calls (one group when more than one); the time of one call is each rank's loop time
+// / (iters * aggIters), combined across ranks as -a says. Then, with -c, fresh inputs, one call,
+// and the wrong elements counted on every rank against the table's expected values and summed.
+// With -I every timed iteration is timed on its own as well; with -T a watchdog aborts the
+// communicator when one row takes longer than allowed.
+#include "bench/sweep.hpp"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/check_data.hpp"
+#include "bench/fault.hpp"
+#include "bench/progress.hpp"
+#include "bench/report.hpp"
+#include "bench/types.hpp"
+#include "bench/watchdog.hpp"
+
+namespace tutti::bench {
+namespace {
+
+struct Buffer {
+  explicit Buffer(size_t bytes)
+      : data(static_cast<unsigned char*>(
+            std::aligned_alloc(4096, (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096))) {
+    if (!data) throw std::runtime_error("out of memory");
+    std::memset(data.get(), 0, bytes);
+  }
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  std::unique_ptr<unsigned char, Free> data;
+};
+
+// One table of rows: a type, an op (sum when the collective takes none) and a root (-1).
+struct Case {
+  tuttiDataType_t dtype;
+  tuttiRedOp_t op;
+  int root;
+};
+
+// -u: buffers start this far past their (page-aligned) allocation.
+constexpr size_t kMisalignSlack = 8;
+
+class Benchmark {
+ public:
+  Benchmark(const BenchOptions& options, const Comm& comm, const CollectiveSpec& spec,
+            const Results* baseline)
+      : o_(options),
+        comm_(comm),
+        spec_(spec),
+        send_(options.maxBytes + kMisalignSlack),
+        recv_(options.maxBytes + kMisalignSlack),
+        baseline_(baseline),
+        fault_(Fault::fromEnv()),
+        watchdog_(comm.get(), options.timeoutSeconds),
+        progress_(
+            comm.rank() == 0 && !options.quiet, spec.name,
+            options.cycles * cases().size() * (spec.moves ? sweepSizes(options, 1).size() : 1)) {}
+
+  int run() {
+    print(formatTableHeader(o_.algorithms, baseline_ != nullptr));
+    for (int cycle = 0; o_.cycles == 0 || cycle < o_.cycles; ++cycle) {
+      for (const Case& c : cases()) runCase(c);
+    }
+    results_.avgBusBw = busBwCount_ ? busBwSum_ / busBwCount_ : 0;
+    results_.failedChecks = failedChecks_;
+    print(formatFooter(failedChecks_, results_.avgBusBw));
+    if (o_.memoryReport) reportMemory();
+    return failedChecks_ ? 1 : 0;
+  }
+
+  Results& results() { return results_; }
+  int rowsBelowRatio() const { return rowsBelowRatio_; }
+
+ private:
+  std::vector<Case> cases() const {
+    std::vector<Case> out;
+    for (tuttiDataType_t dtype : o_.dtypes) {
+      for (tuttiRedOp_t op : o_.ops) {
+        if (spec_.rooted && o_.allRoots) {
+          for (int root = 0; root < comm_.size(); ++root) out.push_back({dtype, op, root});
+        } else {
+          out.push_back({dtype, op, spec_.rooted ? o_.root : -1});
+        }
+        if (!spec_.reduces) break;
+      }
+      if (!spec_.moves) break;
+    }
+    return out;
+  }
+
+  // On rank 0 only, and never over the progress line.
+  void print(const std::string& text) {
+    if (comm_.rank() != 0) return;
+    progress_.clear();
+    std::fputs(text.c_str(), stdout);
+  }
+
+  void runCase(const Case& c) {
+    const size_t unit = typeSize(c.dtype);
+    const std::vector<size_t> sizes = spec_.moves ? sweepSizes(o_, unit) : std::vector<size_t>{0};
+    const CheckData data(c.dtype, spec_.reduces ? c.op : tuttiMax, comm_.size());
+    if (o_.verbose) {
+      print(fmt::format("# {} type {} op {} root {}: {} warm-up iterations at {} and {} B\n",
+                        spec_.name, typeName(c.dtype), spec_.reduces ? opName(c.op) : "none",
+                        c.root, o_.warmupIters, sizes.back(), sizes.front()));
+    }
+    for (const std::string* algorithm : algorithms()) {
+      if (algorithm) useAlgorithm(*algorithm);
+      for (size_t bytes : {sizes.back(), sizes.front()}) {
+        const Layout l = layout(c, bytes);
+        for (int i = 0; i < o_.warmupIters; ++i) call(c, l, false);
+      }
+    }
+    for (size_t bytes : sizes) {
+      if (comm_.rank() == 0) progress_.startRow(bytes);
+      const Layout l = layout(c, bytes);
+      const size_t rowBytes = std::max(l.sendCount, l.recvCount) * unit;
+      std::string line = formatRowStart(rowBytes, l.count, typeName(c.dtype),
+                                        spec_.reduces ? opName(c.op) : "none", c.root);
+      std::string stats;
+      watchdog_.arm();
+      const size_t firstResult = results_.rows.size();
+      for (const std::string* algorithm : algorithms()) {
+        if (algorithm) useAlgorithm(*algorithm);
+        ResultRow& result = results_.rows.emplace_back();
+        result = {spec_.name,
+                  algorithm ? *algorithm : "auto",
+                  rowBytes,
+                  l.count,
+                  typeName(c.dtype),
+                  spec_.reduces ? opName(c.op) : "none",
+                  c.root,
+                  {},
+                  {}};
+        for (bool inPlace : {false, true}) {
+          Placement p = measureTimed(c, data, l, rowBytes, inPlace);
+          (inPlace ? result.inPlace : result.outOfPlace) = p.measurement;
+          line += formatMeasurement(p.measurement);
+          if (p.stats) {
+            std::string label = std::string(inPlace ? "in-place" : "out-of-place") +
+                                (o_.algorithms.size() > 1 ? " " + *algorithm : "");
+            stats += formatIterationStats(rowBytes, label.c_str(), *p.stats);
+          }
+        }
+      }
+      watchdog_.disarm();
+      if (baseline_) line += ratioColumn(results_.rows[firstResult]);
+      print(line + "\n" + stats);
+    }
+  }
+
+  // --compare: this row's out-of-place busbw over the baseline's ("-" when it has no such row).
+  std::string ratioColumn(const ResultRow& row) {
+    const ResultRow* base = findMatch(baseline_->rows, row);
+    if (!base || base->outOfPlace.bandwidth.busbw <= 0) return fmt::format("  {:>6}", "-");
+    double ratio = row.outOfPlace.bandwidth.busbw / base->outOfPlace.bandwidth.busbw;
+    rowsBelowRatio_ += ratio < o_.minRatio;
+    return fmt::format("  {:6.2f}", ratio);
+  }
+
+  // --algo: the algorithms of the column groups; one null entry: the runtime's choice, untouched.
+  std::vector<const std::string*> algorithms() const {
+    if (o_.algorithms.empty()) return {nullptr};
+    std::vector<const std::string*> out;
+    for (const auto& a : o_.algorithms) out.push_back(&a);
+    return out;
+  }
+
+  void useAlgorithm(const std::string& algorithm) {
+    check(tutti_comm_set_algorithm(comm_.get(), algorithm.c_str()), "tutti_comm_set_algorithm");
+  }
+
+  struct Placement {
+    Measurement measurement;
+    std::optional<IterationStats> stats;  // -I
+  };
+
+  // measure(), with a watchdog's abort turned into a message naming the limit.
+  Placement measureTimed(const Case& c, const CheckData& data, const Layout& l, size_t rowBytes,
+                         bool inPlace) {
+    try {
+      return measure(c, data, l, rowBytes, inPlace);
+    } catch (const std::runtime_error& e) {
+      if (!watchdog_.fired()) throw;
+      throw std::runtime_error(fmt::format("{} of {} B took longer than -T {} s (aborted: {})",
+                                           spec_.name, rowBytes, o_.timeoutSeconds, e.what()));
+    }
+  }
+
+  void reportMemory() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const double peak = comm_.combine(static_cast<double>(usage.ru_maxrss), Aggregate::kMax);
+    print(formatMemory(o_.maxBytes + kMisalignSlack, o_.maxBytes + kMisalignSlack,
+                       static_cast<long>(peak)));
+  }
+
+  Layout layout(const Case& c, size_t bytes) const {
+    return spec_.layout(bytes / typeSize(c.dtype), comm_.rank(), comm_.size());
+  }
+
+  unsigned char* sendBuffer(const Case& c) const {
+    return send_.data.get() + (o_.misaligned ? typeSize(c.dtype) : 0);
+  }
+  unsigned char* recvBuffer(const Case& c) const {
+    return recv_.data.get() + (o_.misaligned ? typeSize(c.dtype) : 0);
+  }
+
+  void call(const Case& c, const Layout& l, bool inPlace) {
+    void* recv = recvBuffer(c);
+    const void* send = inPlace ? recvBuffer(c) + l.inPlaceSend * typeSize(c.dtype) : sendBuffer(c);
+    CallArgs args{send,   recv,         l.count,      c.dtype,    c.op,
+                  c.root, comm_.rank(), comm_.size(), comm_.get()};
+    check(spec_.call(args), spec_.name);
+  }
+
+  // One timed iteration: aggIters calls, grouped when more than one.
+  void iteration(const Case& c, const Layout& l, bool inPlace) {
+    if (o_.aggIters == 1) return call(c, l, inPlace);
+    check(tutti_group_start(), "tutti_group_start");
+    for (int i = 0; i < o_.aggIters; ++i) call(c, l, inPlace);
+    check(tutti_group_end(), "tutti_group_end");
+  }
+
+  Placement measure(const Case& c, const CheckData& data, const Layout& l, size_t rowBytes,
+                    bool inPlace) {
+    using Clock = std::chrono::steady_clock;
+    if (o_.check) prepare(c, data, l, inPlace);
+    iteration(c, l, inPlace);
+    check(tutti_barrier(comm_.get(), nullptr), "tutti_barrier");
+    std::vector<double> samples;
+    auto start = Clock::now();
+    if (o_.iterationStats) {
+      samples.reserve(static_cast<size_t>(o_.iters));
+      for (int i = 0; i < o_.iters; ++i) {
+        auto begin = Clock::now();
+        iteration(c, l, inPlace);
+        samples.push_back(std::chrono::duration<double>(Clock::now() - begin).count() /
+                          o_.aggIters);
+      }
+    } else {
+      for (int i = 0; i < o_.iters; ++i) iteration(c, l, inPlace);
+    }
+    std::chrono::duration<double> elapsed = Clock::now() - start;
+    Placement p;
+    Measurement& m = p.measurement;
+    m.seconds = comm_.combine(elapsed.count() / o_.iters / o_.aggIters, o_.aggregate);
+    m.maxSeconds = comm_.combine(elapsed.count() / o_.iters / o_.aggIters, Aggregate::kMax);
+    if (o_.iterationStats) p.stats = combine(iterationStats(std::move(samples)));
+    m.bandwidth = bandwidth(rowBytes, m.seconds, spec_.busFactor(comm_.size()));
+    busBwSum_ += m.bandwidth.busbw;
+    ++busBwCount_;
+    if (o_.check && spec_.moves) {
+      int64_t wrong = 0;
+      for (int i = 0; i < o_.check && wrong == 0; ++i) {
+        prepare(c, data, l, inPlace);
+        call(c, l, inPlace);
+        wrong = comm_.sum(countWrong(c, data, l, inPlace));
+      }
+      m.wrong = wrong;
+      failedChecks_ += wrong != 0;
+    }
+    return p;
+  }
+
+  // Each rank's statistic combined as -a says.
+  IterationStats combine(IterationStats s) const {
+    for (double* v : {&s.min, &s.max, &s.p50, &s.p99, &s.cv}) *v = comm_.combine(*v, o_.aggregate);
+    return s;
+  }
+
+  // Inputs in the send buffer (out-of-place) or in place in the receive buffer; poison wherever
+  // the result goes.
+  void prepare(const Case& c, const CheckData& data, const Layout& l, bool inPlace) {
+    const size_t unit = typeSize(c.dtype);
+    CheckData::fillPoison(recvBuffer(c), l.recvCount * unit);
+    if (!spec_.hasInput(comm_.rank(), c.root)) return;
+    unsigned char* input = inPlace ? recvBuffer(c) + l.inPlaceSend * unit : sendBuffer(c);
+    data.fillInput(input, l.sendCount, comm_.rank());
+  }
+
+  int64_t countWrong(const Case& c, const CheckData& data, const Layout& l, bool inPlace) {
+    const size_t unit = typeSize(c.dtype);
+    unsigned char* recv = recvBuffer(c);
+    fault_.apply(comm_.rank(), recv, l.recvCount, unit);
+    int64_t wrong = 0;
+    for (const Expected& e : spec_.expected(l, comm_.rank(), comm_.size(), c.root, inPlace)) {
+      wrong += data.countWrong(recv + e.offset * unit, e.count, e.firstIndex, e.source);
+    }
+    return wrong;
+  }
+
+  const BenchOptions& o_;
+  const Comm& comm_;
+  const CollectiveSpec& spec_;
+  Buffer send_, recv_;
+  const Results* baseline_;
+  Fault fault_;
+  Watchdog watchdog_;
+  Progress progress_;
+  Results results_;
+  int rowsBelowRatio_ = 0;
+  int64_t failedChecks_ = 0;
+  double busBwSum_ = 0;
+  int busBwCount_ = 0;
+};
+
+}  // namespace
+
+SweepOutcome runSweep(const BenchOptions& options, const Comm& comm, const CollectiveSpec& spec,
+                      const Results* baseline) {
+  Benchmark bench(options, comm, spec, baseline);
+  SweepOutcome outcome;
+  outcome.status = bench.run();
+  outcome.rowsBelowRatio = bench.rowsBelowRatio();
+  outcome.results = std::move(bench.results());
+  return outcome;
+}
+
+}  // namespace tutti::bench

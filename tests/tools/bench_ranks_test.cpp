@@ -1,0 +1,200 @@
+// Every collective with real ranks (--ranks 3 and 4) and a few types: the report parses as
+// nccl-tests' format, every check passes; and a fault on one rank is caught by -c.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_table.hpp"
+#include "subprocess.hpp"
+
+namespace {
+
+tutti::test::ProcessResult bench(std::vector<std::string> args, std::string env = "") {
+  args.insert(args.begin(), tutti::test::requiredEnv("TUTTIBENCH"));
+  if (!env.empty()) args.insert(args.begin(), {"env", env});
+  return tutti::test::run(args, 120);
+}
+
+const std::vector<std::string> kCollectives = {"allreduce", "reducescatter", "allgather",
+                                               "broadcast", "reduce",        "alltoall",
+                                               "sendrecv",  "barrier"};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool isReducing(const std::string& c) {
+  return c == "allreduce" || c == "reducescatter" || c == "reduce";
+}
+
+}  // namespace
+
+TEST_CASE("every collective x types x ranks: rows parse, all correct", "[bench]") {
+  for (const std::string ranks : {"3", "4"}) {
+    for (const auto& collective : kCollectives) {
+      for (const std::string type : {"int8", "half", "double"}) {
+        auto r =
+            bench({collective, "--ranks", ranks, "-b", "8", "-e", "64K", "-f", "16", "-n", "2",
+                   "-w", "1", "-d", type, "-o", collective == "reduce" ? "max" : "sum", "-r", "1"});
+        INFO(collective << " " << type << " --ranks " << ranks << "\n" << r.out << r.err);
+        REQUIRE(r.status == 0);
+        auto table = tutti::test::parseTable(r.out);
+        REQUIRE(table);
+        CHECK(table->ok);
+        CHECK(table->outOfBounds == 0);
+        REQUIRE(table->rows.size() == (collective == "barrier" ? 1u : 4u));
+        for (const auto& row : table->rows) {
+          if (collective != "barrier") {
+            CHECK(row.type == type);
+            CHECK(row.outOfPlace.wrong == 0);
+            CHECK(row.inPlace.wrong == 0);
+          }
+          CHECK(row.op ==
+                (isReducing(collective) ? (collective == "reduce" ? "max" : "sum") : "none"));
+          CHECK(row.root == (collective == "broadcast" || collective == "reduce" ? 1 : -1));
+        }
+      }
+      if (collective == "barrier") break;
+    }
+  }
+}
+
+TEST_CASE("-o all, -d all and -r all run every combination", "[bench]") {
+  auto r = bench({"reduce", "--ranks", "3",  "-b",  "64", "-e",  "64", "-n", "1",  "-w", "0",
+                  "-o",     "all",     "-d", "all", "-r", "all", "-m", "2",  "-a", "3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto table = tutti::test::parseTable(r.out);
+  REQUIRE(table);
+  CHECK(table->rows.size() == 10 * 5 * 3);  // types x ops x roots
+  CHECK(table->ok);
+}
+
+TEST_CASE("-c catches one flipped element on one rank", "[bench]") {
+  for (const std::string collective : {"allreduce", "allgather", "sendrecv"}) {
+    auto r = bench({collective, "--ranks", "3", "-b", "1K", "-e", "4K", "-n", "1", "-w", "0"},
+                   "TUTTI_BENCH_FAULT=2:5");
+    INFO(collective << "\n" << r.out << r.err);
+    CHECK(r.status == 1);
+    auto table = tutti::test::parseTable(r.out);
+    REQUIRE(table);
+    CHECK_FALSE(table->ok);
+    CHECK(table->outOfBounds == 6);  // 3 sizes x 2 placements
+    for (const auto& row : table->rows) {
+      CHECK(row.outOfPlace.wrong == 1);
+      CHECK(row.inPlace.wrong == 1);
+    }
+  }
+}
+
+TEST_CASE("-m -N -u -I -M -a: more rows and comment lines, same table", "[bench]") {
+  auto r =
+      bench({"alltoall", "--ranks", "3", "-b", "1K", "-e", "16K", "-f", "4",  "-n", "5",  "-w",
+             "1",        "-m",      "2", "-N", "2",  "-u", "-I",  "-M", "-a", "0",  "-d", "int32"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto table = tutti::test::parseTable(r.out);
+  REQUIRE(table);
+  CHECK(table->ok);
+  CHECK(table->rows.size() == 2 * 3);  // two cycles of 1K 4K 16K (1020 4092 16380 B)
+  CHECK(r.out.find("agg iters: 2") != std::string::npos);
+  CHECK(r.out.find("#  -I       1020 B out-of-place: min ") != std::string::npos);
+  CHECK(r.out.find("#  -I      16380 B in-place    : min ") != std::string::npos);
+  CHECK(r.out.find("# Memory: send buffer ") != std::string::npos);
+  CHECK(r.err.find("elapsed") == std::string::npos);  // no progress line when not a terminal
+}
+
+TEST_CASE("--quiet prints the table only; -T ends a row that takes too long", "[bench]") {
+  auto quiet = bench({"broadcast", "--ranks", "2", "-b", "8", "-e", "8", "-n", "1", "--quiet"});
+  CHECK(quiet.status == 0);
+  CHECK(quiet.out.find("# Command line") == std::string::npos);
+  CHECK(tutti::test::parseTable(quiet.out));
+
+  auto slow = bench({"allreduce", "--ranks", "2", "-b", "64M", "-e", "64M", "-n", "1000", "-w", "0",
+                     "-c", "0", "-T", "0.05"});
+  INFO(slow.out << slow.err);
+  CHECK(slow.status != 0);
+  CHECK(slow.err.find("took longer than -T 0.05 s") != std::string::npos);
+  CHECK(slow.seconds < 60);
+}
+
+TEST_CASE("--algo all: a column group per algorithm, side by side; --transport tcp", "[bench]") {
+  auto r = bench({"allreduce", "--ranks", "3", "-b", "8", "-e", "256K", "-f", "64", "-n", "2", "-w",
+                  "1", "--algo", "all", "--transport", "tcp", "-d", "int64"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("transport tcp") != std::string::npos);
+  for (const char* algorithm : {"ring:", "tree:", "oneshot:", "auto:"}) {
+    CHECK(r.out.find(algorithm) != std::string::npos);
+  }
+  int rows = 0;
+  for (const auto& line : tutti::test::splitLines(r.out)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    std::vector<std::string> fields;
+    for (std::string f; in >> f;) fields.push_back(f);
+    REQUIRE(fields.size() == 5 + 4 * 8);
+    for (size_t wrong = 5 + 3; wrong < fields.size(); wrong += 4) CHECK(fields[wrong] == "0");
+    ++rows;
+  }
+  CHECK(rows == 3);  // 8, 512 and 32768 B
+}
+
+TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench][json]") {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("tutti-bench-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string json = dir + "/run.json", csv = dir + "/run.csv";
+  const std::vector<std::string> sweep = {"--ranks", "2", "-b", "8", "-e", "32K",
+                                          "-f",      "8", "-n", "3", "-w", "1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"reducescatter"};
+    args.insert(args.end(), sweep.begin(), sweep.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return bench(args);
+  };
+
+  auto r = with({"-J", json, "--csv", csv, "--plot", dir + "/run.svg"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto table = tutti::test::parseTable(r.out);
+  REQUIRE(table);
+  std::ifstream in(json);
+  auto document = nlohmann::json::parse(in);
+  CHECK(document["configuration"]["collective"] == "reducescatter");
+  CHECK(document["machine"]["cores"].get<int>() > 0);
+  REQUIRE(document["rows"].size() == table->rows.size());
+  for (size_t i = 0; i < table->rows.size(); ++i) {
+    const auto& row = document["rows"][i];
+    CHECK(row["bytes"] == table->rows[i].bytes);
+    CHECK(row["in_place"]["busbw_gbps"].get<double>() ==
+          Approx(table->rows[i].inPlace.busbw).margin(0.006));
+    CHECK(row["out_of_place"]["wrong"] == 0);
+  }
+  CHECK(document["summary"]["avg_busbw_gbps"].get<double>() ==
+        Approx(table->avgBusBw).epsilon(1e-4));
+  CHECK(tutti::test::splitLines(slurp(csv)).size() >= 1 + 2 * table->rows.size());
+  CHECK(slurp(dir + "/run.svg").find("<polyline") != std::string::npos);
+
+  auto same = with({"--compare", json, "--min-ratio", "0"});
+  CHECK(same.status == 0);
+  CHECK(same.out.find("   ratio\n") != std::string::npos);
+  auto gated = with({"--compare", json, "--min-ratio", "1000"});
+  CHECK(gated.status == 1);
+  CHECK(gated.err.find("below --min-ratio 1000") != std::string::npos);
+  CHECK(with({"--min-busbw", "1e-9"}).status == 0);
+  auto slow = with({"--min-busbw", "1e6"});
+  CHECK(slow.status == 1);
+  CHECK(slow.err.find("below --min-busbw") != std::string::npos);
+  auto missing = with({"--compare", dir + "/none.json"});
+  CHECK(missing.status == 2);
+  CHECK(missing.out.empty());
+  std::filesystem::remove_all(dir);
+}
