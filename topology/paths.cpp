@@ -1,0 +1,120 @@
+// Best paths between every two nodes of a host, and across hosts through the network.
+//
+// A path's type is the farthest of its hops' types and its bandwidth the narrowest link. Paths
+// are compared by type first (closest wins), then bandwidth, then hop count, and found with a
+// Dijkstra search from every node. Transit rules, as in NCCL: a NIC is crossed only to or from
+// its own network ports, a network port never; a GPU only from NVLink to NVLink, and at most one
+// GPU per path (NVB).
+#include <algorithm>
+#include <limits>
+#include <queue>
+
+#include "topology/topology.hpp"
+
+namespace tutti::topology {
+namespace {
+
+struct Label {
+  PathType type = PathType::kNet;
+  double bw = 0;
+  int hops = std::numeric_limits<int>::max();
+  int via = -1;  // link that reached the node
+  bool reached = false;
+};
+
+bool better(const Label& a, const Label& b) {
+  if (!b.reached) return a.reached;
+  if (!a.reached) return false;
+  if (a.type != b.type) return a.type < b.type;
+  if (a.bw != b.bw) return a.bw > b.bw;
+  return a.hops < b.hops;
+}
+
+PathType hopType(const Topology& topo, const Link& link, bool transit) {
+  NodeKind from = topo.node(link.from).kind, to = topo.node(link.to).kind;
+  switch (link.kind) {
+    case LinkKind::kNvLink:
+      return transit && from == NodeKind::kGpu ? PathType::kNvb : PathType::kNvl;
+    case LinkKind::kPcie:
+      if (from == NodeKind::kCpu || to == NodeKind::kCpu) return PathType::kPhb;
+      if (from == NodeKind::kPciSwitch && to == NodeKind::kPciSwitch) return PathType::kPxb;
+      return PathType::kPix;
+    case LinkKind::kC2C: return PathType::kPhb;
+    case LinkKind::kSmp: return PathType::kSys;
+    case LinkKind::kNet: return PathType::kLoc;  // a NIC to its own port adds no distance
+  }
+  return PathType::kNet;
+}
+
+// `reached` is the best label at the node, arrived at through link `in`.
+bool mayCross(const Topology& topo, int node, const Link& in, const Link& out, PathType reached) {
+  switch (topo.node(node).kind) {
+    case NodeKind::kNic: return in.kind == LinkKind::kNet || out.kind == LinkKind::kNet;
+    case NodeKind::kNet: return false;
+    case NodeKind::kGpu:
+      return reached == PathType::kNvl && in.kind == LinkKind::kNvLink &&
+             out.kind == LinkKind::kNvLink;
+    default: return true;
+  }
+}
+
+std::vector<Path> pathsFrom(const Topology& topo, int source) {
+  size_t n = topo.nodes().size();
+  std::vector<Label> labels(n);
+  std::vector<bool> done(n, false);
+  labels[source] = Label{PathType::kLoc, std::numeric_limits<double>::infinity(), 0, -1, true};
+  for (;;) {
+    int u = -1;
+    for (size_t i = 0; i < n; ++i)
+      if (!done[i] && labels[i].reached && (u < 0 || better(labels[i], labels[u])))
+        u = static_cast<int>(i);
+    if (u < 0) break;
+    done[u] = true;
+    for (int id : topo.linksFrom(u)) {
+      const Link& link = topo.links()[id];
+      bool transit = u != source;
+      if (transit && !mayCross(topo, u, topo.links()[labels[u].via], link, labels[u].type))
+        continue;
+      Label next{std::max(labels[u].type, hopType(topo, link, transit)),
+                 std::min(labels[u].bw, link.bw), labels[u].hops + 1, id, true};
+      if (!done[link.to] && better(next, labels[link.to])) labels[link.to] = next;
+    }
+  }
+  std::vector<Path> paths(n);
+  for (size_t v = 0; v < n; ++v) {
+    if (!labels[v].reached) continue;
+    paths[v].type = labels[v].type;
+    paths[v].bw = labels[v].bw;
+    for (int at = static_cast<int>(v); labels[at].via >= 0; at = topo.links()[labels[at].via].from)
+      paths[v].links.push_back(labels[at].via);
+    std::reverse(paths[v].links.begin(), paths[v].links.end());
+  }
+  return paths;
+}
+
+// The widest way from a node into the network of its host (0 without network ports).
+double networkBw(const Topology& topo, const std::vector<Path>& from, int host) {
+  double best = 0;
+  for (int net : topo.nodesOf(NodeKind::kNet, host))
+    if (from[net].type <= PathType::kNet) best = std::max(best, from[net].bw);
+  return best;
+}
+
+}  // namespace
+
+void Topology::computePaths() {
+  std::vector<std::vector<Path>> paths;
+  for (size_t i = 0; i < nodes_.size(); ++i) paths.push_back(pathsFrom(*this, static_cast<int>(i)));
+  for (size_t a = 0; a < nodes_.size(); ++a) {
+    paths[a][a].bw = 0;  // LOC: no transfer
+    for (size_t b = 0; b < nodes_.size(); ++b) {
+      if (nodes_[a].host == nodes_[b].host) continue;
+      paths[a][b].type = PathType::kNet;
+      paths[a][b].bw = std::min(networkBw(*this, paths[a], nodes_[a].host),
+                                networkBw(*this, paths[b], nodes_[b].host));
+    }
+  }
+  paths_ = std::move(paths);
+}
+
+}  // namespace tutti::topology

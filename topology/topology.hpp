@@ -1,0 +1,142 @@
+// topology: the machine as a graph. Nodes are CPUs (one per NUMA node), PCI switches, GPUs,
+// NVSwitches, NICs and their network ports; links carry a kind and a bandwidth in GB/s per
+// direction. From the graph come the best path between any two nodes (type as NCCL names it,
+// bottleneck bandwidth) and the ring channels inside a host. The graph is read from NCCL's
+// topology XML. This is the layer's one API header: tools and the runtime include only this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tutti::topology {
+
+enum class NodeKind { kCpu, kPciSwitch, kGpu, kNvSwitch, kNic, kNet };
+enum class LinkKind { kNvLink, kPcie, kSmp, kNet, kC2C };
+
+// Path types, closest first, with NCCL's meanings:
+//   LOC  the node itself
+//   NVL  NVLink, directly or through NVSwitches
+//   NVB  NVLink through an intermediate GPU
+//   PIX  at most one PCIe switch
+//   PXB  several PCIe switches, without crossing a CPU
+//   PHB  through a CPU's PCIe host bridge (same NUMA node)
+//   SYS  across the interconnect between CPUs (SMP: QPI/UPI, Infinity Fabric)
+//   NET  through the network (another host)
+enum class PathType { kLoc, kNvl, kNvb, kPix, kPxb, kPhb, kSys, kNet };
+
+const char* nodeKindName(NodeKind kind);
+const char* linkKindName(LinkKind kind);
+const char* pathTypeName(PathType type);
+
+struct Node {
+  NodeKind kind = NodeKind::kCpu;
+  std::string busId;  // PCI bus id, lower case; CPUs: "numa<N>"; NVSwitch: "nvswitch"
+  int host = 0;       // index into Topology::hosts()
+  int parent = -1;    // tree parent (CPU, switch, or the NIC of a NET port); -1 at a root
+  int index = -1;     // ordinal among the nodes of its kind in its host (GPU 0, 1, ...)
+  // PCI devices: class code, and the link to the parent (rate in GT/s, lanes).
+  uint32_t pciClass = 0;
+  double pciGts = 0;
+  int pciWidth = 0;
+  // CPU
+  int numaId = -1;
+  std::string arch, vendor;
+  int family = -1, model = -1;
+  // GPU
+  int sm = 0;  // 0: unknown
+  int dev = -1, rank = -1;
+  // NET port
+  std::string name, guid;
+  int port = 0;
+  // What the importer inferred where the file was silent (empty if nothing).
+  std::string inferred;
+};
+
+// A directed link; every physical link is two of them, one per direction.
+struct Link {
+  int from = -1, to = -1;
+  LinkKind kind = LinkKind::kPcie;
+  double bw = 0;  // GB/s in this direction
+  int count = 1;  // NVLinks: number of lanes bundled
+};
+
+struct Path {
+  PathType type = PathType::kNet;
+  double bw = 0;           // bottleneck bandwidth, GB/s
+  std::vector<int> links;  // directed link ids from source to destination; empty across hosts
+};
+
+class Topology {
+ public:
+  int addHost(std::string hash);
+  int addNode(Node node);
+  // Adds one directed link and returns its id. A second link of the same kind between the same
+  // nodes joins the first: bandwidths and counts add (NVLinks to several NVSwitches).
+  int addDirectedLink(int from, int to, LinkKind kind, double bw, int count = 1);
+  // Adds both directions.
+  void addLink(int a, int b, LinkKind kind, double bw, int count = 1);
+  // Computes every path; call once the graph is complete (the importer does).
+  void computePaths();
+
+  const std::vector<std::string>& hosts() const { return hosts_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(int id) const { return nodes_.at(id); }
+  const std::vector<Link>& links() const { return links_; }
+  const std::vector<int>& linksFrom(int node) const { return out_.at(node); }
+  // Node ids of one kind, in index order; host -1: every host.
+  std::vector<int> nodesOf(NodeKind kind, int host = -1) const;
+  // -1 when absent.
+  int findBusId(int host, std::string_view busId) const;
+  // Best path; computePaths() must have run.
+  const Path& path(int from, int to) const;
+
+  // Human-readable notes on what the importer inferred or ignored.
+  std::vector<std::string> notes;
+
+ private:
+  std::vector<std::string> hosts_;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::vector<std::vector<int>> out_;
+  std::vector<std::vector<Path>> paths_;
+};
+
+// NCCL topology XML. Errors (kInvalidArgument) name the file, the line and what was wrong.
+Topology loadXmlFile(const std::string& path);
+Topology parseXml(std::string_view text, const std::string& name);
+// The same format back (NCCL reads it too); what the importer inferred is written explicitly.
+std::string toXml(const Topology& topo);
+void saveXmlFile(const Topology& topo, const std::string& path);
+
+// This machine, probed with hwloc (CPUs, PCI tree, GPUs and NICs by PCI class, network ports).
+// No GPU or no HCA is normal: logged at INFO.
+Topology probeHost();
+
+// Ring channels inside one host.
+struct Channel {
+  std::vector<int> ring;           // GPU node ids in ring order
+  PathType type = PathType::kLoc;  // the farthest hop
+  double bw = 0;                   // GB/s reserved on every link it uses
+};
+struct RingPlan {
+  std::vector<Channel> channels;
+  double totalBw = 0;
+};
+struct RingSearchOptions {
+  int maxChannels = 16;
+};
+// Maximises the bottleneck bandwidth with a bandwidth-reservation search, closest path types
+// first (NVLink before PCIe). Empty plan for a host without GPUs.
+RingPlan searchRings(const Topology& topo, int host = 0, const RingSearchOptions& options = {});
+// "ring 0: 0 1 3 2 via NVL 40 GB/s" (GPU indices).
+std::string formatChannel(const Topology& topo, int number, const Channel& channel);
+
+// CPU-only hosts: ranks ordered by package, NUMA node, core, then rank.
+struct RankPlace {
+  int rank = 0, package = 0, numa = 0, core = 0;
+};
+std::vector<int> cpuRingOrder(std::vector<RankPlace> places);
+
+}  // namespace tutti::topology
