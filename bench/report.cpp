@@ -50,8 +50,18 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
                  o.transport.empty() ? "default" : o.transport.c_str(), o.buffers.c_str());
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {
-    out += sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [cpu]\n", r.rank, 0, r.pid,
-                   r.host.c_str(), r.localRank);
+    // The transport this rank uses to its peers: forced, or shm within its host and tcp across.
+    bool local = false, remote = false;
+    for (const auto& peer : ranks) {
+      if (peer.rank == r.rank) continue;
+      (peer.host == r.host ? local : remote) = true;
+    }
+    const std::string transport = !o.transport.empty() ? o.transport
+                                  : local && remote    ? "shm+tcp"
+                                  : remote             ? "tcp"
+                                                       : "shm";
+    out += sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [cpu %s]\n", r.rank, 0, r.pid,
+                   r.host.c_str(), r.localRank, transport.c_str());
   }
   out += "#\n";
   return out;

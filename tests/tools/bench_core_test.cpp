@@ -169,10 +169,21 @@ TEST_CASE("the preamble lists the settings and every rank", "[bench][report]") {
   CHECK(text.find("# Command line: tutti-bench allreduce -b 8 -e 1M\n") != std::string::npos);
   CHECK(text.find("# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: "
                   "5 iters: 20 agg iters: 1 validation: 1 graph: 0\n") != std::string::npos);
-  CHECK(text.find("#  Rank  0 Group  0 Pid   1234 on       host device  0 [cpu]\n") !=
+  CHECK(text.find("#  Rank  0 Group  0 Pid   1234 on       host device  0 [cpu shm]\n") !=
         std::string::npos);
-  CHECK(text.find("#  Rank  1 Group  0 Pid   1235 on       host device  1 [cpu]\n") !=
+  CHECK(text.find("#  Rank  1 Group  0 Pid   1235 on       host device  1 [cpu shm]\n") !=
         std::string::npos);
+}
+
+TEST_CASE("each rank's line names the transport it uses to its peers", "[bench][report]") {
+  auto p = parse({"-b", "8", "-e", "1M"});
+  const std::vector<RankInfo> ranks = {{0, 0, 10, "a"}, {1, 1, 11, "a"}, {2, 0, 12, "b"}};
+  std::string text = formatPreamble(p.options, ranks);
+  CHECK(text.find("device  0 [cpu shm+tcp]") != std::string::npos);
+  CHECK(text.find("Pid     12 on          b device  0 [cpu tcp]") != std::string::npos);
+  p.options.transport = "tcp";
+  text = formatPreamble(p.options, {{0, 0, 10, "a"}, {1, 1, 11, "a"}});
+  CHECK(text.find("device  1 [cpu tcp]") != std::string::npos);
 }
 
 TEST_CASE("bandwidths follow nccl-tests", "[bench][report]") {
