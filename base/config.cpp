@@ -22,6 +22,9 @@ const std::vector<Var>& table() {
        "force a transport (auto: shm within a host, tcp across hosts)"},
       {"TUTTI_ALGO", Type::kChoice, "auto", "auto|ring|tree|oneshot", 0, 0,
        "force the all-reduce algorithm (auto: the cost model picks per size)"},
+      {"TUTTI_CHECK_CALLS", Type::kChoice, "0", "0|1", 0, 0,
+       "1: ranks compare each collective's count, type, operation, root and sequence number "
+       "before moving data, and fail with both calls named on a mismatch"},
       {"TUTTI_CHUNK_BYTES", Type::kBytes, "256K", "", 4096, 64 << 20,
        "bytes per pipeline slot (one chunk of a collective step)"},
       {"TUTTI_SLOTS", Type::kInt, "8", "", 2, 64, "slots per connection FIFO"},

@@ -28,6 +28,7 @@ Settings Settings::fromConfig() {
   settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
   settings.transport = config::getString("TUTTI_TRANSPORT");
   settings.algorithm = config::getString("TUTTI_ALGO");
+  settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
   settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));
   return settings;
 }

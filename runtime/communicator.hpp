@@ -25,6 +25,7 @@ struct Settings {
   int socketsPerPeer = 1;
   std::string transport;  // auto | shm | tcp
   std::string algorithm;  // auto | ring | tree | oneshot
+  bool checkCalls = false;  // TUTTI_CHECK_CALLS
   std::chrono::milliseconds timeout{0};
 
   static Settings fromConfig();  // validates the TUTTI_* variables

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/collectives/call_check.hpp"
 #include "runtime/collectives/p2p.hpp"
 
 namespace tutti::runtime {
@@ -135,6 +136,9 @@ auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes
     OpContext ctx{
         comm,   collectiveName(call.collective), algorithm.name, sequence, bytes, call.dtype,
         call.op};
+    if (comm.settings().checkCalls)
+      checkSameCall(ctx, {static_cast<uint32_t>(call.collective), static_cast<uint32_t>(call.dtype),
+                          static_cast<uint32_t>(call.op), call.root, call.count, sequence});
     CollectiveArgs args{call.send, call.recv, call.count, call.root};
     // In-place reduce-scatter writes the rank's block of the input.
     if (call.collective == Collective::kReduceScatter && call.send == call.recv)

@@ -280,3 +280,35 @@ TEST_CASE("a group with a failed call reports it at its end and runs nothing", "
   });
   CHECK(received == std::vector<int32_t>{41, 40});
 }
+
+TEST_CASE("TUTTI_CHECK_CALLS names mismatched calls on every rank", "[api][check-calls]") {
+  ScopedEnv check("TUTTI_CHECK_CALLS", "1");
+  ThreadWorld world(3);
+  REQUIRE(world.ok());
+  // Matching calls run as usual.
+  const auto sums = onEveryRank<float>(3, [&](int rank) {
+    std::vector<float> data(1024, static_cast<float>(rank));
+    tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32, tuttiSum, world.comm(rank),
+                    nullptr);
+    return data[1023];
+  });
+  CHECK(sums == std::vector<float>{3, 3, 3});
+  // Rank 2 disagrees on the count and rank 1 calls another collective: nobody moves data.
+  const auto messages = onEveryRank<std::string>(3, [&](int rank) {
+    std::vector<float> data(2048, 1.0f);
+    tuttiResult_t rc;
+    if (rank == 1)
+      rc = tutti_broadcast(data.data(), data.data(), 1024, tuttiFloat32, 0, world.comm(rank),
+                           nullptr);
+    else
+      rc = tutti_allreduce(data.data(), data.data(), rank == 2 ? 2048 : 1024, tuttiFloat32,
+                           tuttiSum, world.comm(rank), nullptr);
+    return rc == tuttiInvalidUsage ? std::string(tutti_get_last_error()) : std::string("no error");
+  });
+  CHECK_THAT(messages[0],
+             Contains("rank 0 called allreduce(count=1024, float32, sum) as call #2; "
+                      "rank 1 called broadcast(count=1024, float32, root=0) as call #2"));
+  CHECK_THAT(messages[2], Contains("rank 2 called allreduce(count=2048, float32, sum) as call #2; "
+                                   "rank 0 called allreduce(count=1024, float32, sum) as call #2"));
+  CHECK_THAT(messages[1], Contains("rank 1 called broadcast"));
+}

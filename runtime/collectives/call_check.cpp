@@ -1,0 +1,47 @@
+#include "runtime/collectives/call_check.hpp"
+
+#include <vector>
+
+#include "runtime/collectives/p2p.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+// "allreduce(count=1024, float32, sum) as call #17"; root only where it matters.
+std::string describeCall(const CallSignature& call) {
+  const auto collective = static_cast<Collective>(call.collective);
+  const auto dtype = static_cast<kernels::DataType>(call.dtype);
+  const bool reduces = collective == Collective::kAllReduce ||
+                       collective == Collective::kReduceScatter ||
+                       collective == Collective::kReduce;
+  const bool rooted = collective == Collective::kBroadcast || collective == Collective::kReduce;
+  std::string text = fmt::format("{}(count={}, {}", collectiveName(collective), call.count,
+                                 kernels::isValid(dtype) ? kernels::typeName(dtype) : "?");
+  if (reduces) {
+    const auto op = static_cast<kernels::RedOp>(call.op);
+    text += fmt::format(", {}", kernels::isValid(op) ? kernels::opName(op) : "?");
+  }
+  if (rooted) text += fmt::format(", root={}", call.root);
+  return text + fmt::format(") as call #{}", call.sequence);
+}
+
+}  // namespace
+
+void checkSameCall(OpContext& ctx, const CallSignature& mine) {
+  const int n = ctx.comm.size(), self = ctx.comm.rank();
+  std::vector<CallSignature> theirs(static_cast<size_t>(n));
+  std::vector<P2PTransfer> exchange;
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == self) continue;
+    exchange.push_back({true, peer, &mine, nullptr, sizeof(mine)});
+    exchange.push_back({false, peer, nullptr, &theirs[static_cast<size_t>(peer)], sizeof(mine)});
+  }
+  runTransfers(ctx, exchange);
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == self || theirs[static_cast<size_t>(peer)] == mine) continue;
+    raise(ErrorCode::kInvalidUsage, "rank {} called {}; rank {} called {}", self,
+          describeCall(mine), peer, describeCall(theirs[static_cast<size_t>(peer)]));
+  }
+}
+
+}  // namespace tutti::runtime

@@ -1,0 +1,28 @@
+// TUTTI_CHECK_CALLS=1: before a collective moves any data, every rank sends the signature of its
+// call (collective, count, type, operation, root, sequence number) to every other rank and
+// compares. A mismatch fails the operation on every rank with both calls spelled out, instead of
+// corrupting buffers or hanging. The signature travels as the operation's first message on each
+// connection, so the streams stay aligned as long as every rank checks.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/collectives/algorithm.hpp"
+
+namespace tutti::runtime {
+
+struct CallSignature {
+  uint32_t collective;
+  uint32_t dtype;
+  uint32_t op;
+  int32_t root;
+  uint64_t count;
+  uint64_t sequence;
+
+  bool operator==(const CallSignature&) const = default;
+};
+
+// Throws kInvalidUsage naming this rank's call and the first rank whose call differs.
+void checkSameCall(OpContext& ctx, const CallSignature& mine);
+
+}  // namespace tutti::runtime
