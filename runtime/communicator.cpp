@@ -1,6 +1,7 @@
 #include "runtime/communicator.hpp"
 
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -153,6 +154,18 @@ void Communicator::setAlgorithm(const std::string& algorithm) {
           "rank {}: algorithm '{}' is not one of auto, ring, tree, oneshot", rank_, algorithm);
   // Through the engine, so that operations already issued keep the algorithm they were issued with.
   engine_->run([&] { settings_.algorithm = algorithm; });
+}
+
+int Communicator::deadLocalPeer() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - lastLivenessCheck_ < std::chrono::milliseconds(10)) return -1;
+  lastLivenessCheck_ = now;
+  const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
+  for (const PeerInfo& peer : peers_) {
+    if (peer.hostId != self.hostId || peer.pid == self.pid) continue;
+    if (kill(static_cast<pid_t>(peer.pid), 0) != 0 && errno == ESRCH) return peer.rank;
+  }
+  return -1;
 }
 
 void Communicator::recordFailure(const Error& error) {

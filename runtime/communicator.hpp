@@ -23,8 +23,8 @@ struct Settings {
   size_t slotBytes = 0;
   int slots = 0;
   int socketsPerPeer = 1;
-  std::string transport;  // auto | shm | tcp
-  std::string algorithm;  // auto | ring | tree | oneshot
+  std::string transport;    // auto | shm | tcp
+  std::string algorithm;    // auto | ring | tree | oneshot
   bool checkCalls = false;  // TUTTI_CHECK_CALLS
   std::chrono::milliseconds timeout{0};
 
@@ -79,6 +79,9 @@ class Communicator {
   void throwIfFailed() const;
   void abort();
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  // A peer on this host whose process no longer exists (-1 when all live). Shared memory cannot
+  // tell a dead writer from a slow one, so waiters ask the kernel; at most every 10 ms.
+  int deadLocalPeer();
 
   // Ranks with the same color form a new communicator ordered by (key, rank); nullptr for a
   // negative color. Collective over this communicator.
@@ -105,6 +108,7 @@ class Communicator {
   uint64_t sequence_ = 0;
   int splits_ = 0;
   std::atomic<bool> aborted_{false};
+  std::chrono::steady_clock::time_point lastLivenessCheck_{};
   std::atomic<bool> failed_{false};
   mutable std::mutex failureMutex_;
   std::optional<Error> failure_;

@@ -31,6 +31,9 @@ void Stall::pause(int peer, const char* what) {
     };
     if (ctx_.comm.aborted())
       raise(ErrorCode::kInvalidUsage, "{}: aborted while waiting {}", ctx_.where(), awaited());
+    if (const int dead = ctx_.comm.deadLocalPeer(); dead >= 0)
+      raise(ErrorCode::kRemote, "{}: rank {} ({}) is gone: its process exited while waiting {}",
+            ctx_.where(), dead, describe(ctx_.comm.peer(dead)), awaited());
     const auto timeout = ctx_.comm.settings().timeout;
     if (!deadline_) deadline_ = Deadline::after(timeout);
     if (deadline_->expired())
