@@ -105,13 +105,15 @@ double networkBw(const Topology& topo, const std::vector<Path>& from, int host) 
 void Topology::computePaths() {
   std::vector<std::vector<Path>> paths;
   for (size_t i = 0; i < nodes_.size(); ++i) paths.push_back(pathsFrom(*this, static_cast<int>(i)));
+  std::vector<double> toNetwork;
+  for (size_t a = 0; a < nodes_.size(); ++a)
+    toNetwork.push_back(networkBw(*this, paths[a], nodes_[a].host));
   for (size_t a = 0; a < nodes_.size(); ++a) {
     paths[a][a].bw = 0;  // LOC: no transfer
     for (size_t b = 0; b < nodes_.size(); ++b) {
       if (nodes_[a].host == nodes_[b].host) continue;
       paths[a][b].type = PathType::kNet;
-      paths[a][b].bw = std::min(networkBw(*this, paths[a], nodes_[a].host),
-                                networkBw(*this, paths[b], nodes_[b].host));
+      paths[a][b].bw = std::min(toNetwork[a], toNetwork[b]);
     }
   }
   paths_ = std::move(paths);

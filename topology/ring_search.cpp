@@ -153,9 +153,12 @@ RingPlan searchRings(const Topology& topo, int host, const RingSearchOptions& op
 
 std::string formatChannel(const Topology& topo, int number, const Channel& channel) {
   std::string out = fmt::format("ring {}:", number);
-  for (int gpu : channel.ring) out += fmt::format(" {}", topo.node(gpu).index);
-  return out + fmt::format(" via {} {:g} GB/s", pathTypeName(channel.type),
-                           std::round(channel.bw * 10) / 10);
+  for (int gpu : channel.ring)
+    out += channel.rail < 0 ? fmt::format(" {}", topo.node(gpu).index)
+                            : fmt::format(" {}/{}", topo.node(gpu).host, topo.node(gpu).index);
+  out += fmt::format(" via {} {:g} GB/s", pathTypeName(channel.type),
+                     std::round(channel.bw * 10) / 10);
+  return channel.rail < 0 ? out : out + fmt::format(" on NIC {}", channel.rail);
 }
 
 std::vector<int> cpuRingOrder(std::vector<RankPlace> places) {

@@ -1,8 +1,9 @@
 // topology: the machine as a graph. Nodes are CPUs (one per NUMA node), PCI switches, GPUs,
 // NVSwitches, NICs and their network ports; links carry a kind and a bandwidth in GB/s per
 // direction. From the graph come the best path between any two nodes (type as NCCL names it,
-// bottleneck bandwidth) and the ring channels inside a host. The graph is read from NCCL's
-// topology XML. This is the layer's one API header: tools and the runtime include only this.
+// bottleneck bandwidth), the ring channels inside a host, and the rings and double binary trees
+// across hosts. The graph is read from NCCL's topology XML. This is the layer's one API header:
+// tools and the runtime include only this.
 #pragma once
 
 #include <cstdint>
@@ -116,9 +117,10 @@ Topology probeHost();
 
 // Ring channels inside one host.
 struct Channel {
-  std::vector<int> ring;           // GPU node ids in ring order
+  std::vector<int> ring;           // GPU node ids in ring order (across hosts: host by host)
   PathType type = PathType::kLoc;  // the farthest hop
   double bw = 0;                   // GB/s reserved on every link it uses
+  int rail = -1;                   // across hosts: the NIC index it uses on every host
 };
 struct RingPlan {
   std::vector<Channel> channels;
@@ -130,8 +132,41 @@ struct RingSearchOptions {
 // Maximises the bottleneck bandwidth with a bandwidth-reservation search, closest path types
 // first (NVLink before PCIe). Empty plan for a host without GPUs.
 RingPlan searchRings(const Topology& topo, int host = 0, const RingSearchOptions& options = {});
-// "ring 0: 0 1 3 2 via NVL 40 GB/s" (GPU indices).
+// "ring 0: 0 1 3 2 via NVL 40 GB/s" (GPU indices); across hosts "ring 0: 0/1 0/0 1/1 1/0 via
+// NET 12 GB/s on NIC 0" (host/GPU).
 std::string formatChannel(const Topology& topo, int number, const Channel& channel);
+
+// N copies of host 0 of `one`, joined by their network (paths computed): the plan of N hosts.
+Topology replicateHosts(const Topology& one, int hosts);
+
+// Rings across every host of `topo` (a fused file's real hosts, or replicateHosts' copies).
+// Channel c enters and leaves each host through NIC c (rail alignment; a NIC's first network
+// port, or the NIC itself where the file lists no port), at the GPUs of an in-host ring that
+// are closest to that NIC; inside each host it follows that ring cut open into a chain. One
+// channel per NIC. Each channel's bandwidth is its narrowest share: every link's bandwidth
+// divided by the number of channels crossing it. Empty when a host with GPUs has no NIC or no
+// in-host ring.
+RingPlan searchNetRings(const Topology& topo, const RingSearchOptions& options = {});
+
+// Double binary tree across hosts (NCCL's): tree 1 mirrors tree 0 (even host counts) or shifts
+// it by one (odd), so that with an even count each host is interior in at most one tree. Inside
+// each host the GPUs form a chain whose head talks to the network through NIC t (tree t).
+struct TreeNode {
+  int parent = -1;            // host index; -1 at the root
+  std::vector<int> children;  // host indices
+};
+struct Tree {
+  std::vector<TreeNode> hosts;           // indexed by host
+  std::vector<std::vector<int>> chains;  // per host: GPU node ids, head first
+  int rail = 0;                          // NIC index used on every host
+  double bw = 0;                         // GB/s: narrowest chain hop or head-to-NIC path
+};
+struct TreePlan {
+  std::vector<Tree> trees;  // two, or none when a host with GPUs has no NIC or no in-host ring
+};
+TreePlan searchTrees(const Topology& topo, const RingSearchOptions& options = {});
+// "tree 0 (NIC 0, 12 GB/s):" then per host "  host 3: up 2 down 1 5 chain 1 0 3 2" (GPU indices).
+std::string formatTreeChannel(const Topology& topo, int number, const Tree& tree);
 
 // CPU-only hosts: ranks ordered by package, NUMA node, core, then rank.
 struct RankPlace {

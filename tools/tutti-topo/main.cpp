@@ -1,43 +1,89 @@
 // tutti-topo: probes this machine (or loads a topology file, NCCL's XML) and prints it as a tree,
-// the path matrix between GPUs and NICs, and the ring channels the search finds; exports it as NCCL
-// XML (which tutti and NCCL read back) or JSON.
+// the path matrix between GPUs and NICs, and the ring and tree channels the search finds, for its
+// hosts or N copies of one (--hosts); exports it as NCCL XML (which tutti and NCCL read back), JSON
+// or an SVG drawing; --time reports how long the probe and the search took.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
 #include "base/error.hpp"
 #include "json.hpp"
 #include "print.hpp"
+#include "svg.hpp"
+
+namespace {
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out.flush()) tutti::throwSystemError("tutti-topo: cannot write " + path, errno);
+}
+
+// Milliseconds since the previous lap (or construction).
+class Stopwatch {
+ public:
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return ms;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tutti-topo: topology of a machine, its paths and its ring channels"};
+  CLI::App app{"tutti-topo: topology of a machine, its paths, rings and trees"};
   std::string file;
-  std::string xmlOut, jsonOut;
-  bool tree = false, matrix = false, rings = false;
+  std::string xmlOut, jsonOut, svgOut;
+  bool tree = false, matrix = false, rings = false, trees = false, timing = false;
+  int hosts = 0;
   app.add_option("--file", file, "NCCL topology XML to load instead of probing this machine");
   app.add_flag("--tree", tree, "print the tree (the default when nothing else is asked)");
   app.add_flag("--matrix", matrix, "print GPU x GPU and GPU x NIC path types and bandwidths");
-  app.add_flag("--rings", rings, "print the ring channels of each host");
+  app.add_flag("--rings", rings, "print the ring channels of each host, then across hosts");
+  app.add_flag("--trees", trees, "print the double binary tree across hosts");
+  app.add_option("--hosts", hosts, "plan for N copies of the (first) host")
+      ->check(CLI::Range(1, 4096));
   app.add_option("--xml", xmlOut, "write the topology as NCCL XML to this file");
   app.add_option("--json", jsonOut, "write the topology as JSON to this file (- for stdout)");
+  app.add_option("--svg", svgOut, "draw the topology and its rings as SVG to this file");
+  app.add_flag("--time", timing, "print how long the probe (or load), paths and search took");
   CLI11_PARSE(app, argc, argv);
   try {
+    Stopwatch watch;
     tutti::topology::Topology topo =
         file.empty() ? tutti::topology::probeHost() : tutti::topology::loadXmlFile(file);
-    bool exporting = !xmlOut.empty() || !jsonOut.empty();
-    if (tree || (!matrix && !rings && !exporting)) fmt::print("{}", tutti::tools::formatTree(topo));
+    double loadMs = watch.lap(), pathsMs = 0;
+    if (hosts > 0) {
+      topo = tutti::topology::replicateHosts(topo, hosts);
+      pathsMs = watch.lap();
+    }
+    if (timing) {
+      tutti::topology::searchNetRings(topo);
+      tutti::topology::searchTrees(topo);
+      std::string copies =
+          hosts > 0 ? fmt::format(", {} hosts' paths {:.1f} ms", hosts, pathsMs) : "";
+      fmt::print("time: {} {:.1f} ms{}, search (rings, trees) {:.1f} ms\n",
+                 file.empty() ? "probe" : "load", loadMs, copies, watch.lap());
+    }
+    bool quiet = matrix || rings || trees || timing || !xmlOut.empty() || !jsonOut.empty() ||
+                 !svgOut.empty();
+    if (tree || !quiet) fmt::print("{}", tutti::tools::formatTree(topo));
     if (matrix) fmt::print("{}", tutti::tools::formatMatrix(topo));
     if (rings) fmt::print("{}", tutti::tools::formatRings(topo));
+    if (trees) fmt::print("{}", tutti::tools::formatTrees(topo));
     if (!xmlOut.empty()) tutti::topology::saveXmlFile(topo, xmlOut);
     if (jsonOut == "-") fmt::print("{}", tutti::tools::toJson(topo));
-    if (!jsonOut.empty() && jsonOut != "-") {
-      std::ofstream out(jsonOut);
-      out << tutti::tools::toJson(topo);
-      if (!out.flush()) tutti::throwSystemError("tutti-topo: cannot write " + jsonOut, errno);
-    }
+    if (!jsonOut.empty() && jsonOut != "-") writeFile(jsonOut, tutti::tools::toJson(topo));
+    if (!svgOut.empty()) writeFile(svgOut, tutti::tools::toSvg(topo));
   } catch (const tutti::Error& error) {
     fmt::print(stderr, "tutti-topo: {}\n", error.what());
     return 1;

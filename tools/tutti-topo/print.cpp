@@ -116,13 +116,25 @@ std::string formatMatrix(const Topology& topo) {
 
 std::string formatRings(const Topology& topo) {
   std::string out;
-  for (int host = 0; host < static_cast<int>(topo.hosts().size()); ++host) {
-    topology::RingPlan plan = topology::searchRings(topo, host);
-    out += fmt::format("host {}: {} channels, {:g} GB/s in total\n", host, plan.channels.size(),
+  auto append = [&](const std::string& title, const topology::RingPlan& plan) {
+    out += fmt::format("{}: {} channels, {:g} GB/s in total\n", title, plan.channels.size(),
                        rounded(plan.totalBw));
     for (size_t i = 0; i < plan.channels.size(); ++i)
       out += "  " + topology::formatChannel(topo, static_cast<int>(i), plan.channels[i]) + "\n";
-  }
+  };
+  for (int host = 0; host < static_cast<int>(topo.hosts().size()); ++host)
+    append(fmt::format("host {}", host), topology::searchRings(topo, host));
+  if (topo.hosts().size() > 1)
+    append(fmt::format("across {} hosts", topo.hosts().size()), topology::searchNetRings(topo));
+  return out;
+}
+
+std::string formatTrees(const Topology& topo) {
+  topology::TreePlan plan = topology::searchTrees(topo);
+  if (plan.trees.empty()) return "no trees: a host with GPUs has no NIC\n";
+  std::string out;
+  for (size_t i = 0; i < plan.trees.size(); ++i)
+    out += topology::formatTreeChannel(topo, static_cast<int>(i), plan.trees[i]);
   return out;
 }
 

@@ -1,4 +1,4 @@
-// What tutti-topo prints: the tree of each host, the path matrix, the ring channels.
+// What tutti-topo prints: the tree of each host, the path matrix, the ring and tree channels.
 #pragma once
 
 #include <string>
@@ -10,6 +10,9 @@ namespace tutti::tools {
 std::string formatTree(const topology::Topology& topo);
 // GPU x GPU and GPU x NIC path types and bandwidths, like `nvidia-smi topo -m`.
 std::string formatMatrix(const topology::Topology& topo);
+// Each host's rings, then (several hosts) the rings across hosts.
 std::string formatRings(const topology::Topology& topo);
+// The double binary tree across hosts.
+std::string formatTrees(const topology::Topology& topo);
 
 }  // namespace tutti::tools
