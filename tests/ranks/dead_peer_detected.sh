@@ -4,22 +4,10 @@
 # tuttirun's grace period (30 s) would have stopped them.
 # Usage: dead_peer_detected.sh TUTTIRUN PROCESS_WORLD
 set -u
-tuttirun=$1 world=$2
-log=$(mktemp)
+source "$(dirname "$0")/kill_one_rank.sh"
+export TUTTI_TIMEOUT=300
+kill_one_rank "$1" "$2" 30
 trap 'rm -f "$log"' EXIT
-TUTTI_TIMEOUT=300 "$tuttirun" -n 4 --grace 30 -- "$world" --loop >"$log" 2>&1 &
-launcher=$!
-for _ in $(seq 1 200); do
-  [ "$(grep -c '^ready' "$log")" -ge 4 ] && break
-  sleep 0.05
-done
-[ "$(grep -c '^ready' "$log")" -ge 4 ] || { echo "ranks never became ready"; cat "$log"; exit 1; }
-victim=$(pgrep -f -n -- "$world --loop")
-start=$(date +%s)
-kill -9 "$victim"
-wait "$launcher"
-elapsed=$(( $(date +%s) - start ))
-cat "$log"
 [ "$elapsed" -lt 15 ] || { echo "survivors took ${elapsed} s to stop"; exit 1; }
 grep -q "is gone: its process exited" "$log" || { echo "no survivor named the dead rank"; exit 1; }
 echo "ok: survivors stopped ${elapsed} s after the kill"

@@ -3,21 +3,10 @@
 # and /dev/shm holds no tutti segment afterwards (segments are unlinked once everybody mapped
 # them). Usage: killed_rank_leaks_nothing.sh TUTTIRUN PROCESS_WORLD
 set -u
-tuttirun=$1 world=$2
+source "$(dirname "$0")/kill_one_rank.sh"
 before=$(ls /dev/shm | grep -c '^tutti-' || true)
-log=$(mktemp)
-"$tuttirun" -n 4 --grace 1 -- "$world" --loop >"$log" 2>&1 &
-launcher=$!
-for _ in $(seq 1 200); do
-  [ "$(grep -c '^ready' "$log")" -ge 4 ] && break
-  sleep 0.05
-done
-[ "$(grep -c '^ready' "$log")" -ge 4 ] || { echo "ranks never became ready"; cat "$log"; exit 1; }
-victim=$(pgrep -f -n -- "$world --loop")
-kill -9 "$victim"
-wait "$launcher"
-status=$?
-cat "$log"
+kill_one_rank "$1" "$2" 1
+trap 'rm -f "$log"' EXIT
 [ "$status" -eq 137 ] || { echo "tuttirun exited $status, expected 137"; exit 1; }
 grep -q "killed by signal 9" "$log" || { echo "no message naming the killed rank"; exit 1; }
 after=$(ls /dev/shm | grep -c '^tutti-' || true)
