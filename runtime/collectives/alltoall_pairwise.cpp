@@ -29,8 +29,9 @@ void alltoallPairwise(OpContext& ctx, const CollectiveArgs& args) {
     transfers.push_back(
         {false, from, nullptr, dst + blockBytes * static_cast<size_t>(from), blockBytes});
   }
-  std::memmove(dst + blockBytes * static_cast<size_t>(r), src + blockBytes * static_cast<size_t>(r),
-               blockBytes);
+  if (blockBytes > 0)
+    std::memmove(dst + blockBytes * static_cast<size_t>(r),
+                 src + blockBytes * static_cast<size_t>(r), blockBytes);
   runTransfers(ctx, transfers);
 }
 

@@ -127,7 +127,7 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output) 
     char* inPlaceSend = recvData;
     if (c.kind == Kind::kAllGather)
       inPlaceSend = recvData + static_cast<size_t>(rank) * count * size;
-    std::memcpy(inPlaceSend, send.data(), sendElems * size);
+    if (sendElems > 0) std::memcpy(inPlaceSend, send.data(), sendElems * size);
     sendPtr = inPlaceSend;
   }
   const tuttiResult_t rc = issue(comm, c, sendPtr, recvPtr, rank, n);
@@ -140,28 +140,29 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output) 
   switch (c.kind) {
     case Kind::kAllReduce:
       for (size_t i = 0; i < count; ++i)
-        expectReduced(&expected[i * size], c.dtype, c.op, c.seed, n, i);
+        expectReduced(expected.data() + (i * size), c.dtype, c.op, c.seed, n, i);
       break;
     case Kind::kReduceScatter:
       for (size_t i = 0; i < count; ++i)
-        expectReduced(&expected[i * size], c.dtype, c.op, c.seed, n,
+        expectReduced(expected.data() + (i * size), c.dtype, c.op, c.seed, n,
                       static_cast<size_t>(rank) * count + i);
       if (c.inPlace) recvData += static_cast<size_t>(rank) * count * size;
       break;
     case Kind::kAllGather:
       for (size_t b = 0; b < un; ++b)
-        fill(&expected[b * count * size], count, c.dtype, fillOp, c.seed, static_cast<int>(b), 0);
+        fill(expected.data() + (b * count * size), count, c.dtype, fillOp, c.seed,
+             static_cast<int>(b), 0);
       break;
     case Kind::kBroadcast: fill(expected.data(), count, c.dtype, fillOp, c.seed, c.root, 0); break;
     case Kind::kReduce:
       if (rank != c.root) checkElems = 0;
       for (size_t i = 0; i < count; ++i)
-        expectReduced(&expected[i * size], c.dtype, c.op, c.seed, n, i);
+        expectReduced(expected.data() + (i * size), c.dtype, c.op, c.seed, n, i);
       break;
     case Kind::kAllToAll:
       for (size_t b = 0; b < un; ++b)
-        fill(&expected[b * count * size], count, c.dtype, fillOp, c.seed, static_cast<int>(b),
-             static_cast<size_t>(rank) * count);
+        fill(expected.data() + (b * count * size), count, c.dtype, fillOp, c.seed,
+             static_cast<int>(b), static_cast<size_t>(rank) * count);
       break;
     case Kind::kSendRecv:
       fill(expected.data(), count, c.dtype, fillOp, c.seed, modRank(rank - 1, n), 0);
