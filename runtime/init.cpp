@@ -12,8 +12,8 @@ void checkRankAndSize(int rank, int nranks) {
 }
 
 // Joins the job through the store, allgathers who everyone is, and connects.
-std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks) {
-  const Settings settings = Settings::fromConfig();
+std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks,
+                                        const Settings& settings) {
   const Deadline deadline = Deadline::after(settings.timeout);
   const PeerInfo self = PeerInfo::local(rank, settings.slotBytes, settings.slots);
   bootstrap::Store* store = job.store.get();
@@ -36,7 +36,7 @@ std::unique_ptr<Communicator> initRank(const bootstrap::UniqueId& id, int rank, 
   const Settings settings = Settings::fromConfig();
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(id.host, id.port), id.secret};
   job.store = bootstrap::connectStore(job.rendezvous, id.secret, Deadline::after(settings.timeout));
-  return joinWorld(std::move(job), rank, nranks);
+  return joinWorld(std::move(job), rank, nranks, settings);
 }
 
 std::unique_ptr<Communicator> initFromEnv() {
@@ -47,7 +47,7 @@ std::unique_ptr<Communicator> initFromEnv() {
   if (env.rank == 0) job.keepAlive = bootstrap::StoreServer::start(job.rendezvous, env.secret);
   job.store =
       bootstrap::connectStore(job.rendezvous, env.secret, Deadline::after(settings.timeout));
-  return joinWorld(std::move(job), env.rank, env.nranks);
+  return joinWorld(std::move(job), env.rank, env.nranks, settings);
 }
 
 std::vector<std::unique_ptr<Communicator>> initAll(int nranks) {

@@ -75,13 +75,15 @@ const std::vector<Algorithm>& algorithms() {
 }
 
 const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm) {
+  // Decided once per call, not per table entry: this runs before every operation.
   const std::string& forced = comm.settings().algorithm;
+  const bool isForced = collective == Collective::kAllReduce && forced != "auto";
   const LinkModel link = linkModel(comm);
   const Algorithm* best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   for (const Algorithm& algorithm : algorithms()) {
     if (algorithm.collective != collective) continue;
-    if (collective == Collective::kAllReduce && forced != "auto") {
+    if (isForced) {
       if (forced == algorithm.name) return algorithm;
       continue;
     }
