@@ -60,6 +60,12 @@ Mapping::~Mapping() {
   if (address_) munmap(address_, bytes_);
 }
 
+uint64_t hashJobTag(const std::string& jobTag) {
+  uint64_t hash = 0xcbf29ce484222325;  // FNV-1a: identifies, need not resist forgery
+  for (const unsigned char c : jobTag) hash = (hash ^ c) * 0x100000001b3;
+  return hash;
+}
+
 std::string randomSegmentName(const std::string& jobTag, int rank) {
   uint64_t random = 0;
   auto* p = reinterpret_cast<char*>(&random);
@@ -150,6 +156,15 @@ Mapping mapPeerSegment(const std::string& name, const SegmentHeader& expect, siz
       got.magic != SegmentHeader::kMagic || got.version != SegmentHeader::kVersion)
     raise(ErrorCode::kInvalidUsage, "shm: {} (the address of rank {}) is not a tutti segment", name,
           r);
+  // A segment this user did not create with mode 0600 could be read or written by others.
+  if (info.st_uid != geteuid() || (info.st_mode & 0777) != 0600)
+    raise(ErrorCode::kInvalidUsage,
+          "shm: refusing {} (the address of rank {}): owned by uid {} with mode {:o}, expected uid "
+          "{} and mode 600",
+          name, r, info.st_uid, info.st_mode & 0777, geteuid());
+  if (got.jobHash != expect.jobHash)
+    raise(ErrorCode::kInvalidUsage,
+          "shm: refusing {} (the address of rank {}): it belongs to another job", name, r);
   if (got.rank != expect.rank)
     raise(ErrorCode::kInvalidUsage, "shm: the address of rank {} names the segment of rank {}", r,
           got.rank);

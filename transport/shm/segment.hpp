@@ -40,12 +40,15 @@ struct SegmentHeader {
   uint32_t slots = 0;
   uint64_t slotBytes = 0;
   uint64_t fifoBytes = 0;
+  uint64_t jobHash = 0;  // of the communicator's tag: a segment of another job is refused
 
   static constexpr uint64_t kMagic = 0x746e656d67657374;  // "tsegment"
-  static constexpr uint32_t kVersion = 1;
+  static constexpr uint32_t kVersion = 2;
   // The header page; FIFOs follow it.
   static constexpr size_t kBytes = 4096;
 };
+
+uint64_t hashJobTag(const std::string& jobTag);
 
 // "/tutti-<jobTag>-<rank>-<16 random hex digits>": unguessable, so nobody else can pre-create it.
 std::string randomSegmentName(const std::string& jobTag, int rank);

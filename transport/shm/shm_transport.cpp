@@ -110,6 +110,7 @@ class ShmTransport final : public Transport {
     header.slots = static_cast<uint32_t>(options_.slots);
     header.slotBytes = options_.slotBytes;
     header.fifoBytes = layout_.bytes;
+    header.jobHash = hashJobTag(options_.jobTag);
     return header;
   }
 

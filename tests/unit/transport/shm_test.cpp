@@ -1,6 +1,9 @@
 // shm only: ranks as separate processes, the segment names' lifetime, and a full /dev/shm.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -231,6 +234,38 @@ TEST_CASE("shm: ranks with different options refuse to connect", "[transport][sh
   CHECK_THROWS_AS(
       tc->connect({1}, {tc->localAddress(), ta->localAddress()}, Deadline::after(seconds(5))),
       Error);
+}
+
+TEST_CASE("shm: a segment of another job is refused", "[transport][shm]") {
+  const std::string tagA = uniqueTag();
+  const std::string tagB = uniqueTag();
+  auto ours = makeShmTransport(smallOptions(0, 2, tagA));
+  auto theirs = makeShmTransport(smallOptions(1, 2, tagB));
+  try {
+    ours->connect({1}, {ours->localAddress(), theirs->localAddress()}, Deadline::after(seconds(5)));
+    FAIL("connect did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidUsage);
+    CHECK(std::string(e.what()).find("belongs to another job") != std::string::npos);
+  }
+}
+
+TEST_CASE("shm: a segment others may open is refused", "[transport][shm]") {
+  const std::string tag = uniqueTag();
+  auto ours = makeShmTransport(smallOptions(0, 2, tag));
+  auto peer = makeShmTransport(smallOptions(1, 2, tag));
+  const std::string peerName = peer->localAddress();
+  // Loosening the mode after creation is what a squatter's pre-created segment would look like.
+  const Fd fd(shm_open(peerName.c_str(), O_RDWR, 0));
+  REQUIRE(fd.valid());
+  REQUIRE(fchmod(fd.get(), 0666) == 0);
+  try {
+    ours->connect({1}, {ours->localAddress(), peerName}, Deadline::after(seconds(5)));
+    FAIL("connect did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::kInvalidUsage);
+    CHECK(std::string(e.what()).find("mode 666") != std::string::npos);
+  }
 }
 
 }  // namespace tutti::transport::test
