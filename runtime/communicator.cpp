@@ -45,13 +45,17 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
   comm->settings_ = settings;
   comm->engine_ = std::make_unique<Engine>(
       [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
+  // Checking calls on some ranks only would make the checking ranks wait for signatures the
+  // others never send.
   for (const PeerInfo& peer : comm->peers_) {
-    if (peer.slotBytes != settings.slotBytes || peer.slots != settings.slots)
+    if (peer.slotBytes != settings.slotBytes || peer.slots != settings.slots ||
+        peer.checkCalls != settings.checkCalls)
       raise(ErrorCode::kInvalidUsage,
-            "rank {}: TUTTI_CHUNK_BYTES/TUTTI_SLOTS differ between ranks: rank {} ({}) uses {}/{}, "
-            "rank {} uses {}/{}",
-            rank, peer.rank, describe(peer), peer.slotBytes, peer.slots, rank, settings.slotBytes,
-            settings.slots);
+            "rank {}: settings differ between ranks: rank {} ({}) uses TUTTI_CHUNK_BYTES={} "
+            "TUTTI_SLOTS={} TUTTI_CHECK_CALLS={}, rank {} uses TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} "
+            "TUTTI_CHECK_CALLS={}; set them alike on every rank",
+            rank, peer.rank, describe(peer), peer.slotBytes, peer.slots, int(peer.checkCalls), rank,
+            settings.slotBytes, settings.slots, int(settings.checkCalls));
   }
   const PeerInfo& self = comm->peers_[static_cast<size_t>(rank)];
   for (const PeerInfo& peer : comm->peers_) {

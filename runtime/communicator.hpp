@@ -35,7 +35,7 @@ struct Settings {
 // rendezvous address (TCP listens on the interface that routes there) and the job secret.
 struct JobBootstrap {
   std::shared_ptr<bootstrap::Store> store;
-  std::shared_ptr<void> keepAlive;  // e.g. the rendezvous server hosted by this rank
+  std::shared_ptr<bootstrap::StoreServer> storeServer;  // when this rank hosts the rendezvous
   SockAddr rendezvous;
   Secret secret;
 };

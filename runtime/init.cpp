@@ -15,7 +15,8 @@ void checkRankAndSize(int rank, int nranks) {
 std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks,
                                         const Settings& settings) {
   const Deadline deadline = Deadline::after(settings.timeout);
-  const PeerInfo self = PeerInfo::local(rank, settings.slotBytes, settings.slots);
+  const PeerInfo self =
+      PeerInfo::local(rank, settings.slotBytes, settings.slots, settings.checkCalls);
   bootstrap::Store* store = job.store.get();
   store->join(rank, nranks, describe(self), deadline);
   // The tag names this world's shm segments and prefixes its store keys: random, so that two
@@ -44,10 +45,16 @@ std::unique_ptr<Communicator> initFromEnv() {
   checkRankAndSize(env.rank, env.nranks);
   const Settings settings = Settings::fromConfig();
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(env.addr, env.port), env.secret};
-  if (env.rank == 0) job.keepAlive = bootstrap::StoreServer::start(job.rendezvous, env.secret);
+  if (env.rank == 0) job.storeServer = bootstrap::StoreServer::start(job.rendezvous, env.secret);
   job.store =
       bootstrap::connectStore(job.rendezvous, env.secret, Deadline::after(settings.timeout));
-  return joinWorld(std::move(job), env.rank, env.nranks, settings);
+  const auto storeServer = job.storeServer;
+  try {
+    return joinWorld(std::move(job), env.rank, env.nranks, settings);
+  } catch (...) {
+    if (storeServer) storeServer->waitForClientsToLeave(Deadline::after(std::chrono::seconds(2)));
+    throw;
+  }
 }
 
 std::vector<std::unique_ptr<Communicator>> initAll(int nranks) {

@@ -25,7 +25,7 @@ std::string bootId() {
 
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots) {
+PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots, bool checkCalls) {
   PeerInfo info;
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -35,6 +35,7 @@ PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots) {
   info.pid = getpid();
   info.slotBytes = slotBytes;
   info.slots = slots;
+  info.checkCalls = checkCalls;
   return info;
 }
 
@@ -46,7 +47,8 @@ std::string PeerInfo::encode() const {
       << hostId << '\n'
       << pid << '\n'
       << slotBytes << '\n'
-      << slots << '\n';
+      << slots << '\n'
+      << checkCalls << '\n';
   return out.str();
 }
 
@@ -65,6 +67,7 @@ PeerInfo PeerInfo::decode(const std::string& text) {
     info.pid = std::stol(next());
     info.slotBytes = std::stoull(next());
     info.slots = std::stoi(next());
+    info.checkCalls = std::stoi(next()) != 0;
   } catch (const std::logic_error&) {
     raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
   }

@@ -13,14 +13,16 @@ struct PeerInfo {
   // namespaces count as different hosts, so namespace "hosts" talk TCP as real ones would.
   std::string hostId;
   long pid = 0;
-  // Settings that must agree on every rank (FIFO geometry); a mismatch is an error naming them.
+  // Settings that must agree on every rank (FIFO geometry, call checking); a mismatch is an
+  // error naming them.
   size_t slotBytes = 0;
   int slots = 0;
+  bool checkCalls = false;
 
   std::string encode() const;
   // Throws kRemote for a malformed record.
   static PeerInfo decode(const std::string& text);
-  static PeerInfo local(int rank, size_t slotBytes, int slots);
+  static PeerInfo local(int rank, size_t slotBytes, int slots, bool checkCalls);
 };
 
 // "host:pid", for messages.

@@ -38,6 +38,10 @@ class StoreServer {
   static std::unique_ptr<StoreServer> start(const SockAddr& address, const Secret& secret);
   virtual ~StoreServer() = default;
   virtual SockAddr address() const = 0;
+  // Returns once every client has closed its connection, or at the deadline. A rank that hosts
+  // the store and fails at init calls it before taking the store down, so that the others, which
+  // fail alike on the same data, finish their last request and report the real error.
+  virtual void waitForClientsToLeave(const Deadline& deadline) = 0;
 };
 
 // Creates a unique id whose rendezvous is hosted in this process. The server lives until the

@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <list>
@@ -40,6 +41,7 @@ class Server final : public StoreServer {
   Server(const SockAddr& address, const Secret& secret);
   ~Server() override;
   SockAddr address() const override { return address_; }
+  void waitForClientsToLeave(const Deadline& deadline) override;
 
  private:
   struct Connection {
@@ -156,6 +158,19 @@ void Server::reapFinished() {
     }
   }
   for (auto& connection : finished) connection->thread.join();
+}
+
+void Server::waitForClientsToLeave(const Deadline& deadline) {
+  for (;;) {
+    {
+      std::lock_guard lock(connectionsMutex_);
+      if (std::all_of(connections_.begin(), connections_.end(),
+                      [](const auto& connection) { return connection->done.load(); }))
+        return;
+    }
+    if (deadline.expired()) return;
+    std::this_thread::sleep_for(5ms);
+  }
 }
 
 void Server::serve(Connection& connection) {

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Settings that must agree on every rank (TUTTI_CHECK_CALLS, TUTTI_SLOTS, TUTTI_CHUNK_BYTES) make
+# init fail on every rank, naming the variable and both ranks' values, when one rank differs.
+# Usage: settings_disagree.sh PROCESS_WORLD
+set -u
+world=$1
+status=0
+expect_refusal() {  # the variable rank 1 sets differently, and its value
+  local variable=$1 value=$2 port=$((20000 + RANDOM % 20000)) pids=() rank
+  for rank in 0 1; do
+    local extra=()
+    [ "$rank" = 1 ] && extra=("$variable=$value")
+    env TUTTI_RANK=$rank TUTTI_WORLD_SIZE=2 TUTTI_ADDR=127.0.0.1 TUTTI_PORT=$port \
+      TUTTI_TIMEOUT=30 "${extra[@]}" "$world" --seed 3 --cases-per-kind 1 \
+      >"/tmp/tutti-settings-$$-$rank.log" 2>&1 &
+    pids+=($!)
+  done
+  for rank in 0 1; do
+    local log="/tmp/tutti-settings-$$-$rank.log"
+    if wait "${pids[$rank]}"; then
+      echo "$variable: rank $rank succeeded although rank 1 set $variable=$value"; status=1
+    fi
+    grep -q "settings differ between ranks.*$variable=$value" "$log" ||
+      { echo "$variable: rank $rank's error does not name $variable=$value:"; cat "$log"; status=1; }
+    rm -f "$log"
+  done
+}
+expect_refusal TUTTI_CHECK_CALLS 1
+expect_refusal TUTTI_SLOTS 4
+expect_refusal TUTTI_CHUNK_BYTES 65536
+[ $status = 0 ] && echo "every disagreement was refused on both ranks"
+exit $status
