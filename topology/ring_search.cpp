@@ -171,4 +171,10 @@ std::vector<int> cpuRingOrder(std::vector<RankPlace> places) {
   return order;
 }
 
+RankPlace placeOf(const Topology& topo, int os) {
+  for (const Pu& pu : topo.pus)
+    if (pu.os == os) return RankPlace{0, pu.package, topo.node(pu.cpu).numaId, pu.core};
+  return RankPlace{0, -1, -1, -1};
+}
+
 }  // namespace tutti::topology

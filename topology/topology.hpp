@@ -2,8 +2,8 @@
 // NVSwitches, NICs and their network ports; links carry a kind and a bandwidth in GB/s per
 // direction. From the graph come the best path between any two nodes (type as NCCL names it,
 // bottleneck bandwidth), the ring channels inside a host, and the rings and double binary trees
-// across hosts. The graph is read from NCCL's topology XML. This is the layer's one API header:
-// tools and the runtime include only this.
+// across hosts. The graph is probed (hwloc, libibverbs, NVML) or read from NCCL's topology XML
+// or hwloc's XML. This is the layer's one API header: tools and the runtime include only this.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +43,7 @@ struct Node {
   int pciWidth = 0;
   // CPU
   int numaId = -1;
+  int package = -1;  // os index of its package (socket); -1 unknown (NCCL XML)
   std::string arch, vendor;
   int family = -1, model = -1;
   // GPU
@@ -51,6 +52,7 @@ struct Node {
   // NET port
   std::string name, guid;
   int port = 0;
+  std::string linkLayer;  // "IB" or "Ethernet" (RoCE) for an HCA port; empty when unknown
   // What the importer inferred where the file was silent (empty if nothing).
   std::string inferred;
 };
@@ -61,6 +63,14 @@ struct Link {
   LinkKind kind = LinkKind::kPcie;
   double bw = 0;  // GB/s in this direction
   int count = 1;  // NVLinks: number of lanes bundled
+};
+
+// A hardware thread, where a rank may run (from hwloc; NCCL XML lists none).
+struct Pu {
+  int os = -1;       // the OS's CPU number (sched_getcpu)
+  int core = -1;     // hwloc's logical index of its core, unique in the host
+  int package = -1;  // os index of its package
+  int cpu = -1;      // node id of its CPU (NUMA node)
 };
 
 struct Path {
@@ -95,6 +105,8 @@ class Topology {
 
   // Human-readable notes on what the importer inferred or ignored.
   std::vector<std::string> notes;
+  // Host 0's hardware threads, in OS order; empty when the source does not list them.
+  std::vector<Pu> pus;
 
  private:
   std::vector<std::string> hosts_;
@@ -111,9 +123,23 @@ Topology parseXml(std::string_view text, const std::string& name);
 std::string toXml(const Topology& topo);
 void saveXmlFile(const Topology& topo, const std::string& path);
 
-// This machine, probed with hwloc (CPUs, PCI tree, GPUs and NICs by PCI class, network ports).
-// No GPU or no HCA is normal: logged at INFO.
-Topology probeHost();
+// hwloc's XML (`lstopo --of xml`): packages, NUMA nodes, cores, the PCI tree and OS devices, read
+// by hwloc itself and turned into a graph as the probe does; PCIe links from hwloc's link speed.
+Topology loadHwlocXmlFile(const std::string& path);
+// NCCL XML or hwloc XML, told apart by the root element (<system> or <topology>).
+Topology loadTopologyFile(const std::string& path);
+// The graph as JSON: hosts, nodes, links, hardware threads and each host's ring channels.
+std::string toJson(const Topology& topo);
+// NCCL XML, or JSON when the name ends in ".json".
+void saveTopologyFile(const Topology& topo, const std::string& path);
+
+// This machine, probed with hwloc (CPUs, cores, PCI tree, GPUs and NICs by PCI class, network
+// ports), libibverbs (HCA ports: speed, state, GUID, link layer) and NVML/CUDA (GPU SM versions
+// and NVLinks), the last two loaded with dlopen. No GPU or no HCA is normal: logged at INFO.
+// kCpus stops at the CPUs and their hardware threads: hwloc's I/O discovery is most of the
+// probe's time, and ranks that only need their place skip it.
+enum class ProbeScope { kFull, kCpus };
+Topology probeHost(ProbeScope scope = ProbeScope::kFull);
 
 // Ring channels inside one host.
 struct Channel {
@@ -173,5 +199,8 @@ struct RankPlace {
   int rank = 0, package = 0, numa = 0, core = 0;
 };
 std::vector<int> cpuRingOrder(std::vector<RankPlace> places);
+// Where a process running on OS CPU `os` sits in host 0 (rank left 0); -1 fields where the
+// topology does not say (no PU table, or the CPU is not in it).
+RankPlace placeOf(const Topology& topo, int os);
 
 }  // namespace tutti::topology

@@ -81,6 +81,13 @@ class Exporter {
     if (node.kind == NodeKind::kNic) writeNets(element.append_child("nic"), id);
     if (node.kind == NodeKind::kPciSwitch)
       for (int child : childrenOf(id)) writePci(element, child);
+    // The tree's links are implied by nesting; a PCIe link that leaves the tree was a <pcilink>.
+    for (int linkId : topo_.linksFrom(id)) {
+      const Link& link = topo_.links()[linkId];
+      if (link.kind == LinkKind::kPcie && link.to != node.parent &&
+          topo_.node(link.to).parent != id)
+        set(element.append_child("pcilink"), "target", topo_.node(link.to).busId);
+    }
   }
 
   void writeGpu(pugi::xml_node element, int id) {
@@ -118,6 +125,7 @@ class Exporter {
       set(net, "speed", fmt::format("{:g}", link.bw * 8000));
       set(net, "port", std::to_string(port.port));
       if (!port.guid.empty()) set(net, "guid", port.guid);
+      if (!port.linkLayer.empty()) set(net, "link_layer", port.linkLayer);  // tutti's own
     }
   }
 

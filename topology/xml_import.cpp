@@ -15,6 +15,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "topology/bandwidth.hpp"
+#include "topology/nvlink.hpp"
 #include "topology/topology.hpp"
 #include "topology/xml_reader.hpp"
 
@@ -22,7 +23,11 @@ namespace tutti::topology {
 namespace {
 
 constexpr int kMaxDepth = 32;
-constexpr double kDefaultGts = 8;  // PCIe Gen3
+constexpr size_t kMaxNodes = 2048;
+constexpr size_t kMaxNodesPerKind = 256;  // per host, as NCCL_TOPO_MAX_NODES
+constexpr size_t kMaxCpusPerHost = 64;    // all linked to each other: paths cost their cube
+constexpr int kMaxLinksPerGpu = 64;       // NVLinks or C2C links; an H100 has 18 NVLinks
+constexpr double kDefaultGts = 8;         // PCIe Gen3
 constexpr int kDefaultWidth = 16;
 constexpr uint64_t kNvSwitchClass = 0x068000;
 constexpr uint64_t kBridgeClass = 0x0604;
@@ -98,6 +103,13 @@ class Importer {
   int add(const pugi::xml_node& element, Node node) {
     if (topo_.findBusId(node.host, node.busId) >= 0)
       in_.fail(element, fmt::format("duplicate {} on host {}", node.busId, node.host));
+    // Bounds on the graph bound the time and memory its paths take (every pair of nodes has one).
+    if (topo_.nodes().size() >= kMaxNodes)
+      in_.fail(element, fmt::format("more than {} nodes in the file", kMaxNodes));
+    const size_t limit = node.kind == NodeKind::kCpu ? kMaxCpusPerHost : kMaxNodesPerKind;
+    if (topo_.nodesOf(node.kind, node.host).size() >= limit)
+      in_.fail(element,
+               fmt::format("more than {} nodes of this kind on host {}", limit, node.host));
     return topo_.addNode(std::move(node));
   }
 
@@ -171,8 +183,11 @@ class Importer {
     if (node.kind == NodeKind::kNic && nic) readNets(nic, id, bw);
     if (node.kind == NodeKind::kPciSwitch)
       for (pugi::xml_node child : element.children("pci")) readPci(child, id, depth + 1);
-    for (pugi::xml_node link : element.children("pcilink"))
-      pciLinks_.push_back({id, link, lower(in_.text(link, "target")), 1, 0});
+    for (pugi::xml_node link : element.children("pcilink")) {
+      std::string target = lower(in_.text(link, "target"));
+      if (target == node.busId) in_.fail(link, "a pcilink from the device to itself");
+      pciLinks_.push_back({id, link, std::move(target), 1, 0});
+    }
   }
 
   void readGpuAttributes(const pugi::xml_node& gpu, Node& node) {
@@ -183,16 +198,28 @@ class Importer {
     if (node.sm == 0) node.inferred = "SM version unknown: NVLink taken at Volta's rate";
   }
 
+  // An element's link count, added to the GPU's total of that kind: the links to one target
+  // (every NVSwitch is the one node) become one link, and its count must read back.
+  int linkCount(const pugi::xml_node& link, int& total) {
+    int count = static_cast<int>(in_.integer(link, "count", 1, kMaxLinksPerGpu).value_or(1));
+    total += count;
+    if (total > kMaxLinksPerGpu)
+      in_.fail(link, fmt::format("more than {} links of this kind from one GPU", kMaxLinksPerGpu));
+    return count;
+  }
+
   void readGpuLinks(const pugi::xml_node& gpu, int id) {
     checkChildren(gpu, {"nvlink", "c2c"});
+    int nvLinks = 0, c2cLinks = 0;
     for (pugi::xml_node link : gpu.children("nvlink")) {
       std::string target = lower(in_.text(link, "target"));
       if (target.empty()) in_.fail(link, "missing target");
-      int count = static_cast<int>(in_.integer(link, "count", 1, 64).value_or(1));
+      if (target == topo_.node(id).busId) in_.fail(link, "an NVLink from the GPU to itself");
+      int count = linkCount(link, nvLinks);
       nvLinks_.push_back({id, link, target, count, in_.hex(link, "tclass", 0xffffff).value_or(0)});
     }
     for (pugi::xml_node link : gpu.children("c2c")) {
-      auto count = in_.integer(link, "count", 1, 64).value_or(1);
+      int64_t count = linkCount(link, c2cLinks);
       auto mbps = in_.integer(link, "bw", 0, 10'000'000).value_or(0);  // MB/s per link
       topo_.addLink(id, cpuOf(id), LinkKind::kC2C, static_cast<double>(count * mbps) / 1000.0,
                     static_cast<int>(count));
@@ -208,6 +235,7 @@ class Importer {
       Node port = makeNode(NodeKind::kNet, topo_.node(nicId).host, "", nicId);
       port.name = in_.text(net, "name");
       port.guid = in_.text(net, "guid");
+      port.linkLayer = in_.text(net, "link_layer");
       in_.hex(net, "guid", UINT64_MAX);
       port.port = static_cast<int>(in_.integer(net, "port", 0, 1024).value_or(0));
       port.dev = static_cast<int>(in_.integer(net, "dev", -1, 1 << 20).value_or(-1));
@@ -239,11 +267,6 @@ class Importer {
     }
   }
 
-  int nvSwitch(int host) {
-    for (int id : topo_.nodesOf(NodeKind::kNvSwitch, host)) return id;
-    return topo_.addNode(makeNode(NodeKind::kNvSwitch, host, "nvswitch", -1));
-  }
-
   // NVLinks: to a GPU, one direction per <nvlink> (the peer lists the other); to an NVSwitch,
   // both directions to the host's one NVSwitch node; to a CPU (class 0x0604, POWER9), its CPU.
   void resolveNvLinks() {
@@ -261,7 +284,7 @@ class Importer {
         topo_.addDirectedLink(link.from, target, LinkKind::kNvLink, bw, link.count);
       } else if (link.tclass == kNvSwitchClass) {
         if (target < 0) absentSwitches.insert(link.target);
-        topo_.addLink(link.from, nvSwitch(gpu.host), LinkKind::kNvLink, bw, link.count);
+        addNvLinksToSwitch(topo_, link.from, link.count);
       } else if (link.tclass >> 8 == kBridgeClass) {
         topo_.addLink(link.from, cpuOf(link.from), LinkKind::kNvLink, bw, link.count);
       } else {

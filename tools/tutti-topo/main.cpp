@@ -1,7 +1,7 @@
-// tutti-topo: probes this machine (or loads a topology file, NCCL's XML) and prints it as a tree,
-// the path matrix between GPUs and NICs, and the ring and tree channels the search finds, for its
-// hosts or N copies of one (--hosts); exports it as NCCL XML (which tutti and NCCL read back), JSON
-// or an SVG drawing; --time reports how long the probe and the search took.
+// tutti-topo: probes this machine (or loads a topology file, NCCL's or hwloc's XML) and prints it
+// as a tree, the path matrix between GPUs and NICs, and the ring and tree channels the search
+// finds, for its hosts or N copies of one (--hosts); exports it as NCCL XML (which tutti and NCCL
+// read back), JSON or an SVG drawing; --time reports how long the probe and the search took.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,7 +11,6 @@
 #include <fstream>
 
 #include "base/error.hpp"
-#include "json.hpp"
 #include "print.hpp"
 #include "svg.hpp"
 
@@ -45,7 +44,9 @@ int main(int argc, char** argv) {
   std::string xmlOut, jsonOut, svgOut;
   bool tree = false, matrix = false, rings = false, trees = false, timing = false;
   int hosts = 0;
-  app.add_option("--file", file, "NCCL topology XML to load instead of probing this machine");
+  app.add_option("--file", file,
+                 "topology file to load instead of probing this machine: NCCL XML or hwloc XML "
+                 "(lstopo --of xml)");
   app.add_flag("--tree", tree, "print the tree (the default when nothing else is asked)");
   app.add_flag("--matrix", matrix, "print GPU x GPU and GPU x NIC path types and bandwidths");
   app.add_flag("--rings", rings, "print the ring channels of each host, then across hosts");
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
   try {
     Stopwatch watch;
     tutti::topology::Topology topo =
-        file.empty() ? tutti::topology::probeHost() : tutti::topology::loadXmlFile(file);
+        file.empty() ? tutti::topology::probeHost() : tutti::topology::loadTopologyFile(file);
     double loadMs = watch.lap(), pathsMs = 0;
     if (hosts > 0) {
       topo = tutti::topology::replicateHosts(topo, hosts);
@@ -81,8 +82,8 @@ int main(int argc, char** argv) {
     if (rings) fmt::print("{}", tutti::tools::formatRings(topo));
     if (trees) fmt::print("{}", tutti::tools::formatTrees(topo));
     if (!xmlOut.empty()) tutti::topology::saveXmlFile(topo, xmlOut);
-    if (jsonOut == "-") fmt::print("{}", tutti::tools::toJson(topo));
-    if (!jsonOut.empty() && jsonOut != "-") writeFile(jsonOut, tutti::tools::toJson(topo));
+    if (jsonOut == "-") fmt::print("{}", tutti::topology::toJson(topo));
+    if (!jsonOut.empty() && jsonOut != "-") writeFile(jsonOut, tutti::topology::toJson(topo));
     if (!svgOut.empty()) writeFile(svgOut, tutti::tools::toSvg(topo));
   } catch (const tutti::Error& error) {
     fmt::print(stderr, "tutti-topo: {}\n", error.what());

@@ -100,5 +100,39 @@ TEST_CASE("a missing file is a system error naming it") {
   }
 }
 
+TEST_CASE("an NVLink or a pcilink to itself is refused (found by fuzz/topology_xml)") {
+  const std::string gpu =
+      "<system><cpu><pci busid=\"0000:01:00.0\" class=\"0x030200\"><gpu sm=\"70\">"
+      "<nvlink target=\"0000:01:00.0\" count=\"2\" tclass=\"0x030200\"/></gpu></pci>"
+      "</cpu></system>";
+  CHECK_THAT(errorOf(gpu), Catch::Contains("NVLink from the GPU to itself"));
+  const std::string pci =
+      "<system><cpu><pci busid=\"0000:01:00.0\" class=\"0x020700\">"
+      "<pcilink target=\"0000:01:00.0\"/></pci></cpu></system>";
+  CHECK_THAT(errorOf(pci), Catch::Contains("pcilink from the device to itself"));
+}
+
+TEST_CASE("graphs too big to compute paths for quickly are refused (found by fuzz/topology_xml)") {
+  std::string cpus = "<system>";
+  for (int i = 0; i < 65; ++i) cpus += "<cpu numaid=\"" + std::to_string(i) + "\"/>";
+  CHECK_THAT(errorOf(cpus + "</system>"), Catch::Contains("more than 64 nodes of this kind"));
+  std::string gpus = "<system><cpu>";
+  for (int i = 0; i < 257; ++i)
+    gpus += "<pci busid=\"" + std::to_string(i) + "\" class=\"0x030200\"/>";
+  CHECK_THAT(errorOf(gpus + "</cpu></system>"),
+             Catch::Contains("more than 256 nodes of this kind"));
+  std::string hosts = "<system>";
+  for (int i = 0; i < 2049; ++i) hosts += "<cpu host_hash=\"" + std::to_string(i) + "\"/>";
+  CHECK_THAT(errorOf(hosts + "</system>"), Catch::Contains("more than 2048 nodes in the file"));
+}
+
+TEST_CASE("NVLink counts that add up past 64 are refused (found by fuzz/topology_xml)") {
+  std::string text = "<system><cpu><pci busid=\"0000:01:00.0\" class=\"0x030200\"><gpu sm=\"90\">";
+  for (const char* nvswitch : {"0000:c0:00.0", "0000:c1:00.0"})
+    text += std::string("<nvlink target=\"") + nvswitch + "\" count=\"40\" tclass=\"0x068000\"/>";
+  CHECK_THAT(errorOf(text + "</gpu></pci></cpu></system>"),
+             Catch::Contains("more than 64 links of this kind from one GPU"));
+}
+
 }  // namespace
 }  // namespace tutti::topology::test

@@ -68,5 +68,18 @@ TEST_CASE("saveXmlFile writes what toXml returns") {
   std::remove(path.c_str());
 }
 
+TEST_CASE("a pcilink survives the round trip (found by fuzz/topology_xml)") {
+  WarningGuard guard;
+  const std::string text =
+      "<system version=\"1\"><cpu numaid=\"0\">"
+      "<pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"16 GT/s\" link_width=\"16\">"
+      "<gpu dev=\"0\" sm=\"90\"/><pcilink target=\"0000:02:00.0\"/></pci>"
+      "<pci busid=\"0000:02:00.0\" class=\"0x020700\" link_speed=\"16 GT/s\" link_width=\"16\">"
+      "<nic><net name=\"mlx5_0\" dev=\"0\" speed=\"400000\"/></nic></pci>"
+      "</cpu></system>";
+  Topology original = parseXml(text, "pcilink.xml");
+  checkSameGraph(original, parseXml(toXml(original), "exported pcilink.xml"));
+}
+
 }  // namespace
 }  // namespace tutti::topology::test

@@ -1,24 +1,22 @@
-#include "json.hpp"
-
+// The graph as JSON, for scripts: hosts, notes, nodes, links, hardware threads and each host's
+// ring channels. Export only (TUTTI_TOPO_DUMP_FILE=x.json, tutti-topo --json).
 #include <nlohmann/json.hpp>
 
-namespace tutti::tools {
+#include "topology/topology.hpp"
+
+namespace tutti::topology {
 
 using nlohmann::json;
-using topology::NodeKind;
 
 namespace {
 
-json nodeJson(const topology::Node& node, int id) {
-  json out = {{"id", id},
-              {"kind", topology::nodeKindName(node.kind)},
-              {"busId", node.busId},
-              {"host", node.host},
-              {"parent", node.parent},
-              {"index", node.index}};
+json nodeJson(const Node& node, int id) {
+  json out = {{"id", id},          {"kind", nodeKindName(node.kind)}, {"busId", node.busId},
+              {"host", node.host}, {"parent", node.parent},           {"index", node.index}};
   if (node.kind == NodeKind::kCpu)
     out.update({{"numaId", node.numaId},
                 {"arch", node.arch},
+                {"package", node.package},
                 {"vendor", node.vendor},
                 {"family", node.family},
                 {"model", node.model}});
@@ -26,41 +24,44 @@ json nodeJson(const topology::Node& node, int id) {
     out.update({{"pciClass", node.pciClass}, {"pciGts", node.pciGts}, {"pciWidth", node.pciWidth}});
   if (node.kind == NodeKind::kGpu)
     out.update({{"sm", node.sm}, {"dev", node.dev}, {"rank", node.rank}});
-  if (node.kind == NodeKind::kNet) out.update({{"guid", node.guid}, {"port", node.port}});
+  if (node.kind == NodeKind::kNet)
+    out.update({{"guid", node.guid}, {"port", node.port}, {"linkLayer", node.linkLayer}});
   if (!node.inferred.empty()) out["inferred"] = node.inferred;
   return out;
 }
 
-json ringsJson(const topology::Topology& topo, int host) {
-  topology::RingPlan plan = topology::searchRings(topo, host);
+json ringsJson(const Topology& topo, int host) {
+  RingPlan plan = searchRings(topo, host);
   json channels = json::array();
-  for (const topology::Channel& channel : plan.channels) {
+  for (const Channel& channel : plan.channels) {
     json ring = json::array();
     for (int gpu : channel.ring) ring.push_back(topo.node(gpu).index);
-    channels.push_back(
-        {{"gpus", ring}, {"type", topology::pathTypeName(channel.type)}, {"bw", channel.bw}});
+    channels.push_back({{"gpus", ring}, {"type", pathTypeName(channel.type)}, {"bw", channel.bw}});
   }
   return {{"host", host}, {"channels", channels}, {"totalBw", plan.totalBw}};
 }
 
 }  // namespace
 
-std::string toJson(const topology::Topology& topo) {
+std::string toJson(const Topology& topo) {
   json out = {{"hosts", topo.hosts()}, {"notes", topo.notes}};
   json& nodes = out["nodes"] = json::array();
   for (size_t id = 0; id < topo.nodes().size(); ++id)
     nodes.push_back(nodeJson(topo.nodes()[id], static_cast<int>(id)));
   json& links = out["links"] = json::array();
-  for (const topology::Link& link : topo.links())
+  for (const Link& link : topo.links())
     links.push_back({{"from", link.from},
                      {"to", link.to},
-                     {"kind", topology::linkKindName(link.kind)},
+                     {"kind", linkKindName(link.kind)},
                      {"bw", link.bw},
                      {"count", link.count}});
+  json& pus = out["pus"] = json::array();
+  for (const Pu& pu : topo.pus)
+    pus.push_back({{"os", pu.os}, {"core", pu.core}, {"package", pu.package}, {"cpu", pu.cpu}});
   json& rings = out["rings"] = json::array();
   for (int host = 0; host < static_cast<int>(topo.hosts().size()); ++host)
     rings.push_back(ringsJson(topo, host));
   return out.dump(2) + "\n";
 }
 
-}  // namespace tutti::tools
+}  // namespace tutti::topology

@@ -1,0 +1,171 @@
+#include "runtime/topology_plan.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "base/config.hpp"
+#include "base/error.hpp"
+#include "base/log.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+using topology::LinkKind;
+using topology::NodeKind;
+using topology::Topology;
+
+// The first load's outcome, kept: every later init of this process reuses it (or its error).
+struct Loaded {
+  std::unique_ptr<Topology> topo;
+  std::optional<Error> error;
+};
+
+Loaded load() {
+  Loaded loaded;
+  const std::string file = config::getString("TUTTI_TOPO_FILE");
+  try {
+    // Ranks need their place and the CPU interconnect: the PCI tree only for a dump.
+    const bool dump = !config::getString("TUTTI_TOPO_DUMP_FILE").empty();
+    loaded.topo = std::make_unique<Topology>(
+        !file.empty() ? topology::loadTopologyFile(file)
+                      : topology::probeHost(dump ? topology::ProbeScope::kFull
+                                                 : topology::ProbeScope::kCpus));
+  } catch (const Error& error) {
+    if (!file.empty()) {
+      loaded.error = Error(error.code(), fmt::format("TUTTI_TOPO_FILE={}: {}", file, error.what()));
+    } else {
+      log::warn("topology probe failed ({}): the tuning model keeps its defaults", error.what());
+    }
+  }
+  return loaded;
+}
+
+double slowestLink(const Topology& topo, LinkKind kind) {
+  double slowest = 0;
+  for (const topology::Link& link : topo.links())
+    if (link.kind == kind && topo.node(link.from).host == 0)
+      slowest = slowest == 0 ? link.bw : std::min(slowest, link.bw);
+  return slowest;
+}
+
+double fastestLink(const Topology& topo, LinkKind kind) {
+  double fastest = 0;
+  for (const topology::Link& link : topo.links())
+    if (link.kind == kind && topo.node(link.from).host == 0) fastest = std::max(fastest, link.bw);
+  return fastest;
+}
+
+struct Hop {
+  const char* via;
+  double bw;
+};
+
+Hop hop(const PeerInfo& a, const PeerInfo& b, const std::string& transport) {
+  if (a.hostId != b.hostId) {
+    double bw = kTcpGBs;
+    for (double port : {a.netGBs, b.netGBs})
+      if (port > 0) bw = std::min(bw, port);
+    return {"NET", bw};
+  }
+  if (transport == "tcp") return {"TCP", kTcpGBs};
+  if (a.numa >= 0 && b.numa >= 0 && a.numa != b.numa && a.smpGBs > 0)
+    return {"SYS", std::min(kShmGBs, a.smpGBs)};
+  return {"SHM", kShmGBs};
+}
+
+// The place the thread's CPU affinity pins it to: each of package, NUMA node and core where every
+// allowed CPU shares it, else -1 (an unpinned rank has no place; where it runs now says nothing).
+topology::RankPlace affinityPlace(const Topology& topo) {
+  topology::RankPlace common{0, -1, -1, -1};
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return common;
+  bool first = true;
+  auto merge = [&first](int& into, int value) { into = first || into == value ? value : -1; };
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const topology::RankPlace place = topology::placeOf(topo, cpu);
+    merge(common.package, place.package);
+    merge(common.numa, place.numa);
+    merge(common.core, place.core);
+    first = false;
+  }
+  return common;
+}
+
+}  // namespace
+
+const Topology* hostTopology() {
+  static const Loaded loaded = load();
+  if (loaded.error) throw *loaded.error;
+  return loaded.topo.get();
+}
+
+void describePlace(PeerInfo& self) {
+  const Topology* topo = hostTopology();
+  if (!topo) return;
+  const topology::RankPlace place = affinityPlace(*topo);
+  self.package = place.package;
+  self.numa = place.numa;
+  self.core = place.core;
+  self.smpGBs = slowestLink(*topo, LinkKind::kSmp);
+  self.netGBs = fastestLink(*topo, LinkKind::kNet);
+}
+
+void dumpTopology() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string file = config::getString("TUTTI_TOPO_DUMP_FILE");
+    const Topology* topo = hostTopology();
+    if (file.empty() || !topo) return;
+    try {
+      topology::saveTopologyFile(*topo, file);
+      log::info("topology written to {} (TUTTI_TOPO_DUMP_FILE)", file);
+    } catch (const Error& error) {
+      // Only rank 0 writes: failing its init alone would leave the others waiting for it.
+      log::warn("TUTTI_TOPO_DUMP_FILE={}: {}", file, error.what());
+    }
+  });
+}
+
+CpuRing planCpuRing(const std::vector<PeerInfo>& peers, const std::string& transport) {
+  std::map<std::string, std::vector<topology::RankPlace>> byHost;
+  std::vector<std::string> hosts;  // in order of their first rank
+  for (const PeerInfo& peer : peers) {
+    if (!byHost.count(peer.hostId)) hosts.push_back(peer.hostId);
+    byHost[peer.hostId].push_back({peer.rank, peer.package, peer.numa, peer.core});
+  }
+  CpuRing ring;
+  for (const std::string& host : hosts)
+    for (int rank : topology::cpuRingOrder(byHost[host])) ring.order.push_back(rank);
+  const size_t n = ring.order.size();
+  for (size_t i = 0; i < n && n > 1; ++i) {
+    const Hop link = hop(peers[static_cast<size_t>(ring.order[i])],
+                         peers[static_cast<size_t>(ring.order[(i + 1) % n])], transport);
+    if (ring.bw == 0 || link.bw < ring.bw) {
+      ring.via = link.via;
+      ring.bw = link.bw;
+    }
+  }
+  return ring;
+}
+
+void logChannels(const CpuRing& ring) {
+  if (ring.order.size() < 2 || log::level() < log::Level::kInfo) return;
+  std::string members;
+  for (int rank : ring.order) members += fmt::format(" {}", rank);
+  log::info("ring 0:{} via {} {:g} GB/s", members, ring.via, std::round(ring.bw * 10) / 10);
+  const Topology* topo = hostTopology();
+  if (!topo || topo->nodesOf(NodeKind::kGpu, 0).empty()) return;
+  const topology::RingPlan plan = topology::searchRings(*topo, 0);
+  for (size_t i = 0; i < plan.channels.size(); ++i)
+    log::info("topology GPU {}",
+              topology::formatChannel(*topo, static_cast<int>(i), plan.channels[i]));
+}
+
+}  // namespace tutti::runtime
