@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# tutti-info on hand-made dumps: usage and env; postmortem flags calls that differ at one sequence
+# number and names a rank that left no dump from who waits for it; bad input (no directory, no
+# dumps, malformed JSON, a missing field, two jobs, one rank twice) is an error naming it, exit 2.
+# Usage: tutti_info_cli.sh TUTTI_INFO
+set -u
+info=$1
+fail() { echo "FAILED: $*"; exit 1; }
+dir=$(mktemp -d) && trap 'rm -rf "$dir"' EXIT
+
+# expect_error CODE TEXT ARGS...: tutti-info ARGS exits CODE and its stderr contains TEXT.
+expect_error() {
+  local code=$1 text=$2 out
+  shift 2
+  out=$("$info" "$@" 2>&1 >/dev/null)
+  local status=$?
+  [ "$status" -eq "$code" ] || fail "tutti-info $* exited $status, expected $code: $out"
+  grep -qF -- "$text" <<<"$out" || fail "tutti-info $*: no '$text' in: $out"
+}
+
+# entry SEQ STATE COUNT [WAITING_ON]: one recorded all-reduce of float32 sums.
+entry() {
+  local waiting=${4:-null} error=""
+  [ "$2" = failed ] && error=', "error": "timed out"'
+  echo "{\"seq\": $1, \"collective\": \"allreduce\", \"algorithm\": \"ring\", \"count\": $3,
+    \"dtype\": \"float32\", \"op\": \"sum\", \"root\": null, \"bytes\": $(($3 * 4)),
+    \"state\": \"$2\", \"enqueued_ns\": 1, \"started_ns\": 2, \"ended_ns\": 3,
+    \"waiting_on\": $waiting$error}"
+}
+
+# dump DIR JOB RANK SIZE LAST_ISSUED ENTRIES...: writes DIR/tutti-JOB-rankRANK.json.
+dump() {
+  local out=$1 job=$2 rank=$3 size=$4 last=$5 peers="" r
+  shift 5
+  for ((r = 0; r < size; r++)); do peers+="${peers:+,}{\"rank\": $r, \"host\": \"h$r\", \"pid\": $((100 + r))}"; done
+  local entries
+  entries=$(IFS=,; echo "$*")
+  cat >"$out/tutti-$job-rank$rank.json" <<JSON
+{"format": "tutti-flight-recorder", "version": 1, "reason": "timeout", "job": "$job",
+ "communicator": "$job", "host": "h$rank", "pid": $((100 + rank)), "rank": $rank, "size": $size,
+ "clock": {"steady_ns": 5, "wall_ns": 6}, "last_issued": $last, "capacity": 2048,
+ "recorded": $last, "dropped": 0, "error": null, "peers": [$peers], "entries": [$entries]}
+JSON
+}
+
+"$info" --help | grep -q postmortem || fail "--help does not mention postmortem"
+expect_error 2 "postmortem" # no arguments: the usage
+"$info" env | grep -q '^TUTTI_DUMP_DIR ' || fail "env does not list TUTTI_DUMP_DIR"
+"$info" env | grep -q '^TUTTI_FLIGHT_RECORDER_ENTRIES (integer \[0, 1048576\]), default 2048' ||
+  fail "env does not list TUTTI_FLIGHT_RECORDER_ENTRIES with its default"
+expect_error 2 "DIR is required" postmortem
+expect_error 2 "$dir/missing: no such directory" postmortem "$dir/missing"
+mkdir "$dir/empty"
+expect_error 2 "no flight-recorder dumps" postmortem "$dir/empty"
+
+# Calls that differ at #5, and rank 2 of 3 missing while the others wait for it.
+mkdir "$dir/mismatch"
+dump "$dir/mismatch" wjob 0 3 5 "$(entry 4 done 1024)" "$(entry 5 failed 1024 2)"
+dump "$dir/mismatch" wjob 1 3 5 "$(entry 4 done 1024)" "$(entry 5 failed 2048 2)"
+report=$("$info" postmortem "$dir/mismatch") || fail "postmortem exited $?"
+echo "$report"
+grep -qxF "mismatch at #5: rank 0 called allreduce(count=1024, float32, sum); rank 1 called allreduce(count=2048, float32, sum)" <<<"$report" ||
+  fail "the mismatch at #5 is not flagged"
+grep -qxF "rank 2 (host h2, pid 102) left no dump; ranks 0,1 are waiting for it in #5 allreduce(count=2048, float32, sum)" <<<"$report" ||
+  fail "the rank without a dump is not named"
+
+mkdir "$dir/malformed"
+dump "$dir/malformed" wjob 0 2 1 "$(entry 1 done 8)"
+echo '{"format": "tutti-flight-recorder", "version": 1, ' >"$dir/malformed/tutti-wjob-rank1.json"
+expect_error 2 "$dir/malformed/tutti-wjob-rank1.json: not valid JSON" postmortem "$dir/malformed"
+
+mkdir "$dir/field"
+dump "$dir/field" wjob 0 2 1 "$(entry 1 done 8)"
+sed -i 's/"size": 2,//' "$dir/field/tutti-wjob-rank0.json"
+expect_error 2 "tutti-wjob-rank0.json: missing field \"size\"" postmortem "$dir/field"
+
+mkdir "$dir/other"
+echo '{"traceEvents": []}' >"$dir/other/tutti-trace.json"
+expect_error 2 "not a tutti flight-recorder dump" postmortem "$dir/other"
+
+mkdir "$dir/mixed"
+dump "$dir/mixed" wjobA 0 2 1 "$(entry 1 done 8)"
+dump "$dir/mixed" wjobB 1 2 1 "$(entry 1 done 8)"
+expect_error 2 "the dumps come from 2 jobs (wjobA, wjobB)" postmortem "$dir/mixed"
+
+mkdir "$dir/twice"
+dump "$dir/twice" wjob 0 2 1 "$(entry 1 done 8)"
+mv "$dir/twice/tutti-wjob-rank0.json" "$dir/twice/tutti-wjob-rank0-copy.json"
+dump "$dir/twice" wjob 0 2 1 "$(entry 1 done 8)"
+expect_error 2 "are both rank 0 of communicator wjob" postmortem "$dir/twice"
+
+mkdir "$dir/range"
+dump "$dir/range" wjob 3 2 1 "$(entry 1 done 8)"
+expect_error 2 "rank 3 is not in a communicator of size 2" postmortem "$dir/range"
+echo "ok"

@@ -1,0 +1,136 @@
+#include "tools/tutti-info/dumps.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace tutti::info {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Reads field `name` of `object` as T, or throws InputError naming the file and the field.
+template <typename T>
+T field(const json& object, const char* name, const std::string& where) {
+  if (!object.is_object() || !object.contains(name))
+    throw InputError(fmt::format("{}: missing field \"{}\"", where, name));
+  try {
+    return object.at(name).get<T>();
+  } catch (const json::exception& error) {
+    throw InputError(fmt::format("{}: field \"{}\": {}", where, name, error.what()));
+  }
+}
+
+// A field that may be null: T's default when it is.
+template <typename T>
+T nullable(const json& object, const char* name, const std::string& where) {
+  if (object.is_object() && object.contains(name) && object.at(name).is_null()) return T{};
+  return field<T>(object, name, where);
+}
+
+template <typename T>
+std::optional<T> optionalField(const json& object, const char* name, const std::string& where) {
+  if (object.is_object() && object.contains(name) && object.at(name).is_null()) return std::nullopt;
+  return field<T>(object, name, where);
+}
+
+DumpedOp readOp(const json& entry, const std::string& where) {
+  DumpedOp op;
+  op.seq = field<uint64_t>(entry, "seq", where);
+  const std::string at = fmt::format("{} entry #{}", where, op.seq);
+  op.collective = field<std::string>(entry, "collective", at);
+  op.algorithm = nullable<std::string>(entry, "algorithm", at);
+  op.count = field<uint64_t>(entry, "count", at);
+  op.bytes = field<uint64_t>(entry, "bytes", at);
+  op.dtype = nullable<std::string>(entry, "dtype", at);
+  op.op = nullable<std::string>(entry, "op", at);
+  op.root = optionalField<int>(entry, "root", at);
+  op.state = field<std::string>(entry, "state", at);
+  op.waitingOn = optionalField<int>(entry, "waiting_on", at);
+  if (op.state == "failed") op.error = field<std::string>(entry, "error", at);
+  static const char* kStates[] = {"queued", "running", "done", "failed"};
+  if (std::find(std::begin(kStates), std::end(kStates), op.state) == std::end(kStates))
+    throw InputError(fmt::format("{}: unknown state \"{}\"", at, op.state));
+  return op;
+}
+
+RankDump readDump(const fs::path& path) {
+  const std::string where = path.string();
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot be read", where));
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& error) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", where, error.what()));
+  }
+  if (!doc.is_object() || doc.value("format", "") != "tutti-flight-recorder")
+    throw InputError(fmt::format("{}: not a tutti flight-recorder dump", where));
+  if (const int version = field<int>(doc, "version", where); version != 1)
+    throw InputError(
+        fmt::format("{}: dump format version {} (this tutti-info reads 1)", where, version));
+  RankDump dump;
+  dump.path = where;
+  dump.reason = field<std::string>(doc, "reason", where);
+  dump.job = field<std::string>(doc, "job", where);
+  dump.communicator = field<std::string>(doc, "communicator", where);
+  dump.host = field<std::string>(doc, "host", where);
+  dump.pid = field<long>(doc, "pid", where);
+  dump.rank = field<int>(doc, "rank", where);
+  dump.size = field<int>(doc, "size", where);
+  dump.lastIssued = field<uint64_t>(doc, "last_issued", where);
+  dump.error = nullable<std::string>(doc, "error", where);
+  if (dump.size < 1 || dump.rank < 0 || dump.rank >= dump.size)
+    throw InputError(fmt::format("{}: rank {} is not in a communicator of size {}", where,
+                                 dump.rank, dump.size));
+  const json peers = field<json>(doc, "peers", where);
+  if (!peers.is_array() || peers.size() != static_cast<size_t>(dump.size))
+    throw InputError(fmt::format("{}: \"peers\" must list the {} ranks", where, dump.size));
+  for (const json& peer : peers)
+    dump.peers.push_back({field<std::string>(peer, "host", where + " peers"),
+                          field<long>(peer, "pid", where + " peers")});
+  const json entries = field<json>(doc, "entries", where);
+  if (!entries.is_array()) throw InputError(fmt::format("{}: \"entries\" is not an array", where));
+  for (const json& entry : entries) dump.entries.push_back(readOp(entry, where));
+  std::sort(dump.entries.begin(), dump.entries.end(),
+            [](const DumpedOp& a, const DumpedOp& b) { return a.seq < b.seq; });
+  return dump;
+}
+
+}  // namespace
+
+std::vector<RankDump> loadDumps(const std::string& dir) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) throw InputError(fmt::format("{}: no such directory", dir));
+  std::vector<fs::path> paths;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("tutti-", 0) == 0 && name.size() > 5 &&
+        name.compare(name.size() - 5, 5, ".json") == 0)
+      paths.push_back(it->path());
+  }
+  if (error) throw InputError(fmt::format("{}: cannot be listed: {}", dir, error.message()));
+  if (paths.empty())
+    throw InputError(fmt::format("{}: no flight-recorder dumps (tutti-*.json) in it", dir));
+  std::sort(paths.begin(), paths.end());
+  std::vector<RankDump> dumps;
+  for (const fs::path& path : paths) dumps.push_back(readDump(path));
+  return dumps;
+}
+
+std::string signature(const DumpedOp& op) {
+  std::string text = fmt::format("{}(count={}", op.collective, op.count);
+  if (!op.dtype.empty()) text += ", " + op.dtype;
+  if (!op.op.empty()) text += ", " + op.op;
+  if (op.root) {
+    const bool p2p = op.collective == "send" || op.collective == "recv";
+    text += fmt::format(", {}={}", p2p ? "peer" : "root", *op.root);
+  }
+  return text + ")";
+}
+
+}  // namespace tutti::info

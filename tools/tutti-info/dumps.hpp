@@ -1,0 +1,58 @@
+// Reading the flight-recorder dumps of a job (docs/flight-recorder.md): every tutti-*.json file of
+// a directory, each checked field by field, so that a bad input is an error naming the file and
+// the field instead of a wrong analysis.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tutti::info {
+
+// Input that cannot be analysed; tutti-info prints it and exits 2.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct DumpedOp {
+  uint64_t seq = 0;
+  std::string collective;
+  std::string algorithm;  // "" before it started
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  std::string dtype, op;  // "" where they do not apply
+  std::optional<int> root;
+  std::string state;  // queued, running, done, failed
+  std::optional<int> waitingOn;
+  std::string error;
+};
+
+struct DumpedPeer {
+  std::string host;
+  long pid = 0;
+};
+
+struct RankDump {
+  std::string path;
+  std::string reason;
+  std::string job;
+  std::string communicator;
+  std::string host;
+  long pid = 0;
+  int rank = 0;
+  int size = 0;
+  uint64_t lastIssued = 0;
+  std::string error;  // the communicator's failure, "" when healthy
+  std::vector<DumpedPeer> peers;
+  std::vector<DumpedOp> entries;  // by sequence number
+};
+
+// Throws InputError for a missing or unreadable directory, no dumps, or a malformed dump.
+std::vector<RankDump> loadDumps(const std::string& dir);
+
+// "allreduce(count=1024, float32, sum)", "broadcast(count=8, int32, root=1)"
+std::string signature(const DumpedOp& op);
+
+}  // namespace tutti::info

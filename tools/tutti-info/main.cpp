@@ -1,0 +1,71 @@
+// tutti-info: what a tutti installation and a tutti job can tell you.
+//   tutti-info env               every TUTTI_* variable: default, limits, meaning, value here
+//   tutti-info postmortem DIR    merge the ranks' flight-recorder dumps (TUTTI_DUMP_DIR) and say
+//                                which rank is behind and on which operation
+// Bad usage or input prints what was wrong and exits 2.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "base/config.hpp"
+#include "tools/tutti-info/dumps.hpp"
+#include "tools/tutti-info/postmortem.hpp"
+
+namespace {
+
+const char* typeName(tutti::config::Type type) {
+  switch (type) {
+    case tutti::config::Type::kString: return "string";
+    case tutti::config::Type::kInt: return "integer";
+    case tutti::config::Type::kBytes: return "size";
+    case tutti::config::Type::kChoice: return "choice";
+  }
+  return "";
+}
+
+void printEnv() {
+  for (const tutti::config::Var& var : tutti::config::table()) {
+    std::string limits;
+    if (var.type == tutti::config::Type::kChoice) limits = fmt::format(" {}", var.choices);
+    if (var.type == tutti::config::Type::kInt || var.type == tutti::config::Type::kBytes)
+      limits = fmt::format(" [{}, {}]", var.min, var.max);
+    fmt::print("{} ({}{}), default {}\n    {}\n", var.name, typeName(var.type), limits,
+               *var.defaultValue ? var.defaultValue : "unset", var.doc);
+    if (const char* value = std::getenv(var.name)) fmt::print("    set here: {}\n", value);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tutti-info: the TUTTI_* settings, and post-mortems of failed or hung jobs",
+               "tutti-info"};
+  app.require_subcommand(1);
+  CLI::App* env = app.add_subcommand("env", "list every TUTTI_* variable and its value here");
+  std::string dir;
+  CLI::App* postmortem = app.add_subcommand(
+      "postmortem", "merge the flight-recorder dumps in DIR (TUTTI_DUMP_DIR) and explain the hang");
+  postmortem->add_option("DIR", dir, "directory holding the ranks' tutti-*.json dumps")->required();
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return 2;
+  }
+  try {
+    if (*env) printEnv();
+    if (*postmortem) fmt::print("{}", tutti::info::postmortem(tutti::info::loadDumps(dir)));
+  } catch (const tutti::info::InputError& error) {
+    fmt::print(stderr, "tutti-info: {}\n", error.what());
+    return 2;
+  }
+  return 0;
+}
