@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,7 +74,10 @@ std::unique_ptr<Store> connectStore(const SockAddr& server, const Secret& secret
 // Collectives over a store, namespaced by prefix (each call needs a fresh prefix).
 std::vector<std::string> allgather(Store& store, const std::string& prefix, int rank, int nranks,
                                    const std::string& value, const Deadline& deadline);
-void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline);
+// whileWaiting, when given, runs about every 100 ms while the barrier waits and may throw to give
+// up early (e.g. when a peer's process is gone).
+void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline,
+             const std::function<void()>& whileWaiting = nullptr);
 
 // Picks the local address to use: TUTTI_SOCKET_IFNAME (NCCL_SOCKET_IFNAME syntax: comma-separated
 // prefixes, leading ^ excludes, leading = matches exactly) filters the interfaces; without it, the
@@ -94,5 +98,7 @@ struct LaunchEnv {
 };
 // Throws kInvalidArgument naming the variable that is missing or malformed.
 LaunchEnv readLaunchEnv();
+// Every variable readLaunchEnv may read, for code that must clear or vary all of them (tests).
+const std::vector<std::string>& launchVariableNames();
 
 }  // namespace tutti::bootstrap

@@ -220,4 +220,33 @@ LaunchEnv readLaunchEnv() {
   return out;
 }
 
+const std::vector<std::string>& launchVariableNames() {
+  static const std::vector<std::string> names = {"TUTTI_RANK",
+                                                 "TUTTI_WORLD_SIZE",
+                                                 "TUTTI_LOCAL_RANK",
+                                                 "TUTTI_ADDR",
+                                                 "TUTTI_PORT",
+                                                 "TUTTI_SECRET",
+                                                 "RANK",
+                                                 "WORLD_SIZE",
+                                                 "LOCAL_RANK",
+                                                 "MASTER_ADDR",
+                                                 "MASTER_PORT",
+                                                 "OMPI_COMM_WORLD_RANK",
+                                                 "OMPI_COMM_WORLD_SIZE",
+                                                 "OMPI_COMM_WORLD_LOCAL_RANK",
+                                                 "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                                 "PMIX_NAMESPACE",
+                                                 "OMPI_MCA_ess_base_jobid",
+                                                 "OMPI_MCA_orte_ess_jobid",
+                                                 "SLURM_PROCID",
+                                                 "SLURM_NTASKS",
+                                                 "SLURM_LOCALID",
+                                                 "SLURM_NNODES",
+                                                 "SLURM_JOB_NUM_NODES",
+                                                 "SLURM_JOB_ID",
+                                                 "SLURM_STEP_ID"};
+  return names;
+}
+
 }  // namespace tutti::bootstrap

@@ -228,52 +228,19 @@ void Server::handle(Connection& connection, const wire::Frame& frame, const std:
   };
   // Parsing errors are the client's protocol violations: they end the connection. Errors of the
   // operation itself are answered and the connection carries on.
-  wire::Reader in(frame.payload, what);
+  const wire::Request request = wire::decodeRequest(frame, what);
   wire::Writer out;
   try {
-    switch (frame.type) {
-      case Type::kSet: {
-        const std::string key = in.str(wire::kMaxKeyBytes);
-        const std::string value = in.str(wire::kMaxValueBytes);
-        in.end();
-        state_.set(key, value);
+    switch (request.type) {
+      case Type::kSet: state_.set(request.key, request.value); break;
+      case Type::kGet: out.str(state_.get(request.key, request.wait, clientGone)); break;
+      case Type::kAdd: out.i64(state_.add(request.key, request.delta)); break;
+      case Type::kCheck: out.u8(state_.check(request.key) ? 1 : 0); break;
+      case Type::kJoin:
+        state_.join(request.rank, request.nranks, request.key, request.wait, clientGone);
         break;
-      }
-      case Type::kGet: {
-        const std::string key = in.str(wire::kMaxKeyBytes);
-        const std::chrono::milliseconds wait(std::min<uint64_t>(in.u64(), INT64_MAX));
-        in.end();
-        out.str(state_.get(key, wait, clientGone));
-        break;
-      }
-      case Type::kAdd: {
-        const std::string key = in.str(wire::kMaxKeyBytes);
-        const int64_t delta = in.i64();
-        in.end();
-        out.i64(state_.add(key, delta));
-        break;
-      }
-      case Type::kCheck: {
-        const std::string key = in.str(wire::kMaxKeyBytes);
-        in.end();
-        out.u8(state_.check(key) ? 1 : 0);
-        break;
-      }
-      case Type::kJoin: {
-        const int rank = in.i32();
-        const int nranks = in.i32();
-        const std::string identity = in.str(wire::kMaxKeyBytes);
-        const std::chrono::milliseconds wait(std::min<uint64_t>(in.u64(), INT64_MAX));
-        in.end();
-        state_.join(rank, nranks, identity, wait, clientGone);
-        break;
-      }
-      default:
-        throw wire::ProtocolError(
-            fmt::format("{} sent {} out of place", what, wire::typeName(frame.type)));
+      default: break;  // decodeRequest lets no other type through
     }
-  } catch (const wire::ProtocolError&) {
-    throw;
   } catch (const Error& error) {
     const auto code = error.code() == ErrorCode::kInvalidUsage ? wire::ReplyCode::kInvalidUsage
                       : error.code() == ErrorCode::kTimeout    ? wire::ReplyCode::kTimeout

@@ -1,5 +1,7 @@
 #include "runtime/bootstrap/wire.hpp"
 
+#include <algorithm>
+
 #include "base/socket.hpp"
 
 namespace tutti::bootstrap::wire {
@@ -66,10 +68,20 @@ std::optional<Frame> readFrame(int fd, bool requests, const Deadline& idle,
   }
   const Deadline rest = Deadline::after(restSpan);
   readAll(fd, header + 1, kHeaderBytes - 1, rest, what);
-  const uint32_t magic = static_cast<uint32_t>(getLittle(header, 4));
-  const uint16_t version = static_cast<uint16_t>(getLittle(header + 4, 2));
-  const uint16_t type = static_cast<uint16_t>(getLittle(header + 6, 2));
-  const uint32_t length = static_cast<uint32_t>(getLittle(header + 8, 4));
+  const Header checked = decodeHeader(std::span<const char, kHeaderBytes>(header), requests, what);
+  Frame frame;
+  frame.type = checked.type;
+  frame.payload.resize(checked.length);
+  if (checked.length > 0) readAll(fd, frame.payload.data(), checked.length, rest, what);
+  return frame;
+}
+
+Header decodeHeader(std::span<const char, kHeaderBytes> bytes, bool requests,
+                    const std::string& what) {
+  const uint32_t magic = static_cast<uint32_t>(getLittle(bytes.data(), 4));
+  const uint16_t version = static_cast<uint16_t>(getLittle(bytes.data() + 4, 2));
+  const uint16_t type = static_cast<uint16_t>(getLittle(bytes.data() + 6, 2));
+  const uint32_t length = static_cast<uint32_t>(getLittle(bytes.data() + 8, 4));
   if (magic != kMagic)
     throw ProtocolError(fmt::format("{} sent a frame with bad magic 0x{:08x}", what, magic));
   if (version != kVersion)
@@ -80,11 +92,42 @@ std::optional<Frame> readFrame(int fd, bool requests, const Deadline& idle,
   if (length > kMaxPayloadBytes)
     throw ProtocolError(fmt::format("{} announced a frame of {} bytes, over the limit of {}", what,
                                     length, kMaxPayloadBytes));
-  Frame frame;
-  frame.type = static_cast<Type>(type);
-  frame.payload.resize(length);
-  if (length > 0) readAll(fd, frame.payload.data(), length, rest, what);
-  return frame;
+  return Header{static_cast<Type>(type), length};
+}
+
+Request decodeRequest(const Frame& frame, const std::string& what) {
+  Reader in(frame.payload, what);
+  Request request;
+  request.type = frame.type;
+  // A wait longer than int64 milliseconds is forever all the same.
+  const auto wait = [&in] {
+    return std::chrono::milliseconds(std::min<uint64_t>(in.u64(), INT64_MAX));
+  };
+  switch (frame.type) {
+    case Type::kSet:
+      request.key = in.str(kMaxKeyBytes);
+      request.value = in.str(kMaxValueBytes);
+      break;
+    case Type::kGet:
+      request.key = in.str(kMaxKeyBytes);
+      request.wait = wait();
+      break;
+    case Type::kAdd:
+      request.key = in.str(kMaxKeyBytes);
+      request.delta = in.i64();
+      break;
+    case Type::kCheck: request.key = in.str(kMaxKeyBytes); break;
+    case Type::kJoin:
+      request.rank = in.i32();
+      request.nranks = in.i32();
+      request.key = in.str(kMaxKeyBytes);
+      request.wait = wait();
+      break;
+    default:
+      throw ProtocolError(fmt::format("{} sent {} out of place", what, typeName(frame.type)));
+  }
+  in.end();
+  return request;
 }
 
 Writer& Writer::u8(uint8_t value) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,29 @@ struct Frame {
   Type type = Type::kOk;
   std::string payload;
 };
+
+struct Header {
+  Type type = Type::kOk;
+  uint32_t length = 0;
+};
+// Checks a header's magic, version, type (requests on the server, replies on the client) and
+// length bound; throws ProtocolError naming `what`. Takes bytes, not a socket, so it can be fuzzed.
+Header decodeHeader(std::span<const char, kHeaderBytes> bytes, bool requests,
+                    const std::string& what);
+
+// A request as the server reads it; each field is used by the types its comment names.
+struct Request {
+  Type type = Type::kHello;
+  std::string key;                    // SET, GET, ADD, CHECK; JOIN: the rank's identity
+  std::string value;                  // SET
+  std::chrono::milliseconds wait{0};  // GET, JOIN
+  int64_t delta = 0;                  // ADD
+  int32_t rank = 0;                   // JOIN
+  int32_t nranks = 0;                 // JOIN
+};
+// Parses a request frame after HELLO; throws ProtocolError for a malformed payload or a type that
+// has no place there.
+Request decodeRequest(const Frame& frame, const std::string& what);
 
 void writeFrame(int fd, Type type, std::string_view payload, const Deadline& deadline,
                 const std::string& what);

@@ -6,32 +6,6 @@ namespace {
 using testing::EnvGuard;
 using testing::errorOf;
 
-const std::vector<std::string> kLauncherVars = {"TUTTI_RANK",
-                                                "TUTTI_WORLD_SIZE",
-                                                "TUTTI_LOCAL_RANK",
-                                                "TUTTI_ADDR",
-                                                "TUTTI_PORT",
-                                                "TUTTI_SECRET",
-                                                "RANK",
-                                                "WORLD_SIZE",
-                                                "LOCAL_RANK",
-                                                "MASTER_ADDR",
-                                                "MASTER_PORT",
-                                                "OMPI_COMM_WORLD_RANK",
-                                                "OMPI_COMM_WORLD_SIZE",
-                                                "OMPI_COMM_WORLD_LOCAL_RANK",
-                                                "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                                "PMIX_NAMESPACE",
-                                                "OMPI_MCA_ess_base_jobid",
-                                                "OMPI_MCA_orte_ess_jobid",
-                                                "SLURM_PROCID",
-                                                "SLURM_NTASKS",
-                                                "SLURM_LOCALID",
-                                                "SLURM_NNODES",
-                                                "SLURM_JOB_NUM_NODES",
-                                                "SLURM_JOB_ID",
-                                                "SLURM_STEP_ID"};
-
 void setTutti(EnvGuard& env) {
   env.set("TUTTI_RANK", "2");
   env.set("TUTTI_WORLD_SIZE", "4");
@@ -75,7 +49,7 @@ void expectError(const std::vector<std::string>& parts) {
 }
 
 TEST_CASE("launch environment from TUTTI_*", "[bootstrap][launch_env]") {
-  EnvGuard env(kLauncherVars);
+  EnvGuard env(launchVariableNames());
   setTutti(env);
   SECTION("all set") {
     env.set("TUTTI_SECRET", "00112233445566778899aabbccddeeff");
@@ -145,7 +119,7 @@ TEST_CASE("launch environment from TUTTI_*", "[bootstrap][launch_env]") {
 }
 
 TEST_CASE("launch environment precedence", "[bootstrap][launch_env]") {
-  EnvGuard env(kLauncherVars);
+  EnvGuard env(launchVariableNames());
   setSlurm(env);
   CHECK(readLaunchEnv().source == "slurm");
   setOpenMpi(env);
@@ -162,7 +136,7 @@ TEST_CASE("launch environment precedence", "[bootstrap][launch_env]") {
 }
 
 TEST_CASE("launch environment from torchrun", "[bootstrap][launch_env]") {
-  EnvGuard env(kLauncherVars);
+  EnvGuard env(launchVariableNames());
   setTorchrun(env);
   SECTION("torchrun's variables") {
     const LaunchEnv launch = readLaunchEnv();
@@ -221,7 +195,7 @@ TEST_CASE("launch environment from torchrun", "[bootstrap][launch_env]") {
 }
 
 TEST_CASE("launch environment from Open MPI", "[bootstrap][launch_env]") {
-  EnvGuard env(kLauncherVars);
+  EnvGuard env(launchVariableNames());
   setOpenMpi(env);
   SECTION("one host: loopback and a port derived from the job") {
     const LaunchEnv launch = readLaunchEnv();
@@ -284,7 +258,7 @@ TEST_CASE("launch environment from Open MPI", "[bootstrap][launch_env]") {
 }
 
 TEST_CASE("launch environment from Slurm", "[bootstrap][launch_env]") {
-  EnvGuard env(kLauncherVars);
+  EnvGuard env(launchVariableNames());
   setSlurm(env);
   SECTION("one node") {
     const LaunchEnv launch = readLaunchEnv();
@@ -333,7 +307,7 @@ TEST_CASE("launch environment from Slurm", "[bootstrap][launch_env]") {
 }
 
 TEST_CASE("no launcher at all", "[bootstrap][launch_env]") {
-  EnvGuard env(kLauncherVars);
+  EnvGuard env(launchVariableNames());
   expectError({"TUTTI_RANK", "torchrun"});
 }
 
