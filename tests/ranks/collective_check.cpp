@@ -104,7 +104,8 @@ Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes) {
   return c;
 }
 
-std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output) {
+std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
+                    tuttiResult_t* callResult) {
   int rank = 0, n = 1;
   tutti_comm_rank(comm, &rank);
   tutti_comm_size(comm, &n);
@@ -131,6 +132,7 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output) 
     sendPtr = inPlaceSend;
   }
   const tuttiResult_t rc = issue(comm, c, sendPtr, recvPtr, rank, n);
+  if (callResult) *callResult = rc;
   if (rc != tuttiSuccess)
     return describe(c) + ": " + tutti_get_error_string(rc) + ": " + tutti_get_last_error();
 

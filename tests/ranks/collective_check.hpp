@@ -41,7 +41,9 @@ std::string describe(const Case& c);
 Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes);
 
 // Runs c on this rank of comm; returns "" or what went wrong. `output` receives the bytes the
-// rank ended with (for cross-rank comparisons).
-std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output);
+// rank ended with (for cross-rank comparisons); `callResult` what the call returned, so that a
+// caller can tell a failed call (expected under fault injection) from wrong data.
+std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
+                    tuttiResult_t* callResult = nullptr);
 
 }  // namespace tutti::testing

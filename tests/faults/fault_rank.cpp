@@ -1,0 +1,173 @@
+// One rank of a fault-injection job (tests/faults/*.py start it). It runs seeded random cases of
+// one collective (the same sequence on every rank), checks each against the independent
+// reference, and reports on stdout, one flushed line per event, what the drivers assert on:
+//   ready rank R pid P             after the first case passed: data is flowing
+//   error rank R at NS: MESSAGE    a call failed (NS: wall clock in ns, to time detection)
+//   comm-failed rank R | comm-healthy rank R   whether the communicator stayed failed
+//   corrupt rank R: PROBLEM        a call succeeded with wrong data (exit 4)
+//   done rank R ops N              --ops cases all passed (exit 0)
+// After an error the rank stays alive until its stdin closes, then destroys its communicator and
+// exits 3: a survivor that left at once would look dead to the others and blur which rank they
+// name.
+//
+//   fault_rank [--kind allreduce|allgather|broadcast] [--seed S] [--max-bytes B] [--ops N]
+//              [--abort-rank R --abort-after-ms MS]   a second thread aborts rank R's communicator
+//              [--misbehave count|collective|skip --misbehave-rank R --at K]
+// --misbehave changes case K on rank R: another count, another collective, or not calling it
+// at all (the rank then idles until stdin closes).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collective_check.hpp"
+
+using namespace tutti::testing;
+
+namespace {
+
+struct Args {
+  Kind kind = Kind::kAllReduce;
+  uint64_t seed = 1;
+  size_t maxBytes = 1 << 20;
+  long ops = -1;  // forever
+  int abortRank = -1;
+  int abortAfterMs = 0;
+  std::string misbehave;
+  int misbehaveRank = -1;
+  long at = -1;
+};
+
+int64_t wallNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void say(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+[[noreturn]] void usage(const char* what) {
+  std::fprintf(stderr, "fault_rank: %s\n", what);
+  std::exit(2);
+}
+
+Kind kindNamed(const std::string& name) {
+  for (Kind kind : kAllKinds)
+    if (name == kindName(kind)) return kind;
+  usage(("unknown --kind " + name).c_str());
+}
+
+Args parse(int argc, char** argv) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) usage(("missing value after " + arg).c_str());
+    const char* value = argv[++i];
+    if (arg == "--kind")
+      args.kind = kindNamed(value);
+    else if (arg == "--seed")
+      args.seed = std::strtoull(value, nullptr, 10);
+    else if (arg == "--max-bytes")
+      args.maxBytes = std::strtoull(value, nullptr, 10);
+    else if (arg == "--ops")
+      args.ops = std::atol(value);
+    else if (arg == "--abort-rank")
+      args.abortRank = std::atoi(value);
+    else if (arg == "--abort-after-ms")
+      args.abortAfterMs = std::atoi(value);
+    else if (arg == "--misbehave")
+      args.misbehave = value;
+    else if (arg == "--misbehave-rank")
+      args.misbehaveRank = std::atoi(value);
+    else if (arg == "--at")
+      args.at = std::atol(value);
+    else
+      usage(("unknown argument " + arg).c_str());
+  }
+  return args;
+}
+
+// Blocks until the driver closes our stdin (or it is gone), then destroys the communicator (the
+// driver's limit on the exit catches a destroy that hangs) and exits.
+[[noreturn]] void idleUntilReleased(tuttiComm_t comm, int status) {
+  while (std::fgetc(stdin) != EOF) {
+  }
+  tutti_comm_destroy(comm);
+  std::exit(status);
+}
+
+// The error has been reported; a failed communicator must stay failed: its error is kept and
+// the next call fails at once with the same message instead of moving data.
+[[noreturn]] void reportFailure(tuttiComm_t comm, int rank, const std::string& problem) {
+  say("error rank " + std::to_string(rank) + " at " + std::to_string(wallNs()) + ": " + problem);
+  tuttiResult_t async = tuttiSuccess;
+  tutti_comm_get_async_error(comm, &async);
+  const bool stillFails = tutti_barrier(comm, nullptr) != tuttiSuccess &&
+                          problem.ends_with(std::string(": ") + tutti_get_last_error());
+  say(std::string(async != tuttiSuccess && stillFails ? "comm-failed" : "comm-healthy") + " rank " +
+      std::to_string(rank));
+  idleUntilReleased(comm, 3);
+}
+
+// Case K as rank `rank` runs it when it is the one told to misbehave.
+Case misbehaved(const Args& args, Case c, int rank) {
+  c.count = 1024;  // a non-empty call on every rank, so that there is something to mismatch
+  if (rank != args.misbehaveRank) return c;
+  if (args.misbehave == "count") c.count = 2048;
+  if (args.misbehave == "collective")
+    c.kind = c.kind == Kind::kAllGather ? Kind::kAllReduce : Kind::kAllGather;
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  tuttiComm_t comm = nullptr;
+  if (tutti_comm_init_env(&comm) != tuttiSuccess) {
+    std::fprintf(stderr, "fault_rank: init: %s\n", tutti_get_last_error());
+    return 1;
+  }
+  int rank = 0, n = 0;
+  tutti_comm_rank(comm, &rank);
+  tutti_comm_size(comm, &n);
+
+  std::mt19937_64 rng(args.seed);
+  for (long i = 0; args.ops < 0 || i < args.ops; ++i) {
+    Case c = randomCase(rng, args.kind, n, args.maxBytes);
+    if (i == args.at) {
+      if (args.misbehave == "skip" && rank == args.misbehaveRank) {
+        say("skipping rank " + std::to_string(rank) + " case " + std::to_string(i));
+        idleUntilReleased(comm, 0);
+      }
+      c = misbehaved(args, c, rank);
+    }
+    tuttiResult_t rc = tuttiSuccess;
+    const std::string problem = runCase(comm, c, nullptr, &rc);
+    if (rc != tuttiSuccess) reportFailure(comm, rank, problem);
+    if (!problem.empty()) {
+      say("corrupt rank " + std::to_string(rank) + ": " + problem);
+      return 4;
+    }
+    if (i == 0) {
+      say("ready rank " + std::to_string(rank) + " pid " + std::to_string(getpid()));
+      if (rank == args.abortRank)
+        std::thread([comm, rank, ms = args.abortAfterMs] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+          say("aborting rank " + std::to_string(rank) + " at " + std::to_string(wallNs()));
+          tutti_comm_abort(comm);
+        }).detach();
+    }
+  }
+  say("done rank " + std::to_string(rank) + " ops " + std::to_string(args.ops));
+  tutti_comm_destroy(comm);
+  return 0;
+}
