@@ -1,0 +1,24 @@
+// Torch's dtypes and reduce ops in tutti's terms, and the checks every tensor passes before tutti
+// sees its memory: a clear error here is better than a wrong answer or a hang on another rank.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include "tutti/tutti.h"
+
+namespace tutti_torch {
+
+tuttiDataType_t toTuttiType(at::ScalarType type, const char* op);
+tuttiRedOp_t toTuttiOp(const c10d::ReduceOp& reduceOp, const char* op);
+// Throws (naming op) unless tensor is a dense CPU tensor of a type tutti can move.
+void checkTensor(const at::Tensor& tensor, const char* op);
+// The single tensor of a list, checked: torch passes one tensor per process to CPU backends (lists
+// of several are the deprecated multi-GPU forms).
+at::Tensor& theOnlyTensor(std::vector<at::Tensor>& tensors, const char* op);
+// checkTensor for each, and all of the same dtype and element count as reference.
+void checkSameShape(const at::Tensor& reference, at::TensorList tensors, const char* op,
+                    const char* what);
+
+}  // namespace tutti_torch

@@ -1,0 +1,67 @@
+#include "integrations/torch/src/tutti_work.hpp"
+
+#include <c10/util/Exception.h>
+
+#include <exception>
+#include <string>
+
+namespace tutti_torch {
+
+TuttiWork::TuttiWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs)
+    : c10d::Work(rank, type),
+      outputs_(std::move(outputs)),
+      future_(
+          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
+}
+
+// A work dropped before it was queued (issuing failed after tutti accepted it) owns its request.
+TuttiWork::~TuttiWork() {
+  if (request_ != nullptr) tutti_request_free(request_);
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> TuttiWork::getFuture() {
+  return future_;
+}
+
+std::vector<at::Tensor> TuttiWork::result() {
+  return outputs_;
+}
+
+tuttiRequest_t* TuttiWork::requestSlot() {
+  return &request_;
+}
+
+void TuttiWork::keepAlive(at::Tensor tensor) {
+  keptAlive_.push_back(std::move(tensor));
+}
+
+void TuttiWork::onSuccess(std::function<void()> finishing) {
+  finishing_.push_back(std::move(finishing));
+}
+
+void TuttiWork::waitAndComplete() {
+  std::string failure;
+  if (request_ != nullptr) {
+    // The last-error string is per thread: read it right after the call that failed.
+    if (tutti_wait(request_) != tuttiSuccess) failure = tutti_get_last_error();
+    tutti_request_free(request_);
+    request_ = nullptr;
+  }
+  std::exception_ptr error;
+  try {
+    TORCH_CHECK(failure.empty(), "tutti: ", c10d::opTypeToString(retrieveOpType()),
+                " failed: ", failure);
+    for (auto& finishing : finishing_) finishing();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  keptAlive_.clear();
+  finishing_.clear();
+  finish(error);
+  if (error)
+    future_->setError(error);
+  else
+    future_->markCompleted(c10::IValue(outputs_));
+}
+
+}  // namespace tutti_torch

@@ -1,0 +1,43 @@
+// One torch.distributed operation in flight on tutti: the request tutti returned, the tensors
+// that must stay alive until they finish, what to do with the result (copy a staged output back
+// into the caller's tensors), and the future DDP's reducer chains its callbacks on.
+#pragma once
+
+#include <ATen/core/ivalue.h>
+
+#include <functional>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <vector>
+
+#include "tutti/tutti.h"
+
+namespace tutti_torch {
+
+class TuttiWork : public c10d::Work {
+ public:
+  // outputs: what the future holds once done (torch's collectives return their tensor list).
+  TuttiWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
+  ~TuttiWork() override;
+
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+  std::vector<at::Tensor> result() override;
+
+  // Filled while the operation is issued, before the work is queued for completion.
+  // Where tutti writes the request; left null when nothing was issued (an empty exchange).
+  tuttiRequest_t* requestSlot();
+  void keepAlive(at::Tensor tensor);
+  void onSuccess(std::function<void()> finishing);
+
+  // Called once, on the completion thread: waits for the request, runs the finishing steps,
+  // then completes the work and its future (with the error, if any).
+  void waitAndComplete();
+
+ private:
+  tuttiRequest_t request_ = nullptr;
+  std::vector<at::Tensor> outputs_;
+  std::vector<at::Tensor> keptAlive_;
+  std::vector<std::function<void()>> finishing_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+}  // namespace tutti_torch

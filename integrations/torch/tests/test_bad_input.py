@@ -1,0 +1,69 @@
+"""Bad input through torch.distributed with backend tutti: a Python exception with a clear
+message on the rank that made the mistake, no hang, and the group still usable afterwards. Last,
+collectives that differ between ranks (sizes), caught on every rank by TUTTI_CHECK_CALLS=1."""
+import sys
+from typing import Callable, List
+
+import torch
+import torch.distributed as dist
+
+import world
+
+
+def expect_error(words: str, call: Callable[[], object]) -> None:
+    try:
+        call()
+    except RuntimeError as error:
+        assert words in str(error), f"expected '{words}' in: {error}"
+        print(f"rank {dist.get_rank()}: as expected: {str(error).splitlines()[0]}")
+        return
+    raise AssertionError(f"no error; expected one saying '{words}'")
+
+
+def local_mistakes(rank: int, size: int) -> None:
+    expect_error("does not support dtype Bool",
+                 lambda: dist.all_reduce(torch.ones(3, dtype=torch.bool)))
+    expect_error("supports ReduceOp SUM, PRODUCT, MIN, MAX and AVG",
+                 lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.BAND))
+    # This torch has no CUDA; a tensor on the meta device takes the same non-CPU path.
+    if torch.cuda.is_available():
+        expect_error("supports CPU tensors only; got a tensor on cuda",
+                     lambda: dist.all_reduce(torch.ones(3, device="cuda")))
+    else:
+        print(f"rank {rank}: skipped the CUDA tensor case: torch has no CUDA here")
+    with torch.inference_mode():  # torch 1.13 has no autograd kernel for c10d ops on meta
+        expect_error("supports CPU tensors only; got a tensor on meta",
+                     lambda: dist.all_reduce(torch.empty(3, device="meta")))
+    expect_error("not the world size",
+                 lambda: dist.all_gather([torch.empty(3)], torch.ones(3)))
+    expect_error("output[1] has 4 elements but the input has 3",
+                 lambda: dist.all_gather([torch.empty(3), torch.empty(4)] + [torch.empty(3)] *
+                                         (size - 2), torch.ones(3)))
+    expect_error("must have world size",
+                 lambda: dist.reduce_scatter_tensor(torch.empty(3), torch.ones(3 * size + 1)))
+    expect_error("split sizes add up to",
+                 lambda: dist.all_to_all_single(torch.empty(size), torch.ones(size),
+                                                [1] * size, [2] * size))
+    # None of that reached tutti: the group still works.
+    tensor = torch.full((4,), float(rank + 1))
+    dist.all_reduce(tensor)
+    assert torch.equal(tensor, torch.full((4,), float(size * (size + 1) // 2))), tensor
+
+
+def worker(args: List[str]) -> None:
+    dist.init_process_group("tutti")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    local_mistakes(rank, size)
+    # Sizes that differ between ranks: with TUTTI_CHECK_CALLS=1 every rank fails, naming both.
+    expect_error("allreduce", lambda: dist.all_reduce(torch.ones(10 + rank)))
+
+
+if __name__ == "__main__":
+    import tutti_torch  # noqa: F401  registers the backend
+
+    if world.is_worker():
+        # No final barrier: the communicator has failed for good, on purpose. The failed call
+        # itself met every rank, so no one still needs rank 0's store.
+        world.worker_main(worker, final_barrier=False)
+    sys.exit(0 if world.check_world(__file__, 2, ["bad-input"],
+                                    extra_env={"TUTTI_CHECK_CALLS": "1"}) else 1)
