@@ -1,6 +1,7 @@
 #include "runtime/collectives/p2p.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "base/error.hpp"
@@ -63,9 +64,48 @@ void matchSelfTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfer
   }
 }
 
+// A send whose bytes a receive of the same batch may overwrite (in-place send/recv, larger than
+// what the connection buffers) goes out from a copy taken before anything arrives.
+std::vector<P2PTransfer> stageOverwrittenSends(const std::vector<P2PTransfer>& transfers,
+                                               std::vector<std::vector<char>>& copies) {
+  struct Range {
+    uintptr_t begin, end;
+  };
+  std::vector<Range> written;
+  for (const P2PTransfer& t : transfers)
+    if (!t.isSend && t.bytes > 0) {
+      const auto begin = reinterpret_cast<uintptr_t>(t.recvBuffer);
+      written.push_back({begin, begin + t.bytes});
+    }
+  if (written.empty()) return transfers;
+  std::sort(written.begin(), written.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  // furthestEnd[i]: the largest end among the first i + 1 ranges, so that one binary search
+  // answers "does any range overlap [begin, end)".
+  std::vector<uintptr_t> furthestEnd(written.size());
+  for (size_t i = 0; i < written.size(); ++i)
+    furthestEnd[i] = std::max(written[i].end, i > 0 ? furthestEnd[i - 1] : 0);
+  std::vector<P2PTransfer> staged = transfers;
+  for (P2PTransfer& t : staged) {
+    if (!t.isSend || t.bytes == 0) continue;
+    const auto begin = reinterpret_cast<uintptr_t>(t.sendBuffer);
+    const auto end = begin + t.bytes;
+    const auto startsBefore =
+        std::lower_bound(written.begin(), written.end(), end,
+                         [](const Range& range, uintptr_t value) { return range.begin < value; });
+    if (startsBefore == written.begin()) continue;
+    if (furthestEnd[static_cast<size_t>(startsBefore - written.begin()) - 1] <= begin) continue;
+    const auto* data = static_cast<const char*>(t.sendBuffer);
+    t.sendBuffer = copies.emplace_back(data, data + t.bytes).data();
+  }
+  return staged;
+}
+
 }  // namespace
 
-void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers) {
+void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& original) {
+  std::vector<std::vector<char>> copies;
+  const std::vector<P2PTransfer> transfers = stageOverwrittenSends(original, copies);
   matchSelfTransfers(ctx, transfers);
   std::vector<Progress> items;
   for (const P2PTransfer& t : transfers)
