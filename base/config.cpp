@@ -38,6 +38,17 @@ const std::vector<Var>& table() {
       {"TUTTI_PORT", Type::kInt, "", "", 1, 65535, "rendezvous port"},
       {"TUTTI_SECRET", Type::kString, "", "", 0, 0,
        "job secret, 32 hex digits; ranks that cannot prove it are refused"},
+      {"TUTTI_FLIGHT_RECORDER_ENTRIES", Type::kInt, "2048", "", 0, 1 << 20,
+       "operations each communicator remembers for dumps and traces (0: none)"},
+      {"TUTTI_DUMP_DIR", Type::kString, "", "", 0, 0,
+       "directory for flight-recorder dumps, written on timeout, abort, fatal error and SIGUSR1 "
+       "(unset: no dumps, no SIGUSR1 handler)"},
+      {"TUTTI_TRACE_FILE", Type::kString, "", "", 0, 0,
+       "Chrome/Perfetto trace file per rank, written at destroy (%r rank, %h host, %p pid)"},
+      {"TUTTI_TOPO_FILE", Type::kString, "", "", 0, 0,
+       "topology file to use instead of probing this machine: NCCL XML or hwloc XML"},
+      {"TUTTI_TOPO_DUMP_FILE", Type::kString, "", "", 0, 0,
+       "rank 0 writes the topology it found here: NCCL XML, or JSON for a .json name"},
       {"TUTTI_BENCH_FAULT", Type::kString, "", "", 0, 0,
        "test only: tutti-bench corrupts one output element (RANK:INDEX) to prove its check"},
   };

@@ -30,22 +30,6 @@ std::string hostName() {
   return host;
 }
 
-std::string expandPath(const std::string& pattern) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'h') {
-      out += hostName();
-      ++i;
-    } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
-      out += std::to_string(getpid());
-      ++i;
-    } else {
-      out += pattern[i];
-    }
-  }
-  return out;
-}
-
 std::atomic<int> currentLevel{-1};
 
 Level initLevel() {
@@ -77,6 +61,22 @@ const char* levelName(Level level) {
 }
 
 }  // namespace
+
+std::string expandPath(const std::string& pattern) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'h') {
+      out += hostName();
+      ++i;
+    } else if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
+      out += std::to_string(getpid());
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
 
 Level level() {
   int value = currentLevel.load(std::memory_order_relaxed);

@@ -17,6 +17,8 @@ void setLevel(Level level);
 void write(Level level, const std::string& message);
 // Replaces the output (nullptr restores the default); for tests.
 void setSink(std::function<void(Level, const std::string&)> sink);
+// A file name pattern with %h replaced by the host name and %p by the pid (TUTTI_DEBUG_FILE's).
+std::string expandPath(const std::string& pattern);
 
 template <typename... Args>
 void warn(fmt::format_string<Args...> format, Args&&... args) {

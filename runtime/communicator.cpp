@@ -5,10 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "runtime/dump_signal.hpp"
+#include "runtime/flight_dump.hpp"
+#include "runtime/topology_plan.hpp"
+#include "runtime/trace.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -17,6 +22,16 @@ int availableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+// The state letter of /proc/PID/stat (R, S, D, T stopped, t traced, Z zombie, ...); '?' when
+// unknown. It follows the command name, which may itself hold ')', hence the last one.
+char processState(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() ? text[close + 2] : '?';
 }
 
 }  // namespace
@@ -31,6 +46,14 @@ Settings Settings::fromConfig() {
   settings.algorithm = config::getString("TUTTI_ALGO");
   settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
   settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));
+  settings.flightRecorderEntries =
+      static_cast<size_t>(config::getInt("TUTTI_FLIGHT_RECORDER_ENTRIES"));
+  settings.dumpDir = config::getString("TUTTI_DUMP_DIR");
+  settings.traceFile = config::getString("TUTTI_TRACE_FILE");
+  // The trace is drawn from the recorder's buffer.
+  if (!settings.traceFile.empty() && settings.flightRecorderEntries == 0)
+    raise(ErrorCode::kInvalidArgument,
+          "TUTTI_TRACE_FILE is set but TUTTI_FLIGHT_RECORDER_ENTRIES=0 records nothing to trace");
   return settings;
 }
 
@@ -43,6 +66,7 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
   comm->rank_ = rank;
   comm->peers_ = std::move(peers);
   comm->settings_ = settings;
+  comm->recorder_ = std::make_unique<FlightRecorder>(settings.flightRecorderEntries);
   comm->engine_ = std::make_unique<Engine>(
       [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
   // Checking calls on some ranks only would make the checking ranks wait for signatures the
@@ -66,7 +90,14 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
       std::count_if(comm->peers_.begin(), comm->peers_.end(),
                     [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
   comm->oversubscribed_ = comm->localSize_ > availableCores();
+  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport);
+  if (rank == 0) {
+    logChannels(comm->cpuRing_);
+    dumpTopology();
+  }
   comm->connect();
+  comm->connected_ = true;
+  if (!settings.dumpDir.empty()) watchForDumpSignal(comm.get());
   return comm;
 }
 
@@ -115,7 +146,14 @@ void Communicator::connect() {
   }
   if (shm_) shm_->connect(shmPeers, shmAddresses, deadline);
   if (tcp_) tcp_->connect(tcpPeers, tcpAddresses, deadline);
-  bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline);
+  // A peer that died before this barrier leaves the others waiting with their shm segments still
+  // named (connected() unlinks them); a launcher that then kills them would leak the names, so
+  // they give up as soon as a local peer is gone.
+  bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline, [&] {
+    if (const int dead = deadLocalPeer(); dead >= 0)
+      raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
+            dead, describe(peers_[static_cast<size_t>(dead)]));
+  });
   if (shm_) shm_->connected();
   if (tcp_) tcp_->connected();
 
@@ -138,9 +176,11 @@ void Communicator::connect() {
 }
 
 Communicator::~Communicator() {
+  stopWatching(this);
   // Operations still queued finish (or fail) before the connections go away.
   if (engine_) engine_->drain();
   engine_.reset();
+  if (connected_) writeTrace(*this);
 }
 
 const char* Communicator::transportTo(int peer) const {
@@ -160,6 +200,19 @@ void Communicator::setAlgorithm(const std::string& algorithm) {
   engine_->run([&] { settings_.algorithm = algorithm; });
 }
 
+std::string Communicator::stoppedLocalPeers() const {
+  std::string out;
+  const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
+  for (const PeerInfo& peer : peers_) {
+    if (peer.hostId != self.hostId || peer.pid == self.pid) continue;
+    const char state = processState(peer.pid);
+    if (state == 'T' || state == 't')
+      out += fmt::format("; rank {} ({}) is stopped (SIGSTOP or a debugger)", peer.rank,
+                         describe(peer));
+  }
+  return out;
+}
+
 int Communicator::deadLocalPeer() {
   const auto now = std::chrono::steady_clock::now();
   if (now - lastLivenessCheck_ < std::chrono::milliseconds(10)) return -1;
@@ -168,15 +221,32 @@ int Communicator::deadLocalPeer() {
   for (const PeerInfo& peer : peers_) {
     if (peer.hostId != self.hostId || peer.pid == self.pid) continue;
     if (kill(static_cast<pid_t>(peer.pid), 0) != 0 && errno == ESRCH) return peer.rank;
+    // Killed but not yet reaped by its launcher: kill() still finds a zombie.
+    if (processState(peer.pid) == 'Z') return peer.rank;
   }
   return -1;
 }
 
-void Communicator::recordFailure(const Error& error) {
+bool Communicator::keepFailure(const Error& error) {
   std::lock_guard lock(failureMutex_);
-  if (failure_) return;
+  if (failure_) return false;
   failure_ = error;
   failed_.store(true, std::memory_order_release);
+  return true;
+}
+
+void Communicator::recordFailure(const Error& error) {
+  if (!keepFailure(error)) return;
+  const char* reason = "error";
+  switch (error.code()) {
+    case ErrorCode::kTimeout: reason = "timeout"; break;
+    case ErrorCode::kRemote: reason = "remote error"; break;
+    case ErrorCode::kSystem: reason = "system error"; break;
+    case ErrorCode::kInternal: reason = "internal error"; break;
+    default: break;
+  }
+  if (aborted()) reason = "abort";
+  dumpFlightRecord(*this, reason);
 }
 
 std::optional<Error> Communicator::failure() const {
@@ -191,8 +261,26 @@ void Communicator::throwIfFailed() const {
   if (failure_) throw *failure_;
 }
 
+int Communicator::abortedPeer() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - lastAbortCheck_ < std::chrono::milliseconds(100)) return -1;
+  lastAbortCheck_ = now;
+  try {
+    if (!job_.store->check(tag_ + "/aborted")) return -1;
+    return std::stoi(job_.store->get(tag_ + "/aborted", Deadline::after(settings_.timeout)));
+  } catch (const std::exception&) {
+    return -1;  // the store is gone (rank 0 died): dead-peer detection or the timeout will tell
+  }
+}
+
 void Communicator::abort() {
   aborted_.store(true);
+  // Best effort, so that the peers fail naming this rank rather than time out.
+  try {
+    job_.store->set(tag_ + "/aborted", std::to_string(rank_));
+  } catch (const Error& error) {
+    log::warn("rank {}: could not tell the other ranks of the abort: {}", rank_, error.what());
+  }
   recordFailure(
       Error(ErrorCode::kInvalidUsage, fmt::format("rank {}: the communicator was aborted", rank_)));
 }

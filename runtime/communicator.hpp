@@ -14,7 +14,9 @@
 
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/engine.hpp"
+#include "runtime/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
+#include "runtime/topology_plan.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::runtime {
@@ -23,9 +25,12 @@ struct Settings {
   size_t slotBytes = 0;
   int slots = 0;
   int socketsPerPeer = 1;
-  std::string transport;    // auto | shm | tcp
-  std::string algorithm;    // auto | ring | tree | oneshot
-  bool checkCalls = false;  // TUTTI_CHECK_CALLS
+  std::string transport;             // auto | shm | tcp
+  std::string algorithm;             // auto | ring | tree | oneshot
+  bool checkCalls = false;           // TUTTI_CHECK_CALLS
+  size_t flightRecorderEntries = 0;  // TUTTI_FLIGHT_RECORDER_ENTRIES
+  std::string dumpDir;               // TUTTI_DUMP_DIR ("": no dumps)
+  std::string traceFile;             // TUTTI_TRACE_FILE ("": no trace)
   std::chrono::milliseconds timeout{0};
 
   static Settings fromConfig();  // validates the TUTTI_* variables
@@ -55,11 +60,15 @@ class Communicator {
   int localSize() const { return localSize_; }
   // More ranks on this host than cores to run them: waiting must not spin.
   bool oversubscribed() const { return oversubscribed_; }
+  // The ranks' ring by CPU locality and its estimated bandwidth (the tuning model's beta).
+  const CpuRing& cpuRing() const { return cpuRing_; }
   const PeerInfo& peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
   const Settings& settings() const { return settings_; }
   // "auto", "ring", "tree" or "oneshot" (kInvalidArgument otherwise); ordered with the operations.
   void setAlgorithm(const std::string& algorithm);
   const std::string& tag() const { return tag_; }
+  // The world's tag, shared by every communicator split from it: names the job in dumps.
+  std::string jobId() const { return tag_.substr(0, tag_.find('.')); }
   const char* transportTo(int peer) const;
 
   transport::SendConn& sendTo(int peer) { return *sendConns_[static_cast<size_t>(peer)]; }
@@ -70,10 +79,19 @@ class Communicator {
   int wakeFd() const { return tcp_ ? tcp_->wakeFd() : -1; }
 
   Engine& engine() { return *engine_; }
-  uint64_t nextSequence() { return ++sequence_; }
-  uint64_t lastSequence() const { return sequence_; }
+  // One thread issues a communicator's operations; a dump may read the count from another, so
+  // it is atomic, but needs no read-modify-write.
+  uint64_t nextSequence() {
+    const uint64_t next = sequence_.load(std::memory_order_relaxed) + 1;
+    sequence_.store(next, std::memory_order_relaxed);
+    return next;
+  }
+  uint64_t lastSequence() const { return sequence_.load(std::memory_order_relaxed); }
+  FlightRecorder& recorder() { return *recorder_; }
+  const FlightRecorder& recorder() const { return *recorder_; }
 
-  // Error state: the first failure wins; later operations fail with it at once.
+  // Error state: the first failure wins; later operations fail with it at once. The first
+  // failure dumps the flight recorder (TUTTI_DUMP_DIR).
   void recordFailure(const Error& error);
   std::optional<Error> failure() const;
   void throwIfFailed() const;
@@ -82,6 +100,12 @@ class Communicator {
   // A peer on this host whose process no longer exists (-1 when all live). Shared memory cannot
   // tell a dead writer from a slow one, so waiters ask the kernel; at most every 10 ms.
   int deadLocalPeer();
+  // "; rank K (host:pid) is stopped (SIGSTOP or a debugger)" for each such peer on this host, or
+  // "": a timeout says so, since its waiters may be waiting on a rank that waits on it.
+  std::string stoppedLocalPeers() const;
+  // A peer that aborted this communicator (-1 when none known). abort() publishes the rank in
+  // the store, which every rank reaches wherever it runs; a waiter asks at most every 100 ms.
+  int abortedPeer();
 
   // Ranks with the same color form a new communicator ordered by (key, rank); nullptr for a
   // negative color. Collective over this communicator.
@@ -90,6 +114,8 @@ class Communicator {
  private:
   Communicator() = default;
   void connect();
+  // True for the first failure only.
+  bool keepFailure(const Error& error);
 
   JobBootstrap job_;
   std::string tag_;
@@ -97,6 +123,7 @@ class Communicator {
   int localRank_ = 0;
   int localSize_ = 1;
   bool oversubscribed_ = false;
+  CpuRing cpuRing_;
   std::vector<PeerInfo> peers_;
   Settings settings_;
   std::unique_ptr<transport::Transport> shm_;
@@ -104,11 +131,14 @@ class Communicator {
   std::vector<transport::SendConn*> sendConns_;
   std::vector<transport::RecvConn*> recvConns_;
   std::vector<const char*> transportNames_;
+  std::unique_ptr<FlightRecorder> recorder_;
   std::unique_ptr<Engine> engine_;
-  uint64_t sequence_ = 0;
+  bool connected_ = false;  // created in full: traced and watched for SIGUSR1
+  std::atomic<uint64_t> sequence_{0};
   int splits_ = 0;
   std::atomic<bool> aborted_{false};
   std::chrono::steady_clock::time_point lastLivenessCheck_{};
+  std::chrono::steady_clock::time_point lastAbortCheck_{};
   std::atomic<bool> failed_{false};
   mutable std::mutex failureMutex_;
   std::optional<Error> failure_;

@@ -127,25 +127,62 @@ void runAlone(const CollectiveCall& call) {
 
 using Task = Engine::Task;
 
+// Runs body as operation `sequence`: the flight recorder sees it end, done or failed.
+template <typename Body>
+void recorded(Communicator& comm, uint64_t sequence, Body&& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    comm.recorder().failed(sequence, error);
+    throw;
+  } catch (const std::exception& error) {
+    comm.recorder().failed(sequence, Error(ErrorCode::kInternal, error.what()));
+    throw;
+  }
+  comm.recorder().finished(sequence);
+}
+
+OpSignature signatureOf(const CollectiveCall& call, size_t bytes) {
+  const bool reduces = call.collective == Collective::kAllReduce ||
+                       call.collective == Collective::kReduceScatter ||
+                       call.collective == Collective::kReduce;
+  const bool rooted =
+      call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
+  return {.collective = collectiveName(call.collective),
+          .count = call.count,
+          .dtype = static_cast<int>(call.dtype),
+          .op = reduces ? static_cast<int>(call.op) : -1,
+          .root = rooted ? call.root : -1,
+          .bytes = bytes};
+}
+
+void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
+                   uint64_t sequence) {
+  comm.throwIfFailed();
+  if (comm.size() == 1) {
+    comm.recorder().started(sequence, "self");
+    return runAlone(call);
+  }
+  const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm);
+  comm.recorder().started(sequence, algorithm.name);
+  OpContext ctx{
+      comm, collectiveName(call.collective), algorithm.name, sequence, bytes, call.dtype, call.op};
+  if (comm.settings().checkCalls)
+    checkSameCall(ctx, {static_cast<uint32_t>(call.collective), static_cast<uint32_t>(call.dtype),
+                        static_cast<uint32_t>(call.op), call.root, call.count, sequence});
+  CollectiveArgs args{call.send, call.recv, call.count, call.root};
+  // In-place reduce-scatter writes the rank's block of the input.
+  if (call.collective == Collective::kReduceScatter && call.send == call.recv)
+    args.recv = static_cast<char*>(call.recv) +
+                call.count * kernels::typeSize(call.dtype) * static_cast<size_t>(comm.rank());
+  algorithm.run(ctx, args);
+  ctx.drainSends();
+}
+
 auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes,
                     uint64_t sequence) {
   return [&comm, call, bytes, sequence] {
-    comm.throwIfFailed();
-    if (comm.size() == 1) return runAlone(call);
-    const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm);
-    OpContext ctx{
-        comm,   collectiveName(call.collective), algorithm.name, sequence, bytes, call.dtype,
-        call.op};
-    if (comm.settings().checkCalls)
-      checkSameCall(ctx, {static_cast<uint32_t>(call.collective), static_cast<uint32_t>(call.dtype),
-                          static_cast<uint32_t>(call.op), call.root, call.count, sequence});
-    CollectiveArgs args{call.send, call.recv, call.count, call.root};
-    // In-place reduce-scatter writes the rank's block of the input.
-    if (call.collective == Collective::kReduceScatter && call.send == call.recv)
-      args.recv = static_cast<char*>(call.recv) +
-                  call.count * kernels::typeSize(call.dtype) * static_cast<size_t>(comm.rank());
-    algorithm.run(ctx, args);
-    ctx.drainSends();
+    recorded(comm, sequence, [&] { runCollective(comm, call, bytes, sequence); });
   };
 }
 
@@ -170,7 +207,9 @@ thread_local Group group;
 
 // Inside a group the task waits for groupEnd; otherwise it runs now or goes to the engine.
 template <typename F>
-std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, F&& task, bool async) {
+std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, const OpSignature& signature,
+                               F&& task, bool async) {
+  comm.recorder().queued(sequence, signature, async || group.depth > 0);
   if (group.depth > 0) {
     group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task))});
     return nullptr;
@@ -181,33 +220,46 @@ std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, F&& task, 
 }
 
 // Consecutive transfers of a group run as one batch, so that they progress together.
+void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
+  comm.throwIfFailed();
+  size_t i = 0;
+  while (i < items.size()) {
+    if (items[i].task) {
+      items[i].task();
+      ++i;
+      continue;
+    }
+    std::vector<P2PTransfer> batch;
+    size_t bytes = 0;
+    const size_t first = i;
+    for (; i < items.size() && !items[i].task; ++i) {
+      comm.recorder().started(items[i].sequence, "p2p");
+      for (const P2PTransfer& t : items[i].transfers) {
+        batch.push_back(t);
+        bytes += t.bytes;
+      }
+    }
+    OpContext ctx{comm,
+                  "send/recv",
+                  "p2p",
+                  items[first].sequence,
+                  bytes,
+                  kernels::DataType::kUint8,
+                  kernels::RedOp::kSum};
+    runTransfers(ctx, batch);
+    ctx.drainSends();
+    for (size_t done = first; done < i; ++done) comm.recorder().finished(items[done].sequence);
+  }
+}
+
+// A failure marks every operation of the group that has not ended.
 Task groupTask(Communicator& comm, std::vector<GroupItem> items) {
   return [&comm, items = std::move(items)] {
-    comm.throwIfFailed();
-    size_t i = 0;
-    while (i < items.size()) {
-      if (items[i].task) {
-        items[i].task();
-        ++i;
-        continue;
-      }
-      std::vector<P2PTransfer> batch;
-      size_t bytes = 0;
-      const uint64_t sequence = items[i].sequence;
-      for (; i < items.size() && !items[i].task; ++i)
-        for (const P2PTransfer& t : items[i].transfers) {
-          batch.push_back(t);
-          bytes += t.bytes;
-        }
-      OpContext ctx{comm,
-                    "send/recv",
-                    "p2p",
-                    sequence,
-                    bytes,
-                    kernels::DataType::kUint8,
-                    kernels::RedOp::kSum};
-      runTransfers(ctx, batch);
-      ctx.drainSends();
+    try {
+      runGroupItems(comm, items);
+    } catch (const Error& error) {
+      for (const GroupItem& item : items) comm.recorder().failed(item.sequence, error);
+      throw;
     }
   };
 }
@@ -227,22 +279,26 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
   const size_t bytes = validate(comm, call);
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
-  return issue(comm, sequence, collectiveTask(comm, call, bytes, sequence), async);
+  return issue(comm, sequence, signatureOf(call, bytes),
+               collectiveTask(comm, call, bytes, sequence), async);
+}
+
+void runBarrier(Communicator& comm, uint64_t sequence) {
+  comm.throwIfFailed();
+  comm.recorder().started(sequence, "oneshot");
+  if (comm.size() == 1) return;
+  uint8_t token = 1;
+  OpContext ctx{
+      comm, "barrier", "oneshot", sequence, 1, kernels::DataType::kUint8, kernels::RedOp::kMax};
+  allreduceOneShot(ctx, {&token, &token, 1, 0});
+  ctx.drainSends();
 }
 
 std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
-  auto task = [&comm, sequence] {
-    comm.throwIfFailed();
-    if (comm.size() == 1) return;
-    uint8_t token = 1;
-    OpContext ctx{
-        comm, "barrier", "oneshot", sequence, 1, kernels::DataType::kUint8, kernels::RedOp::kMax};
-    allreduceOneShot(ctx, {&token, &token, 1, 0});
-    ctx.drainSends();
-  };
-  return issue(comm, sequence, std::move(task), async);
+  auto task = [&comm, sequence] { recorded(comm, sequence, [&] { runBarrier(comm, sequence); }); };
+  return issue(comm, sequence, {"barrier", 0, -1, -1, -1, 0}, std::move(task), async);
 }
 
 std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void* sendBuffer,
@@ -258,13 +314,15 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
   GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}};
+  const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes};
   if (group.depth > 0) {
+    comm.recorder().queued(sequence, signature, true);
     group.items.push_back(std::move(item));
     return nullptr;
   }
   std::vector<GroupItem> single;
   single.push_back(std::move(item));
-  return issue(comm, sequence, groupTask(comm, std::move(single)), async);
+  return issue(comm, sequence, signature, groupTask(comm, std::move(single)), async);
 }
 
 }  // namespace
@@ -294,9 +352,11 @@ std::shared_ptr<Request> groupEnd(bool async) {
   std::vector<GroupItem> items = std::move(group.items);
   group.items.clear();
   if (group.failure) {
-    const Error failure = *group.failure;
+    const Error failure(group.failure->code(),
+                        fmt::format("the group was not run: {}", group.failure->what()));
     group.failure.reset();
-    raise(failure.code(), "the group was not run: {}", failure.what());
+    for (const GroupItem& item : items) item.comm->recorder().failed(item.sequence, failure);
+    throw failure;
   }
   // One task per communicator, all submitted before any is waited for: a thread that drives
   // several ranks' communicators (a thread world) must start them all.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "runtime/topology_plan.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -36,6 +37,7 @@ PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots, bool checkCalls)
   info.slotBytes = slotBytes;
   info.slots = slots;
   info.checkCalls = checkCalls;
+  describePlace(info);
   return info;
 }
 
@@ -48,7 +50,8 @@ std::string PeerInfo::encode() const {
       << pid << '\n'
       << slotBytes << '\n'
       << slots << '\n'
-      << checkCalls << '\n';
+      << checkCalls << '\n'
+      << package << ' ' << numa << ' ' << core << ' ' << smpGBs << ' ' << netGBs << '\n';
   return out.str();
 }
 
@@ -68,6 +71,9 @@ PeerInfo PeerInfo::decode(const std::string& text) {
     info.slotBytes = std::stoull(next());
     info.slots = std::stoi(next());
     info.checkCalls = std::stoi(next()) != 0;
+    std::istringstream place(next());
+    if (!(place >> info.package >> info.numa >> info.core >> info.smpGBs >> info.netGBs))
+      raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
   } catch (const std::logic_error&) {
     raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
   }

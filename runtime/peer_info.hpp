@@ -17,6 +17,11 @@ struct PeerInfo {
   // error naming them.
   size_t slotBytes = 0;
   int slots = 0;
+  // Where it runs and its host's links, from the topology (runtime/topology_plan.hpp): -1 and 0
+  // where unknown.
+  int package = -1, numa = -1, core = -1;
+  double smpGBs = 0;  // the host's slowest CPU interconnect link (0: one NUMA node)
+  double netGBs = 0;  // the host's fastest network port
   bool checkCalls = false;
 
   std::string encode() const;

@@ -35,19 +35,27 @@ std::vector<std::string> allgather(Store& store, const std::string& prefix, int 
   return values;
 }
 
-void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline) {
+void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline,
+             const std::function<void()>& whileWaiting) {
   checkRank("barrier", prefix, 0, nranks);
   const int64_t arrived = store.add(prefix + "/count", 1);
   if (arrived > nranks)
     raise(ErrorCode::kInvalidUsage, "barrier '{}': {} arrivals for {} ranks (prefix reused?)",
           prefix, arrived, nranks);
   if (arrived == nranks) store.set(prefix + "/done", "1");
-  try {
-    store.get(prefix + "/done", deadline);
-  } catch (const Error& error) {
-    if (error.code() != ErrorCode::kTimeout) throw;
-    raise(ErrorCode::kTimeout, "barrier '{}': only {} of {} ranks arrived before the deadline",
-          prefix, store.add(prefix + "/count", 0), nranks);
+  for (;;) {
+    const bool sliced = whileWaiting && deadline.remainingMs() > 100;
+    try {
+      store.get(prefix + "/done",
+                sliced ? Deadline::after(std::chrono::milliseconds(100)) : deadline);
+      return;
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::kTimeout) throw;
+      if (!sliced)
+        raise(ErrorCode::kTimeout, "barrier '{}': only {} of {} ranks arrived before the deadline",
+              prefix, store.add(prefix + "/count", 0), nranks);
+    }
+    whileWaiting();
   }
 }
 

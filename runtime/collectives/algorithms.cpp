@@ -41,9 +41,12 @@ struct LinkModel {
 
 LinkModel linkModel(const Communicator& comm) {
   const bool allShm = comm.localSize() == comm.size() && comm.settings().transport != "tcp";
-  // Measured on a 2-core machine (README, "Measured"): shm ~0.3 us per step and ~5 GB/s copy,
-  // TCP loopback ~15 us per step and ~2 GB/s.
-  return allShm ? LinkModel{0.3, 1.0 / 5000.0} : LinkModel{15.0, 1.0 / 2000.0};
+  // Measured on a 2-core machine (README, "Measured"): shm ~0.3 us per step, TCP loopback ~15 us.
+  LinkModel model =
+      allShm ? LinkModel{0.3, 1.0 / (kShmGBs * 1000)} : LinkModel{15.0, 1.0 / (kTcpGBs * 1000)};
+  // The topology's estimate of the ranks' ring (its slowest hop) where there is one.
+  if (comm.cpuRing().bw > 0) model.betaUsPerByte = 1.0 / (comm.cpuRing().bw * 1000);
+  return model;
 }
 
 }  // namespace

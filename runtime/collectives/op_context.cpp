@@ -23,22 +23,42 @@ Stall::Stall(OpContext& ctx) : ctx_(ctx), backoff_(ctx.comm.oversubscribed()) {}
 
 void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
+    ctx_.comm.recorder().waitingOn(ctx_.sequence, peer);
     // "for data from rank 3 (host:pid, over shm)", or just "for its sends to drain".
     auto awaited = [&] {
       if (peer < 0) return std::string(what);
       return fmt::format("{} rank {} ({}, over {})", what, peer, describe(ctx_.comm.peer(peer)),
                          ctx_.comm.transportTo(peer));
     };
-    if (ctx_.comm.aborted())
-      raise(ErrorCode::kInvalidUsage, "{}: aborted while waiting {}", ctx_.where(), awaited());
-    if (const int dead = ctx_.comm.deadLocalPeer(); dead >= 0)
+    if (ctx_.comm.aborted()) {
+      // The interrupted operation fails with the communicator's failure, which every later call
+      // repeats: its own message when it records first, abort()'s when that came first.
+      ctx_.comm.recordFailure(
+          Error(ErrorCode::kInvalidUsage,
+                fmt::format("{}: aborted while waiting {}", ctx_.where(), awaited())));
+      throw *ctx_.comm.failure();
+    }
+    if (const int dead = ctx_.comm.deadLocalPeer(); dead >= 0) {
+      // The peer may have delivered what this wait is for and then exited normally: the caller
+      // looks once more before its absence counts.
+      if (dead != deadSeen_) {
+        deadSeen_ = dead;
+        return;
+      }
       raise(ErrorCode::kRemote, "{}: rank {} ({}) is gone: its process exited while waiting {}",
             ctx_.where(), dead, describe(ctx_.comm.peer(dead)), awaited());
+    }
     const auto timeout = ctx_.comm.settings().timeout;
     if (!deadline_) deadline_ = Deadline::after(timeout);
+    // Only a wait stalled for 100 ms asks the store: healthy waits never pay the round trip.
+    if (timeout.count() - deadline_->remainingMs() >= 100)
+      if (const int aborter = ctx_.comm.abortedPeer(); aborter >= 0)
+        raise(ErrorCode::kRemote, "{}: rank {} ({}) aborted the communicator while waiting {}",
+              ctx_.where(), aborter, describe(ctx_.comm.peer(aborter)), awaited());
     if (deadline_->expired())
-      raise(ErrorCode::kTimeout, "{}: timed out after {} s waiting {}", ctx_.where(),
-            std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), awaited());
+      raise(ErrorCode::kTimeout, "{}: timed out after {} s waiting {}{}", ctx_.where(),
+            std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), awaited(),
+            ctx_.comm.stoppedLocalPeers());
   }
   backoff_.pause(ctx_.comm.wakeFd());
 }

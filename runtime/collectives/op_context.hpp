@@ -30,12 +30,14 @@ class Stall {
   void reset() {
     backoff_.reset();
     deadline_.reset();
+    deadSeen_ = -1;
   }
 
  private:
   OpContext& ctx_;
   Backoff backoff_;
   std::optional<Deadline> deadline_;
+  int deadSeen_ = -1;  // a peer found gone once; found gone again after another look, it fails
 };
 
 struct OpContext {

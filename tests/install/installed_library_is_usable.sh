@@ -15,7 +15,7 @@ trap 'rm -rf "$root"' EXIT
 meson install -C "$build" --destdir "$root" --no-rebuild --quiet >/dev/null
 pcdir=$(dirname "$(find "$root" -name tutti.pc | head -n 1)")
 [ -n "$pcdir" ] || { echo "tutti.pc was not installed"; exit 1; }
-for tool in tuttirun tutti-bench; do
+for tool in tuttirun tutti-bench tutti-info; do
   [ -x "$(find "$root" -name "$tool" -type f | head -n 1)" ] || { echo "$tool not installed"; exit 1; }
 done
 export PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$root
