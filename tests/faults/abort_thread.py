@@ -45,9 +45,7 @@ def main():
                     problems.append(f"rank {r}'s operation failed {took:.1f} s after its abort")
             elif not re.search(rf"rank {aborter} \(\S+:\d+\) aborted", error):
                 problems.append(f"rank {r}'s error does not say that rank {aborter} aborted")
-        problems += job.corrupt()
-        if None in job.release(10):
-            problems.append("ranks did not exit when released")
+        problems += job.closing_problems()
     finally:
         job.release(5)
     return verdict(f"abort on rank {aborter} over {args.transport}", problems, job)

@@ -110,6 +110,14 @@ class Job:
         """The "corrupt" lines of every rank: calls that returned success with wrong data."""
         return [f"[{r.rank}] {r.find('corrupt')}" for r in self.ranks if r.find("corrupt")]
 
+    def closing_problems(self, limit_s=10):
+        """What the end of every scenario must hold: no call returned wrong data, and every rank
+        exits once released."""
+        problems = self.corrupt()
+        if None in self.release(limit_s):
+            problems.append("ranks did not exit when released")
+        return problems
+
     def shm_prefixes(self):
         """"tutti-<job tag>-" of the /dev/shm segments the ranks have mapped (their names are
         unlinked once everybody mapped them, but the mappings keep them): every segment of the

@@ -79,9 +79,7 @@ def main():
                 across += any(host_of[p] != host_of[r] for p in named)
             if not across:
                 problems.append("no rank named a peer on the other host")
-            problems += job.corrupt()
-            if None in job.release(10):
-                problems.append("ranks did not exit when released")
+            problems += job.closing_problems()
         finally:
             job.release(5)
         return verdict("link down between two hosts", problems, job)

@@ -56,9 +56,7 @@ def main():
                 problems.append(f"rank {ODD}'s own error is missing or does not show its call")
         elif not any(names_rank(e, ODD) for e in errors.values()):
             problems.append(f"no rank named the rank that skipped the call ({ODD})")
-        problems += job.corrupt()
-        if None in job.release(10):
-            problems.append("ranks did not exit when released")
+        problems += job.closing_problems()
     finally:
         job.release(5)
     return verdict(f"{how} mismatch over {transport}", problems, job)

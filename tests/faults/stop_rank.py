@@ -49,9 +49,7 @@ def main():
             problems.append(f"rank {stopped} did not fail within {BOUND_S} s of SIGCONT")
         if not job.ranks[stopped].find("comm-failed"):
             problems.append(f"rank {stopped}'s communicator is not failed after SIGCONT")
-        problems += job.corrupt()
-        if None in job.release(10):
-            problems.append("ranks did not exit when released")
+        problems += job.closing_problems()
     finally:
         job.release(5)
     return verdict(f"SIGSTOP of rank {stopped} over {args.transport}", problems, job)
