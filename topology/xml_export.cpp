@@ -4,11 +4,14 @@
 // host are written as one <nvlink> with the NVSwitch class.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <pugixml.hpp>
 #include <sstream>
+#include <utility>
 
 #include "base/error.hpp"
 #include "topology/topology.hpp"
@@ -98,11 +101,7 @@ class Exporter {
     for (int linkId : topo_.linksFrom(id)) {
       const Link& link = topo_.links()[linkId];
       const Node& target = topo_.node(link.to);
-      if (link.kind == LinkKind::kC2C) {
-        pugi::xml_node c2c = element.append_child("c2c");
-        set(c2c, "count", std::to_string(link.count));
-        set(c2c, "bw", fmt::format("{}", std::lround(link.bw * 1000 / link.count)));
-      }
+      if (link.kind == LinkKind::kC2C) writeC2c(element, link);
       if (link.kind != LinkKind::kNvLink) continue;
       pugi::xml_node nvlink = element.append_child("nvlink");
       set(nvlink, "target", target.busId);
@@ -114,6 +113,20 @@ class Exporter {
     }
   }
 
+  // The C2C links of a GPU are one bundle: count links, bw GB/s in all. <c2c> gives whole MB/s
+  // per link, as NCCL reads them, and its elements add up (in NCCL too); when the total is not a
+  // multiple of the count (elements with different rates), two elements write it exactly.
+  void writeC2c(pugi::xml_node gpu, const Link& link) {
+    const int64_t total = std::llround(link.bw * 1000), count = std::max(link.count, 1);
+    const int64_t each = total / count, faster = total % count;
+    for (auto [links, mbps] : {std::pair{count - faster, each}, std::pair{faster, each + 1}}) {
+      if (links == 0) continue;
+      pugi::xml_node c2c = gpu.append_child("c2c");
+      set(c2c, "count", std::to_string(links));
+      set(c2c, "bw", std::to_string(mbps));
+    }
+  }
+
   void writeNets(pugi::xml_node nic, int id) {
     for (int linkId : topo_.linksFrom(id)) {
       const Link& link = topo_.links()[linkId];
@@ -122,7 +135,7 @@ class Exporter {
       pugi::xml_node net = nic.append_child("net");
       set(net, "name", port.busId);
       if (port.dev >= 0) set(net, "dev", std::to_string(port.dev));
-      set(net, "speed", fmt::format("{:g}", link.bw * 8000));
+      set(net, "speed", std::to_string(std::llround(link.bw * 8000)));  // Mb/s, an integer for NCCL
       set(net, "port", std::to_string(port.port));
       if (!port.guid.empty()) set(net, "guid", port.guid);
       if (!port.linkLayer.empty()) set(net, "link_layer", port.linkLayer);  // tutti's own

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/error.hpp"
@@ -31,6 +33,16 @@ constexpr double kDefaultGts = 8;         // PCIe Gen3
 constexpr int kDefaultWidth = 16;
 constexpr uint64_t kNvSwitchClass = 0x068000;
 constexpr uint64_t kBridgeClass = 0x0604;
+
+// The class of a device whose element has none (or 0): the export writes it, so that NCCL, which
+// needs one, reads it as the same kind.
+uint32_t kindClass(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kGpu: return 0x030200;
+    case NodeKind::kNic: return 0x020000;
+    default: return kBridgeClass << 8;
+  }
+}
 
 struct PendingLink {
   int from;
@@ -103,6 +115,8 @@ class Importer {
   int add(const pugi::xml_node& element, Node node) {
     if (topo_.findBusId(node.host, node.busId) >= 0)
       in_.fail(element, fmt::format("duplicate {} on host {}", node.busId, node.host));
+    // The host's one NVSwitch node is named so (the export's NVLink target), added at the end.
+    if (node.busId == "nvswitch") in_.fail(element, "the name nvswitch is the NVSwitch node's");
     // Bounds on the graph bound the time and memory its paths take (every pair of nodes has one).
     if (topo_.nodes().size() >= kMaxNodes)
       in_.fail(element, fmt::format("more than {} nodes in the file", kMaxNodes));
@@ -148,33 +162,62 @@ class Importer {
     return pcieLaneBw(node.pciGts) * node.pciWidth;
   }
 
-  void readPci(const pugi::xml_node& element, int parent, int depth) {
+  // Checks the attributes of a <pci> element; returns its class (0 when absent).
+  uint64_t checkPci(const pugi::xml_node& element, int depth) {
     if (depth > kMaxDepth) in_.fail(element, fmt::format("nested deeper than {}", kMaxDepth));
+    if (in_.text(element, "busid").empty()) in_.fail(element, "missing busid");
+    uint64_t cls = in_.hex(element, "class", 0xffffff).value_or(0);
+    in_.hex(element, "vendor", 0xffff);
+    in_.hex(element, "device", 0xffff);
+    in_.integer(element, "link_width", 0, 32);
+    return cls;
+  }
+
+  // What a <pci> element becomes: a GPU or a NIC (by its <gpu> or <nic>, or its class), a switch
+  // (a bridge), and a device of another class a switch when some node is kept under it; nothing
+  // otherwise (left out with all it holds). Holding a <pci> is not enough: the export writes only
+  // what was kept, and a switch over devices all left out would come back as a bare device of its
+  // class, and be left out. Checks every <pci> it looks at, so a subtree left out is checked too.
+  std::optional<NodeKind> pciKind(const pugi::xml_node& element, int depth) {
+    uint64_t cls = checkPci(element, depth);
+    if (element.child("gpu") || cls >> 16 == 0x03) return NodeKind::kGpu;
+    if (element.child("nic") || cls >> 16 == 0x02) return NodeKind::kNic;
+    if (cls >> 8 == kBridgeClass) return NodeKind::kPciSwitch;
+    auto [known, fresh] = holdsNode_.try_emplace(element.internal_object(), false);
+    if (fresh)
+      for (pugi::xml_node child : element.children("pci"))
+        if (pciKind(child, depth + 1)) {
+          known->second = true;
+          break;
+        }
+    if (known->second) return NodeKind::kPciSwitch;
+    return std::nullopt;
+  }
+
+  void readPci(const pugi::xml_node& element, int parent, int depth) {
+    std::optional<NodeKind> kind = pciKind(element, depth);
     checkChildren(element, {"pci", "gpu", "nic", "pcilink"});
     Node node;
     node.host = topo_.node(parent).host;
     node.parent = parent;
     node.busId = lower(in_.text(element, "busid"));
-    if (node.busId.empty()) in_.fail(element, "missing busid");
     uint64_t cls = in_.hex(element, "class", 0xffffff).value_or(0);
     node.pciClass = static_cast<uint32_t>(cls);
-    in_.hex(element, "vendor", 0xffff);
-    in_.hex(element, "device", 0xffff);
     double bw = readPcieLink(element, node);
     pugi::xml_node gpu = element.child("gpu"), nic = element.child("nic");
-    if (gpu || cls >> 16 == 0x03) {
-      node.kind = NodeKind::kGpu;
+    if (!kind) {
+      log::info("topology file {}: line {}: PCI device {} (class 0x{:06x}){} ignored", in_.name(),
+                in_.line(element), node.busId, cls,
+                element.child("pci") ? " and the devices under it" : "");
+      return;
+    }
+    node.kind = *kind;
+    if (cls == 0) node.pciClass = kindClass(node.kind);  // as the export writes it
+    if (node.kind == NodeKind::kGpu) {
       if (!gpu) node.inferred = fmt::format("GPU inferred from PCI class 0x{:06x}", cls);
       readGpuAttributes(gpu, node);
-    } else if (nic || cls >> 16 == 0x02) {
-      node.kind = NodeKind::kNic;
-      if (!nic) node.inferred = fmt::format("NIC inferred from PCI class 0x{:06x}", cls);
-    } else if (cls >> 8 == kBridgeClass || element.child("pci")) {
-      node.kind = NodeKind::kPciSwitch;
-    } else {
-      log::info("topology file {}: line {}: PCI device {} (class 0x{:06x}) ignored", in_.name(),
-                in_.line(element), node.busId, cls);
-      return;
+    } else if (node.kind == NodeKind::kNic && !nic) {
+      node.inferred = fmt::format("NIC inferred from PCI class 0x{:06x}", cls);
     }
     if (!node.inferred.empty()) inferred_.push_back(node.busId + ": " + node.inferred);
     int id = add(element, node);
@@ -241,6 +284,7 @@ class Importer {
       port.dev = static_cast<int>(in_.integer(net, "dev", -1, 1 << 20).value_or(-1));
       port.busId = !port.name.empty() ? port.name : fmt::format("net{}", port.dev);
       auto speed = in_.real(net, "speed", 0, 1e7);  // Mb/s
+      if (speed) speed = std::round(*speed);        // whole Mb/s, as NCCL reads (and writes) it
       if (!speed) port.inferred = "speed unknown: taken at its NIC's PCIe bandwidth";
       double bw = speed ? netBw(*speed) : pciBw;
       int id = add(net, port);
@@ -298,6 +342,10 @@ class Importer {
                       fmt::join(absentSwitches, ", ")));
   }
 
+  // A <pcilink> adds a PCIe link, one direction, to another PCI device at the device's own
+  // bandwidth. One to what is not a PCI device (a CPU, an NVSwitch, a port), or to a device it is
+  // already linked to (its parent, a child, a target named twice), is ignored: it would join that
+  // link, and the export, which writes the tree as nesting, could not tell it apart.
   void resolvePciLinks() {
     for (const PendingLink& link : pciLinks_) {
       int target = topo_.findBusId(topo_.node(link.from).host, link.target);
@@ -305,7 +353,19 @@ class Importer {
         in_.warn(link.element, "pcilink target not in the file: ignored");
         continue;
       }
-      const Link& up = topo_.links()[topo_.linksFrom(link.from).front()];
+      const Node& to = topo_.node(target);
+      if (to.pciWidth == 0) {
+        in_.warn(link.element, "pcilink target is not a PCI device: ignored");
+        continue;
+      }
+      const std::vector<int>& out = topo_.linksFrom(link.from);
+      if (std::any_of(out.begin(), out.end(), [&](int id) {
+            return topo_.links()[id].to == target && topo_.links()[id].kind == LinkKind::kPcie;
+          })) {
+        in_.warn(link.element, "pcilink to a device already linked to it: ignored");
+        continue;
+      }
+      const Link& up = topo_.links()[out.front()];
       topo_.addDirectedLink(link.from, target, LinkKind::kPcie, up.bw);
     }
   }
@@ -313,6 +373,7 @@ class Importer {
   const XmlReader& in_;
   Topology topo_;
   std::vector<PendingLink> nvLinks_, pciLinks_;
+  std::map<const void*, bool> holdsNode_;  // pciKind's answer for devices of another class
   std::vector<std::string> inferred_;
   int defaultedSpeed_ = 0, defaultedWidth_ = 0, nicsWithoutPci_ = 0;
 };

@@ -134,5 +134,20 @@ TEST_CASE("NVLink counts that add up past 64 are refused (found by fuzz/topology
              Catch::Contains("more than 64 links of this kind from one GPU"));
 }
 
+TEST_CASE("a device or port named nvswitch is refused (found by fuzz/topology_xml)") {
+  // The host's one NVSwitch node is named nvswitch, and the export writes NVLinks to it with that
+  // target: a GPU of that name took them, as GPU-to-GPU NVLinks, when the export was read back.
+  const std::string gpu =
+      "<system><cpu numaid=\"0\"><pci busid=\"NVSwitch\" class=\"0x030200\"/>"
+      "<pci busid=\"0000:01:00.0\" class=\"0x030200\"><gpu sm=\"90\">"
+      "<nvlink target=\"0000:c0:00.0\" count=\"18\" tclass=\"0x068000\"/></gpu></pci>"
+      "</cpu></system>";
+  CHECK_THAT(errorOf(gpu), Catch::Contains("line 1") && Catch::Contains("nvswitch"));
+  const std::string port =
+      "<system><cpu numaid=\"0\"><pci busid=\"0000:02:00.0\" class=\"0x020700\">"
+      "<nic><net name=\"nvswitch\" speed=\"400000\"/></nic></pci></cpu></system>";
+  CHECK_THAT(errorOf(port), Catch::Contains("the name nvswitch is the NVSwitch node's"));
+}
+
 }  // namespace
 }  // namespace tutti::topology::test
