@@ -49,6 +49,10 @@ const std::vector<Var>& table() {
        "topology file to use instead of probing this machine: NCCL XML or hwloc XML"},
       {"TUTTI_TOPO_DUMP_FILE", Type::kString, "", "", 0, 0,
        "rank 0 writes the topology it found here: NCCL XML, or JSON for a .json name"},
+      {"TUTTI_RING_ORDER", Type::kString, "", "", 0, 0,
+       "the ring the ring and chain collectives follow, as the world's ranks in order (e.g. "
+       "\"0 2 1 3\"; each rank once, same on every rank; unset: planned by package, NUMA node "
+       "and core)"},
       {"TUTTI_BENCH_FAULT", Type::kString, "", "", 0, 0,
        "test only: tutti-bench corrupts one output element (RANK:INDEX) to prove its check"},
   };

@@ -50,6 +50,7 @@ Settings Settings::fromConfig() {
       static_cast<size_t>(config::getInt("TUTTI_FLIGHT_RECORDER_ENTRIES"));
   settings.dumpDir = config::getString("TUTTI_DUMP_DIR");
   settings.traceFile = config::getString("TUTTI_TRACE_FILE");
+  settings.ringOrder = parseRingOrder(config::getString("TUTTI_RING_ORDER"));
   // The trace is drawn from the recorder's buffer.
   if (!settings.traceFile.empty() && settings.flightRecorderEntries == 0)
     raise(ErrorCode::kInvalidArgument,
@@ -59,7 +60,8 @@ Settings Settings::fromConfig() {
 
 std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string tag, int rank,
                                                    std::vector<PeerInfo> peers,
-                                                   const Settings& settings) {
+                                                   const Settings& settings,
+                                                   const std::vector<int>& ringOrder) {
   std::unique_ptr<Communicator> comm(new Communicator());
   comm->job_ = std::move(job);
   comm->tag_ = std::move(tag);
@@ -70,7 +72,8 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
   comm->engine_ = std::make_unique<Engine>(
       [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
   // Checking calls on some ranks only would make the checking ranks wait for signatures the
-  // others never send.
+  // others never send; ranks on different rings would wait for data from different neighbours.
+  const PeerInfo& self = comm->peers_[static_cast<size_t>(rank)];
   for (const PeerInfo& peer : comm->peers_) {
     if (peer.slotBytes != settings.slotBytes || peer.slots != settings.slots ||
         peer.checkCalls != settings.checkCalls)
@@ -80,8 +83,15 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
             "TUTTI_CHECK_CALLS={}; set them alike on every rank",
             rank, peer.rank, describe(peer), peer.slotBytes, peer.slots, int(peer.checkCalls), rank,
             settings.slotBytes, settings.slots, int(settings.checkCalls));
+    // Records carry a fingerprint, not the order: n ranks each fetching n orders of n ranks
+    // would not scale. Each rank names its own value.
+    if (peer.ringOrderHash != self.ringOrderHash)
+      raise(ErrorCode::kInvalidUsage,
+            "rank {}: settings differ between ranks: rank {} ({}) uses another TUTTI_RING_ORDER "
+            "than rank {}, which uses TUTTI_RING_ORDER='{}'{}; set it alike on every rank",
+            rank, peer.rank, describe(peer), rank, formatRanks(settings.ringOrder),
+            settings.ringOrder.empty() ? " (unset)" : "");
   }
-  const PeerInfo& self = comm->peers_[static_cast<size_t>(rank)];
   for (const PeerInfo& peer : comm->peers_) {
     if (peer.hostId != self.hostId) continue;
     if (peer.rank < rank) ++comm->localRank_;
@@ -90,7 +100,7 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
       std::count_if(comm->peers_.begin(), comm->peers_.end(),
                     [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
   comm->oversubscribed_ = comm->localSize_ > availableCores();
-  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport);
+  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport, ringOrder);
   if (rank == 0) {
     logChannels(comm->cpuRing_);
     dumpTopology();
@@ -308,17 +318,24 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key) {
     return a.key != b.key ? a.key < b.key : a.rank < b.rank;
   });
   std::vector<PeerInfo> peers;
-  int newRank = -1;
+  std::vector<int> newRanks(static_cast<size_t>(n), -1);  // by this communicator's rank
   for (const Member& member : members) {
-    if (member.rank == rank_) newRank = static_cast<int>(peers.size());
+    newRanks[static_cast<size_t>(member.rank)] = static_cast<int>(peers.size());
     PeerInfo info = peers_[static_cast<size_t>(member.rank)];
     info.rank = static_cast<int>(peers.size());
     peers.push_back(info);
   }
+  // A given ring stays given: the members in its order. A planned one is planned afresh.
+  std::vector<int> ringOrder;
+  if (cpuRing_.given)
+    for (int onRing : cpuRing_.order)
+      if (const int newRank = newRanks[static_cast<size_t>(onRing)]; newRank >= 0)
+        ringOrder.push_back(newRank);
   // Tags name shm segments too, so they use no '/'.
   const std::string childTag =
       tag_ + ".s" + std::to_string(splits_ - 1) + "c" + std::to_string(color);
-  return create(job_, childTag, newRank, std::move(peers), settings_);
+  return create(job_, childTag, newRanks[static_cast<size_t>(rank_)], std::move(peers), settings_,
+                ringOrder);
 }
 
 }  // namespace tutti::runtime

@@ -31,6 +31,7 @@ struct Settings {
   size_t flightRecorderEntries = 0;  // TUTTI_FLIGHT_RECORDER_ENTRIES
   std::string dumpDir;               // TUTTI_DUMP_DIR ("": no dumps)
   std::string traceFile;             // TUTTI_TRACE_FILE ("": no trace)
+  std::vector<int> ringOrder;        // TUTTI_RING_ORDER (empty: planned by locality)
   std::chrono::milliseconds timeout{0};
 
   static Settings fromConfig();  // validates the TUTTI_* variables
@@ -49,9 +50,11 @@ class Communicator {
  public:
   // The collective part of every init: transports chosen per peer, addresses exchanged through
   // the store under `tag`, connections opened. peers[i] describes the rank that will be rank i.
+  // The ring follows `ringOrder` (this communicator's ranks) when given, else the plan from the
+  // peers' places (planCpuRing).
   static std::unique_ptr<Communicator> create(JobBootstrap job, std::string tag, int rank,
-                                              std::vector<PeerInfo> peers,
-                                              const Settings& settings);
+                                              std::vector<PeerInfo> peers, const Settings& settings,
+                                              const std::vector<int>& ringOrder);
   ~Communicator();
 
   int rank() const { return rank_; }
@@ -60,7 +63,8 @@ class Communicator {
   int localSize() const { return localSize_; }
   // More ranks on this host than cores to run them: waiting must not spin.
   bool oversubscribed() const { return oversubscribed_; }
-  // The ranks' ring by CPU locality and its estimated bandwidth (the tuning model's beta).
+  // The ranks' ring by CPU locality (or TUTTI_RING_ORDER) and its estimated bandwidth (the tuning
+  // model's beta); the ring and chain collectives follow it.
   const CpuRing& cpuRing() const { return cpuRing_; }
   const PeerInfo& peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
   const Settings& settings() const { return settings_; }
@@ -108,7 +112,9 @@ class Communicator {
   int abortedPeer();
 
   // Ranks with the same color form a new communicator ordered by (key, rank); nullptr for a
-  // negative color. Collective over this communicator.
+  // negative color. Collective over this communicator. Its ring is planned from its members'
+  // places, or, when this communicator's order was given (TUTTI_RING_ORDER), is that order with
+  // the other ranks left out.
   std::unique_ptr<Communicator> split(int color, int key);
 
  private:

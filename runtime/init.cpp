@@ -15,8 +15,8 @@ void checkRankAndSize(int rank, int nranks) {
 std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks,
                                         const Settings& settings) {
   const Deadline deadline = Deadline::after(settings.timeout);
-  const PeerInfo self =
-      PeerInfo::local(rank, settings.slotBytes, settings.slots, settings.checkCalls);
+  const PeerInfo self = PeerInfo::local(rank, settings.slotBytes, settings.slots,
+                                        settings.checkCalls, settings.ringOrder);
   bootstrap::Store* store = job.store.get();
   store->join(rank, nranks, describe(self), deadline);
   // The tag names this world's shm segments and prefixes its store keys: random, so that two
@@ -27,7 +27,8 @@ std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks,
       bootstrap::allgather(*store, tag + "/peers", rank, nranks, self.encode(), deadline);
   std::vector<PeerInfo> peers;
   for (const std::string& record : records) peers.push_back(PeerInfo::decode(record));
-  return Communicator::create(std::move(job), tag, rank, std::move(peers), settings);
+  return Communicator::create(std::move(job), tag, rank, std::move(peers), settings,
+                              settings.ringOrder);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -26,7 +27,8 @@ std::string bootId() {
 
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots, bool checkCalls) {
+PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots, bool checkCalls,
+                         const std::vector<int>& ringOrder) {
   PeerInfo info;
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -37,6 +39,12 @@ PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots, bool checkCalls)
   info.slotBytes = slotBytes;
   info.slots = slots;
   info.checkCalls = checkCalls;
+  if (!ringOrder.empty()) {  // FNV-1a over the ranks, never 0 (unset)
+    uint64_t hash = 14695981039346656037ULL;
+    for (int ringRank : ringOrder)
+      hash = (hash ^ static_cast<uint32_t>(ringRank)) * 1099511628211ULL;
+    info.ringOrderHash = std::max<uint64_t>(hash, 1);
+  }
   describePlace(info);
   return info;
 }
@@ -51,7 +59,8 @@ std::string PeerInfo::encode() const {
       << slotBytes << '\n'
       << slots << '\n'
       << checkCalls << '\n'
-      << package << ' ' << numa << ' ' << core << ' ' << smpGBs << ' ' << netGBs << '\n';
+      << package << ' ' << numa << ' ' << core << ' ' << smpGBs << ' ' << netGBs << '\n'
+      << ringOrderHash << '\n';
   return out.str();
 }
 
@@ -74,6 +83,10 @@ PeerInfo PeerInfo::decode(const std::string& text) {
     std::istringstream place(next());
     if (!(place >> info.package >> info.numa >> info.core >> info.smpGBs >> info.netGBs))
       raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
+    const std::string hash = next();
+    size_t used = 0;
+    info.ringOrderHash = std::stoull(hash, &used);
+    if (used != hash.size()) raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
   } catch (const std::logic_error&) {
     raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
   }

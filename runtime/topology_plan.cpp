@@ -3,10 +3,14 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 
 #include "base/config.hpp"
@@ -100,6 +104,12 @@ topology::RankPlace affinityPlace(const Topology& topo) {
 
 }  // namespace
 
+std::string formatRanks(const std::vector<int>& ranks) {
+  std::string out;
+  for (int rank : ranks) out += fmt::format("{}{}", out.empty() ? "" : " ", rank);
+  return out;
+}
+
 const Topology* hostTopology() {
   static const Loaded loaded = load();
   if (loaded.error) throw *loaded.error;
@@ -133,17 +143,58 @@ void dumpTopology() {
   });
 }
 
-CpuRing planCpuRing(const std::vector<PeerInfo>& peers, const std::string& transport) {
-  std::map<std::string, std::vector<topology::RankPlace>> byHost;
-  std::vector<std::string> hosts;  // in order of their first rank
-  for (const PeerInfo& peer : peers) {
-    if (!byHost.count(peer.hostId)) hosts.push_back(peer.hostId);
-    byHost[peer.hostId].push_back({peer.rank, peer.package, peer.numa, peer.core});
+std::vector<int> parseRingOrder(const std::string& text) {
+  std::vector<int> order;
+  size_t start = 0;
+  while ((start = text.find_first_not_of(" ,", start)) != std::string::npos) {
+    const size_t stop = std::min(text.find_first_of(" ,", start), text.size());
+    const std::string token = text.substr(start, stop - start);
+    char* end = nullptr;
+    errno = 0;
+    const long rank = std::strtol(token.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || !std::isdigit(static_cast<unsigned char>(token[0])) ||
+        rank >= (1 << 24))
+      raise(ErrorCode::kInvalidArgument,
+            "TUTTI_RING_ORDER='{}': '{}' is not a rank (ranks are numbers separated by spaces or "
+            "commas)",
+            text, token);
+    if (std::find(order.begin(), order.end(), rank) != order.end())
+      raise(ErrorCode::kInvalidArgument, "TUTTI_RING_ORDER='{}': rank {} appears twice", text,
+            rank);
+    order.push_back(static_cast<int>(rank));
+    start = stop;
   }
+  return order;
+}
+
+CpuRing planCpuRing(const std::vector<PeerInfo>& peers, const std::string& transport,
+                    const std::vector<int>& given) {
+  const size_t n = peers.size();
   CpuRing ring;
-  for (const std::string& host : hosts)
-    for (int rank : topology::cpuRingOrder(byHost[host])) ring.order.push_back(rank);
-  const size_t n = ring.order.size();
+  if (!given.empty()) {
+    std::vector<int> sorted = given, everyRank(n);
+    std::sort(sorted.begin(), sorted.end());
+    std::iota(everyRank.begin(), everyRank.end(), 0);
+    if (sorted != everyRank)
+      raise(ErrorCode::kInvalidArgument,
+            "TUTTI_RING_ORDER='{}' is not a ring of this communicator's {} ranks: it must name "
+            "each of 0..{} once",
+            formatRanks(given), n, n - 1);
+    ring.order = given;
+    ring.given = true;
+  } else {
+    std::map<std::string, std::vector<topology::RankPlace>> byHost;
+    std::vector<std::string> hosts;  // in order of their first rank
+    for (const PeerInfo& peer : peers) {
+      if (!byHost.count(peer.hostId)) hosts.push_back(peer.hostId);
+      byHost[peer.hostId].push_back({peer.rank, peer.package, peer.numa, peer.core});
+    }
+    for (const std::string& host : hosts)
+      for (int rank : topology::cpuRingOrder(byHost[host])) ring.order.push_back(rank);
+  }
+  ring.position.assign(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    ring.position[static_cast<size_t>(ring.order[i])] = static_cast<int>(i);
   for (size_t i = 0; i < n && n > 1; ++i) {
     const Hop link = hop(peers[static_cast<size_t>(ring.order[i])],
                          peers[static_cast<size_t>(ring.order[(i + 1) % n])], transport);
@@ -157,9 +208,8 @@ CpuRing planCpuRing(const std::vector<PeerInfo>& peers, const std::string& trans
 
 void logChannels(const CpuRing& ring) {
   if (ring.order.size() < 2 || log::level() < log::Level::kInfo) return;
-  std::string members;
-  for (int rank : ring.order) members += fmt::format(" {}", rank);
-  log::info("ring 0:{} via {} {:g} GB/s", members, ring.via, std::round(ring.bw * 10) / 10);
+  log::info("ring 0: {} via {} {:g} GB/s{}", formatRanks(ring.order), ring.via,
+            std::round(ring.bw * 10) / 10, ring.given ? " (TUTTI_RING_ORDER)" : "");
   const Topology* topo = hostTopology();
   if (!topo || topo->nodesOf(NodeKind::kGpu, 0).empty()) return;
   const topology::RingPlan plan = topology::searchRings(*topo, 0);

@@ -1,6 +1,7 @@
 // The machine as the communicator sees it: the topology (TUTTI_TOPO_FILE, else the probe), loaded
 // once per process; where this rank runs in it; and the CPU ring over the ranks ordered by
-// package, NUMA node and core, with its estimated bandwidth for the tuning model.
+// package, NUMA node and core (or as TUTTI_RING_ORDER says), with its estimated bandwidth for the
+// tuning model. The ring and chain collectives follow it (runtime/collectives/ring_view.hpp).
 #pragma once
 
 #include <string>
@@ -30,16 +31,27 @@ void describePlace(PeerInfo& self);
 void dumpTopology();
 
 struct CpuRing {
-  std::vector<int> order;  // ranks in ring order
-  const char* via = "";    // the slowest hop's kind: SHM, SYS (across CPUs), TCP, NET
-  double bw = 0;           // GB/s: the slowest hop; 0 when there is no ring (one rank)
+  std::vector<int> order;     // ranks in ring order
+  std::vector<int> position;  // position[rank]: where the rank sits in `order`
+  bool given = false;         // the order was given (TUTTI_RING_ORDER), not planned
+  const char* via = "";       // the slowest hop's kind: SHM, SYS (across CPUs), TCP, NET
+  double bw = 0;              // GB/s: the slowest hop; 0 when there is no ring (one rank)
 };
-// Hosts in order of their first rank, each host's ranks by package, NUMA node and core. Each
-// hop's bandwidth is its transport's rate, lowered by the topology where the hop crosses the CPU
-// interconnect (ranks on different NUMA nodes) or the network (the slower host's NIC port).
-CpuRing planCpuRing(const std::vector<PeerInfo>& peers, const std::string& transport);
-// At INFO, one line per channel: "ring 0: 0 1 3 2 via SHM 5 GB/s", then the topology's GPU rings
-// when it has GPUs (what GPU buffers will use).
+// "0 2 1 3", for messages.
+std::string formatRanks(const std::vector<int>& ranks);
+// TUTTI_RING_ORDER's value as ranks: numbers separated by spaces or commas, none twice; empty
+// when unset. Whether it names every rank is checked by planCpuRing, which knows how many there
+// are. A malformed value is kInvalidArgument naming the variable.
+std::vector<int> parseRingOrder(const std::string& text);
+// Without `given`: hosts in order of their first rank, each host's ranks by package, NUMA node and
+// core. With it: that order, which must hold each of 0..n-1 once (else kInvalidArgument naming
+// TUTTI_RING_ORDER). Each hop's bandwidth is its transport's rate, lowered by the topology where
+// the hop crosses the CPU interconnect (ranks on different NUMA nodes) or the network (the slower
+// host's NIC port).
+CpuRing planCpuRing(const std::vector<PeerInfo>& peers, const std::string& transport,
+                    const std::vector<int>& given = {});
+// At INFO, one line per channel: "ring 0: 0 1 3 2 via SHM 5 GB/s" (" (TUTTI_RING_ORDER)" when
+// given), then the topology's GPU rings when it has GPUs (what GPU buffers will use).
 void logChannels(const CpuRing& ring);
 
 }  // namespace tutti::runtime

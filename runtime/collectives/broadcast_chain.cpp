@@ -1,6 +1,7 @@
-// Pipelined broadcast along the chain root → root+1 → ... → root-1: the root sends slot-sized
-// slices, every other rank receives each slice, writes it and passes it on (the last only
-// receives). With FIFOs of several slots all links of the chain are busy at once.
+// Pipelined broadcast along the communicator's ring (ring_view.hpp) cut open before the root: the
+// root, the rank after it, ..., the rank before it. The root sends slot-sized slices, every other
+// rank receives each slice, writes it and passes it on (the last only receives). With FIFOs of
+// several slots all links of the chain are busy at once.
 #include "runtime/collectives/primitives.hpp"
 #include "runtime/collectives/ring_view.hpp"
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Settings that must agree on every rank (TUTTI_CHECK_CALLS, TUTTI_SLOTS, TUTTI_CHUNK_BYTES) make
-# init fail on every rank, naming the variable and both ranks' values, when one rank differs.
+# init fail on every rank, naming the variable and both ranks' values, when one rank differs;
+# TUTTI_RING_ORDER too, each rank naming its own value (records carry only a fingerprint of it).
 # Usage: settings_disagree.sh PROCESS_WORLD
 set -u
 world=$1
 status=0
-expect_refusal() {  # the variable rank 1 sets differently, and its value
-  local variable=$1 value=$2 port=$((20000 + RANDOM % 20000)) pids=() rank
+expect_refusal() {  # the variable rank 1 sets differently, its value, and how the error shows it
+  local variable=$1 value=$2 shown=${3:-$1=$2} port=$((20000 + RANDOM % 20000)) pids=() rank
   for rank in 0 1; do
     local extra=()
     [ "$rank" = 1 ] && extra=("$variable=$value")
@@ -20,13 +21,14 @@ expect_refusal() {  # the variable rank 1 sets differently, and its value
     if wait "${pids[$rank]}"; then
       echo "$variable: rank $rank succeeded although rank 1 set $variable=$value"; status=1
     fi
-    grep -q "settings differ between ranks.*$variable=$value" "$log" ||
-      { echo "$variable: rank $rank's error does not name $variable=$value:"; cat "$log"; status=1; }
+    grep -q "settings differ between ranks.*$shown" "$log" ||
+      { echo "$variable: rank $rank's error does not name $shown:"; cat "$log"; status=1; }
     rm -f "$log"
   done
 }
 expect_refusal TUTTI_CHECK_CALLS 1
 expect_refusal TUTTI_SLOTS 4
 expect_refusal TUTTI_CHUNK_BYTES 65536
+expect_refusal TUTTI_RING_ORDER 1,0 "another TUTTI_RING_ORDER than rank [01], which uses TUTTI_RING_ORDER='[1 0]*'"
 [ $status = 0 ] && echo "every disagreement was refused on both ranks"
 exit $status

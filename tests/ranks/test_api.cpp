@@ -119,7 +119,9 @@ TEST_CASE("bad TUTTI_* values are errors that name the variable", "[api][bad-inp
   const std::pair<const char*, const char*> bad = GENERATE(
       std::make_pair("TUTTI_CHUNK_BYTES", "abc"), std::make_pair("TUTTI_CHUNK_BYTES", "1"),
       std::make_pair("TUTTI_ALGO", "fastest"), std::make_pair("TUTTI_TIMEOUT", "-1"),
-      std::make_pair("TUTTI_SLOTS", "1000"), std::make_pair("TUTTI_TRANSPORT", "carrier-pigeon"));
+      std::make_pair("TUTTI_SLOTS", "1000"), std::make_pair("TUTTI_TRANSPORT", "carrier-pigeon"),
+      std::make_pair("TUTTI_RING_ORDER", "1 x"), std::make_pair("TUTTI_RING_ORDER", "1 1"),
+      std::make_pair("TUTTI_RING_ORDER", "0 1 2"), std::make_pair("TUTTI_RING_ORDER", "1"));
   ScopedEnv env(bad.first, bad.second);
   std::vector<tuttiComm_t> comms(2, nullptr);
   CHECK(tutti_comm_init_all(comms.data(), 2) == tuttiInvalidArgument);

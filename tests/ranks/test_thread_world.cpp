@@ -1,15 +1,41 @@
 // Every collective, with worlds of 1..8 ranks as threads, over each transport and each all-reduce
-// algorithm: seeded random types, operations, counts and roots, in-place and out-of-place,
-// blocking and asynchronous, checked element by element against the independent reference, with
-// all-reduce outputs bitwise equal across ranks.
+// algorithm, and over scrambled ring orders (TUTTI_RING_ORDER, in worlds and split communicators):
+// seeded random types, operations, counts and roots, in-place and out-of-place, blocking and
+// asynchronous, checked element by element against the independent reference, with all-reduce
+// outputs bitwise equal across ranks. A rank that stays out of a collective shows which ring the
+// others follow: the rank after it times out waiting for it.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
+#include <numeric>
+#include <sstream>
 
 #include "collective_check.hpp"
 #include "world.hpp"
 
 using namespace tutti::testing;
+using Catch::Matchers::Contains;
 
 namespace {
+
+// Seeded random cases of every kind on the n communicators commOf(0..n-1), one thread each.
+void runCases(int nranks, const std::function<tuttiComm_t(int)>& commOf, int casesPerKind,
+              size_t maxBytes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Case> cases;
+  for (int i = 0; i < casesPerKind; ++i)
+    for (Kind kind : kAllKinds) cases.push_back(randomCase(rng, kind, nranks, maxBytes));
+  for (const Case& c : cases) {
+    std::vector<std::vector<char>> outputs(static_cast<size_t>(nranks));
+    const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
+      return runCase(commOf(rank), c, &outputs[static_cast<size_t>(rank)]);
+    });
+    for (const std::string& problem : problems) CHECK(problem == "");
+    if (c.kind == Kind::kAllReduce)
+      for (int rank = 1; rank < nranks; ++rank)
+        CHECK(outputs[static_cast<size_t>(rank)] == outputs[0]);
+  }
+}
 
 void runRandomCases(int nranks, const std::string& transport, const std::string& algo,
                     int casesPerKind, size_t maxBytes, uint64_t seed) {
@@ -19,20 +45,28 @@ void runRandomCases(int nranks, const std::string& transport, const std::string&
   ThreadWorld world(nranks);
   INFO("world of " << nranks << " over " << transport << ", algo " << algo);
   REQUIRE(world.ok());
+  runCases(
+      nranks, [&](int rank) { return world.comm(rank); }, casesPerKind, maxBytes, seed);
+}
+
+// A seeded random order of n ranks as TUTTI_RING_ORDER ("2,0,3,1"). From 3 ranks on it is not a
+// rotation of rank order, so some rank's neighbours differ from rank order's; 2 ranks have one
+// ring, "1,0" moves them to each other's positions.
+std::string scrambledRing(int n, uint64_t seed) {
+  std::vector<int> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  auto rotationOfRankOrder = [&] {
+    for (int i = 0; i < n; ++i)
+      if (order[static_cast<size_t>((i + 1) % n)] != (order[static_cast<size_t>(i)] + 1) % n)
+        return false;
+    return true;
+  };
   std::mt19937_64 rng(seed);
-  std::vector<Case> cases;
-  for (int i = 0; i < casesPerKind; ++i)
-    for (Kind kind : kAllKinds) cases.push_back(randomCase(rng, kind, nranks, maxBytes));
-  for (const Case& c : cases) {
-    std::vector<std::vector<char>> outputs(static_cast<size_t>(nranks));
-    const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
-      return runCase(world.comm(rank), c, &outputs[static_cast<size_t>(rank)]);
-    });
-    for (const std::string& problem : problems) CHECK(problem == "");
-    if (c.kind == Kind::kAllReduce)
-      for (int rank = 1; rank < nranks; ++rank)
-        CHECK(outputs[static_cast<size_t>(rank)] == outputs[0]);
-  }
+  if (n == 2) std::swap(order[0], order[1]);
+  while (n >= 3 && rotationOfRankOrder()) std::shuffle(order.begin(), order.end(), rng);
+  std::ostringstream text;
+  for (size_t i = 0; i < order.size(); ++i) text << (i > 0 ? "," : "") << order[i];
+  return text.str();
 }
 
 }  // namespace
@@ -69,4 +103,110 @@ TEST_CASE("tiny FIFOs do not deadlock any algorithm", "[ranks][slots]") {
   ScopedEnv chunk("TUTTI_CHUNK_BYTES", "4096");
   const std::string algo = GENERATE("ring", "tree", "oneshot");
   runRandomCases(GENERATE(4, 5), "shm", algo, 2, 64 << 10, 3000);
+}
+
+TEST_CASE("collectives follow a scrambled ring order", "[ranks][ring-order]") {
+  const int nranks = GENERATE(2, 3, 4, 5, 8);
+  const std::string transport = GENERATE("shm", "tcp");
+  const std::string order = scrambledRing(nranks, 4000 + static_cast<uint64_t>(nranks));
+  ScopedEnv ring("TUTTI_RING_ORDER", order);
+  INFO("TUTTI_RING_ORDER=" << order);
+  runRandomCases(nranks, transport, "ring", 3, 256 << 10, 5000 + static_cast<uint64_t>(nranks));
+}
+
+TEST_CASE("a scrambled ring order with tiny FIFOs pipelines many slices", "[ranks][ring-order]") {
+  ScopedEnv slots("TUTTI_SLOTS", "2");
+  ScopedEnv chunk("TUTTI_CHUNK_BYTES", "4096");
+  const int nranks = GENERATE(4, 5);
+  const std::string order = scrambledRing(nranks, 6000 + static_cast<uint64_t>(nranks));
+  ScopedEnv ring("TUTTI_RING_ORDER", order);
+  INFO("TUTTI_RING_ORDER=" << order);
+  runRandomCases(nranks, "shm", "ring", 2, 64 << 10, 6100);
+}
+
+TEST_CASE("split communicators ring over their members in the given order", "[ranks][ring-order]") {
+  const int nranks = 7;
+  const std::string order = scrambledRing(nranks, 7000);
+  ScopedEnv ring("TUTTI_RING_ORDER", order);
+  ScopedEnv algo("TUTTI_ALGO", "ring");
+  ScopedEnv timeout("TUTTI_TIMEOUT", "60");
+  INFO("TUTTI_RING_ORDER=" << order);
+  ThreadWorld world(nranks);
+  REQUIRE(world.ok());
+  // Colors rank % 3 (3, 2 and 2 members), keys reversing the rank order.
+  const auto children = onEveryRank<tuttiComm_t>(nranks, [&](int rank) {
+    tuttiComm_t child = nullptr;
+    // Checked on this thread: Catch's assertions are not thread-safe. A failed split is null.
+    tutti_comm_split(world.comm(rank), rank % 3, -rank, &child);
+    return child;
+  });
+  for (int color = 0; color < 3; ++color) {
+    std::vector<tuttiComm_t> members;
+    for (int rank = nranks - 1; rank >= 0; --rank)
+      if (rank % 3 == color) members.push_back(children[static_cast<size_t>(rank)]);
+    REQUIRE(std::find(members.begin(), members.end(), nullptr) == members.end());
+    runCases(
+        static_cast<int>(members.size()),
+        [&](int rank) { return members[static_cast<size_t>(rank)]; }, 2, 64 << 10,
+        7100 + static_cast<uint64_t>(color));
+  }
+  onEveryRank<int>(nranks, [&](int rank) {
+    return static_cast<int>(tutti_comm_destroy(children[static_cast<size_t>(rank)]));
+  });
+}
+
+namespace {
+
+// Broadcasts from rank 0 of comms, with every rank but `absent`, under TUTTI_TIMEOUT=1; what each
+// call returned and said.
+std::vector<std::string> broadcastWithout(const std::vector<tuttiComm_t>& comms, int absent) {
+  return onEveryRank<std::string>(static_cast<int>(comms.size()), [&](int rank) {
+    if (rank == absent) return std::string("absent");
+    std::vector<float> data(64, static_cast<float>(rank));
+    if (tutti_broadcast(data.data(), data.data(), data.size(), tuttiFloat32, 0,
+                        comms[static_cast<size_t>(rank)], nullptr) == tuttiSuccess)
+      return std::string("ok");
+    return std::string(tutti_get_last_error());
+  });
+}
+
+}  // namespace
+
+TEST_CASE("the chains are the given ring: the rank after an absent one waits for it",
+          "[ranks][ring-order]") {
+  ScopedEnv timeout("TUTTI_TIMEOUT", "1");
+  SECTION("a world") {
+    // Chain from root 0: 0 2 3 1. Rank 3 stays out: rank 2 hands it its slice and is done;
+    // rank 1 waits for rank 3. In rank order (0 1 2 3) rank 1 would get its data from rank 0.
+    ScopedEnv ring("TUTTI_RING_ORDER", "0 2 3 1");
+    ThreadWorld world(4);
+    REQUIRE(world.ok());
+    const auto outcomes =
+        broadcastWithout({world.comm(0), world.comm(1), world.comm(2), world.comm(3)}, 3);
+    CHECK(outcomes[0] == "ok");
+    CHECK(outcomes[2] == "ok");
+    CHECK_THAT(outcomes[1],
+               Contains("rank 1: broadcast #1") && Contains("waiting for data from rank 3"));
+  }
+  SECTION("a split communicator") {
+    // World ring 4 2 0 1 3 5; the even ranks (new ranks 0 1 2 for world ranks 0 2 4) keep its
+    // order: 2 1 0, so the chain from new rank 0 is 0 2 1. New rank 2 stays out: new rank 1 waits
+    // for it. Planned afresh or in rank order, the chain would be 0 1 2 and new rank 1 done.
+    ScopedEnv ring("TUTTI_RING_ORDER", "4,2,0,1,3,5");
+    ThreadWorld world(6);
+    REQUIRE(world.ok());
+    const auto children = onEveryRank<tuttiComm_t>(6, [&](int rank) {
+      tuttiComm_t child = nullptr;
+      tutti_comm_split(world.comm(rank), rank % 2, rank, &child);
+      return child;
+    });
+    REQUIRE(std::find(children.begin(), children.end(), nullptr) == children.end());
+    const auto outcomes = broadcastWithout({children[0], children[2], children[4]}, 2);
+    CHECK(outcomes[0] == "ok");
+    CHECK_THAT(outcomes[1],
+               Contains("rank 1: broadcast #1") && Contains("waiting for data from rank 2"));
+    onEveryRank<int>(6, [&](int rank) {
+      return static_cast<int>(tutti_comm_destroy(children[static_cast<size_t>(rank)]));
+    });
+  }
 }

@@ -5,7 +5,8 @@
 # what tutti-topo makes of the fixture), or JSON for a .json name; a missing or garbage
 # TUTTI_TOPO_FILE fails the job with an error naming the variable and the file. Ranks pinned to
 # CPUs order the ring by core: with this VM's hwloc XML (CPU 0 on core 0, CPU 1 on core 1) and odd
-# ranks pinned to CPU 0, even ones to CPU 1, the ring is 1 3 0 2.
+# ranks pinned to CPU 0, even ones to CPU 1, the ring is 1 3 0 2, and the job's collectives (checked
+# against the reference) follow it.
 # Usage: topology_env.sh TUTTIRUN PROCESS_WORLD TUTTI_TOPO FIXTURES_DIR
 set -u
 tuttirun=$1 world=$2 topo=$3 fixtures=$4
