@@ -16,9 +16,8 @@
 namespace tutti {
 namespace {
 
-// Spinning pays off only while the peer is running on another core; past kSpinRounds we assume
-// it is not and give the core away. The numbers come from 2-core runs with 2 and 8 ranks.
-constexpr uint32_t kSpinRounds = Backoff::kSpinRounds;
+// Spinning pays off only while the peer is running on another core; past Backoff::kSpinRounds we
+// assume it is not and give the core away. The numbers come from 2-core runs with 2 and 8 ranks.
 constexpr uint32_t kYieldRounds = 4000;
 constexpr long kMaxSleepNs = 200'000;
 

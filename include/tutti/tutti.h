@@ -39,7 +39,10 @@ typedef enum {
   tuttiBfloat16 = 7,
   tuttiFloat32 = 8,
   tuttiFloat64 = 9,
-  tuttiNumTypes = 10
+  tuttiNumTypes = 10,
+  /* Not a type: makes the enum span every int, so that C++ reads any value a C caller passes
+     (and the library rejects it) instead of that being undefined behaviour. */
+  tuttiDataTypeSpanInt = -0x7fffffff - 1
 } tuttiDataType_t;
 
 typedef enum {
@@ -48,7 +51,8 @@ typedef enum {
   tuttiMin = 2,
   tuttiMax = 3,
   tuttiAvg = 4, /* integers divide with truncation, as NCCL does */
-  tuttiNumOps = 5
+  tuttiNumOps = 5,
+  tuttiRedOpSpanInt = -0x7fffffff - 1 /* not an operation: as tuttiDataTypeSpanInt */
 } tuttiRedOp_t;
 
 #define TUTTI_UNIQUE_ID_BYTES 128

@@ -6,7 +6,7 @@ set -eu
 build=$1 source=$2
 # A sanitizer build's library needs the sanitizer runtime loaded first in every program that
 # uses it: an outside consumer built without it cannot run, so there is nothing to prove here.
-if ldd "$build/libtutti.so" | grep -q -e libasan -e libtsan; then
+if nm -D --undefined-only "$build/libtutti.so" | grep -q -e __asan_ -e __tsan_; then
   echo "SKIP: this build is sanitized"
   exit 77
 fi

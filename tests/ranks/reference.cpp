@@ -1,5 +1,6 @@
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -25,12 +26,30 @@ bool isFloat(tuttiDataType_t dtype) {
          dtype == tuttiFloat64;
 }
 
+// IEEE half from a float, rounded to nearest even, by arithmetic rather than tutti's bit
+// manipulation (and without _Float16, which clang 14 lacks on x86). Finite inputs only: the
+// tests' values are small integers and their means.
+uint16_t halfFromFloat(float value) {
+  const double magnitude = std::fabs(static_cast<double>(value));
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (magnitude == 0) return sign;
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);
+  exponent = std::max(exponent - 1, -14);  // of the leading bit; -14 and below: subnormal
+  double mantissa = std::nearbyint(std::ldexp(magnitude, 10 - exponent));  // ties to even
+  if (mantissa >= 2048) {  // rounding carried into the next power of two
+    mantissa /= 2;
+    ++exponent;
+  }
+  if (exponent > 15) return sign | 0x7c00;                             // overflow: infinity
+  if (mantissa < 1024) return sign | static_cast<uint16_t>(mantissa);  // subnormal
+  return sign | static_cast<uint16_t>((exponent + 15) << 10) |
+         static_cast<uint16_t>(mantissa - 1024);
+}
+
 // Exact encodings of small integers, written without tutti's own conversions.
 uint16_t halfBits(int64_t v) {
-  const _Float16 h = static_cast<_Float16>(static_cast<float>(v));
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
+  return halfFromFloat(static_cast<float>(v));
 }
 
 uint16_t bfloat16Bits(int64_t v) {
@@ -41,9 +60,12 @@ uint16_t bfloat16Bits(int64_t v) {
 }
 
 double halfValue(uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<double>(h);
+  const int exponent = (bits >> 10) & 0x1f;
+  const int mantissa = bits & 0x3ff;
+  const double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0x1f) return mantissa ? std::nan("") : sign * INFINITY;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  return sign * std::ldexp(1024 + mantissa, exponent - 25);
 }
 
 double bfloat16Value(uint16_t bits) {
@@ -145,10 +167,7 @@ void expectReduced(void* dst, tuttiDataType_t dtype, tuttiRedOp_t op, uint64_t s
   switch (dtype) {
     case tuttiFloat32: return put(dst, static_cast<float>(mean));
     case tuttiFloat64: return put(dst, mean);
-    case tuttiFloat16: {
-      const _Float16 h = static_cast<_Float16>(static_cast<float>(mean));
-      return put(dst, h);
-    }
+    case tuttiFloat16: return put(dst, halfFromFloat(static_cast<float>(mean)));
     default: {  // bfloat16: round to nearest even from float
       const float f = static_cast<float>(mean);
       uint32_t bits;

@@ -51,10 +51,9 @@ void PendingWrites::flush() {
   });
 }
 
-TcpLink::TcpLink(int rank, int peer, std::string what, std::vector<Fd> sockets, size_t slotBytes,
-                 int slots, PendingWrites* pending)
+TcpLink::TcpLink(int rank, std::string what, std::vector<Fd> sockets, size_t slotBytes, int slots,
+                 PendingWrites* pending)
     : rank_(rank),
-      peer_(peer),
       what_(std::move(what)),
       slotBytes_(slotBytes),
       slots_(static_cast<uint64_t>(slots)),

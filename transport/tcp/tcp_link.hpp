@@ -63,8 +63,8 @@ class PendingWrites {
 class TcpLink {
  public:
   // `what` names the peer in messages: "rank 3 (10.0.0.3:4000)".
-  TcpLink(int rank, int peer, std::string what, std::vector<Fd> sockets, size_t slotBytes,
-          int slots, PendingWrites* pending);
+  TcpLink(int rank, std::string what, std::vector<Fd> sockets, size_t slotBytes, int slots,
+          PendingWrites* pending);
   TcpLink(const TcpLink&) = delete;
   TcpLink& operator=(const TcpLink&) = delete;
 
@@ -136,7 +136,6 @@ class TcpLink {
   Error remoteClosed(const char* how) const;
 
   const int rank_;
-  const int peer_;
   const std::string what_;
   const size_t slotBytes_;
   const uint64_t slots_;

@@ -114,7 +114,7 @@ class TcpTransport final : public Transport {
         setBuffers(fd.get());
       }
       auto link = std::make_unique<TcpLink>(
-          options_.rank, peer, fmt::format("rank {} ({})", peer, addresses[peer]), std::move(fds),
+          options_.rank, fmt::format("rank {} ({})", peer, addresses[peer]), std::move(fds),
           options_.slotBytes, options_.slots, &pending_);
       for (int i = 0; i < link->socketCount(); ++i) {
         epoll_event event{};
