@@ -20,8 +20,27 @@ struct HcaPort {
 struct Hca {
   std::string name;   // mlx5_0
   std::string busId;  // from /sys/class/infiniband/<name>/device, lower case
-  std::string guid;   // node GUID, "0x..."
+  std::string guid;   // system image GUID, "0x...": the card's (NCCL's guid); empty if unknown
   std::vector<HcaPort> ports;
+};
+
+// A port of a card as the graph gets it.
+struct CardPort {
+  std::string busId;  // the NET node's name: mlx5_0, or mlx5_0:2 for an HCA with several ports
+  std::string name;   // its HCA's, mlx5_0
+  int port = 0;       // its HCA's port number plus the active ports of the card's HCAs before it
+  double mbps = 0;
+  std::string linkLayer;
+};
+
+// One network card: an HCA, with the other PCI functions of its device that are HCAs of the same
+// GUID (a dual-port card whose ports are two functions, two HCAs). NCCL merges these into one NIC
+// (function 0's), its ports numbered 1, 2 across the functions; so does the graph.
+struct HcaCard {
+  std::string busId;             // the NIC's: the card's first function
+  std::string guid;              // the first known of its HCAs'
+  std::vector<const Hca*> hcas;  // by bus id, busId's first
+  std::vector<CardPort> ports;   // the active ports with a known speed, by function and number
 };
 
 struct NvLinkPeer {
@@ -46,6 +65,11 @@ struct DeviceFacts {
 double ibPortMbps(uint8_t activeSpeed, uint8_t activeWidth);
 // "0000:3b:00.0" from a sysfs device link such as "../../../0000:3b:00.0" (lower case).
 std::string busIdFromSysfsLink(const std::string& link);
+
+// The HCAs grouped into cards, in bus id order: those whose bus ids differ only in the PCI
+// function and whose GUIDs agree (or one is unknown) are one card. The HCAs must outlive the
+// cards.
+std::vector<HcaCard> hcaCards(const std::vector<Hca>& hcas);
 
 std::vector<Hca> probeHcas();
 std::vector<GpuFacts> probeGpus();

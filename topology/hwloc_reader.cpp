@@ -2,8 +2,9 @@
 // and model from its package), the hardware threads with their core and package, the PCI tree
 // below the host bridges, GPUs (NVIDIA and AMD display class) and NICs (network class) with their
 // ports. The device facts refine what hwloc cannot know: HCA port speeds, GUIDs and link layers
-// (libibverbs), GPU SM versions and NVLinks (NVML). Without them, GPUs and ports say in
-// `inferred` what was assumed. A machine without GPUs or HCAs is normal: logged at INFO.
+// (libibverbs; the PCI functions of one dual-port card are one NIC), GPU SM versions and NVLinks
+// (NVML). Without them, GPUs and ports say in `inferred` what was assumed. A machine without GPUs
+// or HCAs is normal: logged at INFO.
 #include "topology/hwloc_reader.hpp"
 
 #include <fmt/format.h>
@@ -79,7 +80,10 @@ class HwlocReader {
             "{}: hwloc cannot load it ({}; HWLOC_XML_VERBOSE=1 says why)", source_,
             std::strerror(error));
     }
-    for (const Hca& hca : facts.hcas) hcas_[hca.busId] = &hca;
+    cards_ = hcaCards(facts.hcas);
+    cardNic_.assign(cards_.size(), -1);
+    for (size_t card = 0; card < cards_.size(); ++card)
+      for (const Hca* hca : cards_[card].hcas) cardOf_[hca->busId] = card;
     for (const GpuFacts& gpu : facts.gpus) gpus_[gpu.busId] = &gpu;
   }
   ~HwlocReader() { hwloc_topology_destroy(hw_); }
@@ -167,7 +171,7 @@ class HwlocReader {
     bool display = pci.class_id >> 8 == 0x03;
     if (gpus_.count(busId) || (display && (pci.vendor_id == kNvidia || pci.vendor_id == kAmd)))
       return NodeKind::kGpu;
-    if (pci.class_id >> 8 == 0x02 || hcas_.count(busId)) return NodeKind::kNic;
+    if (pci.class_id >> 8 == 0x02 || cardOf_.count(busId)) return NodeKind::kNic;
     return std::nullopt;
   }
 
@@ -190,16 +194,28 @@ class HwlocReader {
     std::optional<NodeKind> kind = kindOf(io, pci, node.busId);
     if (!kind) return;
     node.kind = *kind;
+    auto card = node.kind == NodeKind::kNic ? cardOf_.find(node.busId) : cardOf_.end();
+    if (card != cardOf_.end() && cardNic_[card->second] >= 0) {
+      // Another PCI function of a card already in the graph: its ports are that NIC's.
+      const int nic = cardNic_[card->second];
+      log::info("{}: {} is a function of the card at {}: one NIC", source_, node.busId,
+                topo_.node(nic).busId);
+      for (hwloc_obj_t child = io->io_first_child; child; child = child->next_sibling)
+        if (child->type != HWLOC_OBJ_OS_DEVICE) addIo(child, nic);
+      return;
+    }
     if (node.kind == NodeKind::kGpu) describeGpu(node);
     readPcieLink(node, pci);
     int id = topo_.addNode(node);
     topo_.addLink(parent, id, LinkKind::kPcie, pcieLaneBw(node.pciGts) * node.pciWidth);
-    auto hca = hcas_.find(node.busId);
-    if (hca != hcas_.end()) addHcaPorts(*hca->second, id);
+    if (card != cardOf_.end()) {
+      cardNic_[card->second] = id;
+      addCardPorts(cards_[card->second], id);
+    }
     for (hwloc_obj_t child = io->io_first_child; child; child = child->next_sibling) {
       if (child->type != HWLOC_OBJ_OS_DEVICE)
         addIo(child, id);
-      else if (node.kind == NodeKind::kNic && hca == hcas_.end())
+      else if (node.kind == NodeKind::kNic && card == cardOf_.end())
         addPort(child, id);
     }
   }
@@ -253,20 +269,20 @@ class HwlocReader {
     topo_.addLink(nic, id, LinkKind::kNet, mbps > 0 ? netBw(mbps) : upBw);
   }
 
-  // An HCA's active ports as libibverbs reports them.
-  void addHcaPorts(const Hca& hca, int nic) {
+  // A card's active ports as libibverbs reports them, those of all its PCI functions.
+  void addCardPorts(const HcaCard& card, int nic) {
     foundHca_ = true;
-    for (const HcaPort& facts : hca.ports) {
-      if (!facts.active || facts.mbps <= 0) {
-        log::info("{}: {} port {} is not active: not used", source_, hca.name, facts.port);
-        continue;
-      }
+    for (const Hca* hca : card.hcas)
+      for (const HcaPort& facts : hca->ports)
+        if (!facts.active || facts.mbps <= 0)
+          log::info("{}: {} port {} is not active: not used", source_, hca->name, facts.port);
+    for (const CardPort& facts : card.ports) {
       Node port;
       port.kind = NodeKind::kNet;
       port.parent = nic;
-      port.name = hca.name;
-      port.busId = hca.ports.size() > 1 ? fmt::format("{}:{}", hca.name, facts.port) : hca.name;
-      port.guid = hca.guid;
+      port.name = facts.name;
+      port.busId = facts.busId;
+      port.guid = card.guid;
       port.port = facts.port;
       port.linkLayer = facts.linkLayer;
       int id = topo_.addNode(port);
@@ -303,7 +319,9 @@ class HwlocReader {
   std::string source_;  // for messages
   Topology topo_;
   std::map<unsigned, int> cpus_;  // NUMA os index -> CPU node
-  std::map<std::string, const Hca*> hcas_;
+  std::vector<HcaCard> cards_;
+  std::map<std::string, size_t> cardOf_;  // an HCA's bus id -> its card
+  std::vector<int> cardNic_;              // per card: its NIC node, -1 until added
   std::map<std::string, const GpuFacts*> gpus_;
   bool foundHca_ = false;
 };

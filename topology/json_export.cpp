@@ -1,5 +1,6 @@
 // The graph as JSON, for scripts: hosts, notes, nodes, links, hardware threads and each host's
-// ring channels. Export only (TUTTI_TOPO_DUMP_FILE=x.json, tutti-topo --json).
+// ring channels (TUTTI_TOPO_DUMP_FILE=x.json, tutti-topo --json). json_import.cpp reads it back:
+// every field of a node that some source sets is written.
 #include <nlohmann/json.hpp>
 
 #include "topology/topology.hpp"
@@ -25,7 +26,11 @@ json nodeJson(const Node& node, int id) {
   if (node.kind == NodeKind::kGpu)
     out.update({{"sm", node.sm}, {"dev", node.dev}, {"rank", node.rank}});
   if (node.kind == NodeKind::kNet)
-    out.update({{"guid", node.guid}, {"port", node.port}, {"linkLayer", node.linkLayer}});
+    out.update({{"name", node.name},
+                {"dev", node.dev},
+                {"guid", node.guid},
+                {"port", node.port},
+                {"linkLayer", node.linkLayer}});
   if (!node.inferred.empty()) out["inferred"] = node.inferred;
   return out;
 }

@@ -1,5 +1,6 @@
-// HCAs through libibverbs (dlopen'd, as NCCL does): each device's node GUID and its ports' state,
-// link layer and active speed x width. The device's PCI bus id comes from sysfs
+// HCAs through libibverbs (dlopen'd, as NCCL does): each device's system image GUID and its ports'
+// state, link layer and active speed x width, and the HCAs grouped into cards (the PCI functions
+// of one dual-port card are one NIC, as NCCL makes them). The device's PCI bus id comes from sysfs
 // (/sys/class/infiniband/<name>/device), so that the hwloc reader can attach the ports to its NIC.
 #include <endian.h>
 #include <fmt/format.h>
@@ -56,7 +57,9 @@ Hca describe(const Verbs& verbs, ibv_device* device) {
   }
   ibv_device_attr attr{};
   if (verbs.queryDevice(context, &attr) == 0) {
-    hca.guid = fmt::format("0x{:x}", be64toh(attr.node_guid));
+    // The system image GUID is the card's, shared by its PCI functions (NCCL's guid); the
+    // node GUID differs from function to function.
+    hca.guid = fmt::format("0x{:x}", be64toh(attr.sys_image_guid));
     for (uint8_t number = 1; number <= attr.phys_port_cnt; ++number) {
       ibv_port_attr port{};
       if (verbs.queryPort(context, number, &port) != 0) continue;
@@ -89,6 +92,41 @@ std::string busIdFromSysfsLink(const std::string& link) {
   std::transform(busId.begin(), busId.end(), busId.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   return busId;
+}
+
+std::vector<HcaCard> hcaCards(const std::vector<Hca>& hcas) {
+  std::vector<const Hca*> sorted;
+  for (const Hca& hca : hcas) sorted.push_back(&hca);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Hca* a, const Hca* b) { return a->busId < b->busId; });
+  // "0000:0c:00.1" -> "0000:0c:00": the PCI device, whatever the function.
+  auto device = [](const std::string& busId) { return busId.substr(0, busId.rfind('.')); };
+  std::vector<HcaCard> cards;
+  for (const Hca* hca : sorted) {
+    auto card = std::find_if(cards.begin(), cards.end(), [&](const HcaCard& card) {
+      return !hca->busId.empty() && device(card.busId) == device(hca->busId) &&
+             (card.guid.empty() || hca->guid.empty() || card.guid == hca->guid);
+    });
+    if (card == cards.end()) card = cards.insert(cards.end(), HcaCard{hca->busId, "", {}, {}});
+    if (card->guid.empty()) card->guid = hca->guid;
+    card->hcas.push_back(hca);
+  }
+  for (HcaCard& card : cards) {
+    int before = 0;  // active ports of the card's HCAs before this one
+    for (const Hca* hca : card.hcas) {
+      int active = 0;
+      for (const HcaPort& port : hca->ports) {
+        if (!port.active || port.mbps <= 0) continue;
+        std::string busId =
+            hca->ports.size() > 1 ? fmt::format("{}:{}", hca->name, port.port) : hca->name;
+        card.ports.push_back(
+            CardPort{std::move(busId), hca->name, port.port + before, port.mbps, port.linkLayer});
+        ++active;
+      }
+      before += active;
+    }
+  }
+  return cards;
 }
 
 std::vector<Hca> probeHcas() {

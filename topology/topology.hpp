@@ -2,8 +2,9 @@
 // NVSwitches, NICs and their network ports; links carry a kind and a bandwidth in GB/s per
 // direction. From the graph come the best path between any two nodes (type as NCCL names it,
 // bottleneck bandwidth), the ring channels inside a host, and the rings and double binary trees
-// across hosts. The graph is probed (hwloc, libibverbs, NVML) or read from NCCL's topology XML
-// or hwloc's XML. This is the layer's one API header: tools and the runtime include only this.
+// across hosts. The graph is probed (hwloc, libibverbs, NVML) or read from NCCL's topology XML,
+// hwloc's XML or tutti's own JSON export. This is the layer's one API header: tools and the
+// runtime include only this.
 #pragma once
 
 #include <cstdint>
@@ -126,10 +127,15 @@ void saveXmlFile(const Topology& topo, const std::string& path);
 // hwloc's XML (`lstopo --of xml`): packages, NUMA nodes, cores, the PCI tree and OS devices, read
 // by hwloc itself and turned into a graph as the probe does; PCIe links from hwloc's link speed.
 Topology loadHwlocXmlFile(const std::string& path);
-// NCCL XML or hwloc XML, told apart by the root element (<system> or <topology>).
-Topology loadTopologyFile(const std::string& path);
-// The graph as JSON: hosts, nodes, links, hardware threads and each host's ring channels.
+// The graph as JSON: hosts, notes, nodes, links, hardware threads and each host's ring channels.
 std::string toJson(const Topology& topo);
+// What toJson wrote, back: the same graph (exporting it gives the same JSON). Errors
+// (kInvalidArgument) name the file and a JSON path (nodes[3].kind), or a line and column.
+Topology parseJson(std::string_view text, const std::string& name);
+Topology loadJsonFile(const std::string& path);
+// JSON (the first byte past white space is '{' or '['), else NCCL XML or hwloc XML, told apart
+// by the root element (<system> or <topology>).
+Topology loadTopologyFile(const std::string& path);
 // NCCL XML, or JSON when the name ends in ".json".
 void saveTopologyFile(const Topology& topo, const std::string& path);
 

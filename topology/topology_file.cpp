@@ -1,5 +1,6 @@
-// Topology files by kind: NCCL's XML or hwloc's, told apart by their root element, and the
-// export chosen by the file name (JSON or NCCL XML).
+// Topology files by kind: tutti's JSON, NCCL's XML or hwloc's, told apart by their content (JSON
+// starts with '{', an XML file's root element names its format), and the export chosen by the
+// file name (JSON or NCCL XML).
 #include <fmt/format.h>
 
 #include <cctype>
@@ -12,14 +13,10 @@
 namespace tutti::topology {
 namespace {
 
-// The name of the first element, past the declaration, comments and DOCTYPE; empty if none in
-// the first few kilobytes.
-std::string rootElement(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throwSystemError(fmt::format("topology file {}: cannot open", path), errno);
-  std::string head(4096, '\0');
-  file.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(file.gcount()));
+enum class Format { kJson, kNcclXml, kHwlocXml };
+
+// The name of the first element, past the declaration, comments and DOCTYPE; empty if none.
+std::string rootElement(const std::string& head) {
   for (size_t at = head.find('<'); at != std::string::npos; at = head.find('<', at + 1)) {
     size_t end = at + 1;
     while (end < head.size() && (std::isalnum(static_cast<unsigned char>(head[end])) ||
@@ -31,10 +28,31 @@ std::string rootElement(const std::string& path) {
   return "";
 }
 
+// From the first few kilobytes: JSON when the first byte past a byte-order mark and white space
+// opens an object (or an array, which the JSON import then refuses by name); else the root
+// element's format.
+Format formatOf(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throwSystemError(fmt::format("topology file {}: cannot open", path), errno);
+  std::string head(4096, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(file.gcount()));
+  size_t first = head.starts_with("\xef\xbb\xbf") ? 3 : 0;
+  first = head.find_first_not_of(" \t\r\n", first);
+  if (first != std::string::npos && (head[first] == '{' || head[first] == '['))
+    return Format::kJson;
+  return rootElement(head) == "topology" ? Format::kHwlocXml : Format::kNcclXml;
+}
+
 }  // namespace
 
 Topology loadTopologyFile(const std::string& path) {
-  return rootElement(path) == "topology" ? loadHwlocXmlFile(path) : loadXmlFile(path);
+  switch (formatOf(path)) {
+    case Format::kJson: return loadJsonFile(path);
+    case Format::kHwlocXml: return loadHwlocXmlFile(path);
+    case Format::kNcclXml: break;
+  }
+  return loadXmlFile(path);
 }
 
 void saveTopologyFile(const Topology& topo, const std::string& path) {

@@ -7,16 +7,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 
-#include "base/error.hpp"
 #include "base/log.hpp"
 #include "topology/bandwidth.hpp"
+#include "topology/import_common.hpp"
 #include "topology/nvlink.hpp"
 #include "topology/topology.hpp"
 #include "topology/xml_reader.hpp"
@@ -24,12 +22,7 @@
 namespace tutti::topology {
 namespace {
 
-constexpr int kMaxDepth = 32;
-constexpr size_t kMaxNodes = 2048;
-constexpr size_t kMaxNodesPerKind = 256;  // per host, as NCCL_TOPO_MAX_NODES
-constexpr size_t kMaxCpusPerHost = 64;    // all linked to each other: paths cost their cube
-constexpr int kMaxLinksPerGpu = 64;       // NVLinks or C2C links; an H100 has 18 NVLinks
-constexpr double kDefaultGts = 8;         // PCIe Gen3
+constexpr double kDefaultGts = 8;  // PCIe Gen3
 constexpr int kDefaultWidth = 16;
 constexpr uint64_t kNvSwitchClass = 0x068000;
 constexpr uint64_t kBridgeClass = 0x0604;
@@ -112,18 +105,11 @@ class Importer {
     }
   }
 
+  // Every node but the host's NVSwitch (added at the end, as NVLinks name it) joins here, within
+  // the bounds every import shares.
   int add(const pugi::xml_node& element, Node node) {
-    if (topo_.findBusId(node.host, node.busId) >= 0)
-      in_.fail(element, fmt::format("duplicate {} on host {}", node.busId, node.host));
-    // The host's one NVSwitch node is named so (the export's NVLink target), added at the end.
-    if (node.busId == "nvswitch") in_.fail(element, "the name nvswitch is the NVSwitch node's");
-    // Bounds on the graph bound the time and memory its paths take (every pair of nodes has one).
-    if (topo_.nodes().size() >= kMaxNodes)
-      in_.fail(element, fmt::format("more than {} nodes in the file", kMaxNodes));
-    const size_t limit = node.kind == NodeKind::kCpu ? kMaxCpusPerHost : kMaxNodesPerKind;
-    if (topo_.nodesOf(node.kind, node.host).size() >= limit)
-      in_.fail(element,
-               fmt::format("more than {} nodes of this kind on host {}", limit, node.host));
+    if (std::string problem = nodeProblem(topo_, node); !problem.empty())
+      in_.fail(element, problem);
     return topo_.addNode(std::move(node));
   }
 
@@ -164,7 +150,7 @@ class Importer {
 
   // Checks the attributes of a <pci> element; returns its class (0 when absent).
   uint64_t checkPci(const pugi::xml_node& element, int depth) {
-    if (depth > kMaxDepth) in_.fail(element, fmt::format("nested deeper than {}", kMaxDepth));
+    if (depth > kMaxPciDepth) in_.fail(element, fmt::format("nested deeper than {}", kMaxPciDepth));
     if (in_.text(element, "busid").empty()) in_.fail(element, "missing busid");
     uint64_t cls = in_.hex(element, "class", 0xffffff).value_or(0);
     in_.hex(element, "vendor", 0xffff);
@@ -386,18 +372,7 @@ Topology parseXml(std::string_view text, const std::string& name) {
 }
 
 Topology loadXmlFile(const std::string& path) {
-  constexpr std::streamoff kMaxSize = 64 << 20;
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) throwSystemError(fmt::format("topology file {}: cannot open", path), errno);
-  std::streamoff size = file.tellg();
-  if (size > kMaxSize)
-    raise(ErrorCode::kInvalidArgument, "topology file {}: {} bytes, more than {}", path, size,
-          kMaxSize);
-  std::string text(static_cast<size_t>(std::max<std::streamoff>(size, 0)), '\0');
-  file.seekg(0);
-  if (!file.read(text.data(), static_cast<std::streamsize>(text.size())))
-    throwSystemError(fmt::format("topology file {}: cannot read", path), errno);
-  return parseXml(text, path);
+  return parseXml(readTopologyText(path), path);
 }
 
 }  // namespace tutti::topology

@@ -5,12 +5,10 @@
 #include <cmath>
 
 #include "base/error.hpp"
-#include "base/log.hpp"
+#include "topology/import_common.hpp"
 
 namespace tutti::topology {
 namespace {
-
-constexpr size_t kMaxAttrLength = 256;
 
 // Offset of the first byte that is not well-formed UTF-8, or npos.
 size_t invalidUtf8(std::string_view s) {
@@ -61,19 +59,18 @@ int XmlReader::line(const pugi::xml_node& node) const {
 }
 
 void XmlReader::fail(const pugi::xml_node& node, const std::string& what) const {
-  raise(ErrorCode::kInvalidArgument, "topology file {}: line {}: {}: {}", name_, line(node),
-        describe(node), what);
+  failTopologyFile(name_, fmt::format("line {}: {}", line(node), describe(node)), what);
 }
 
 void XmlReader::warn(const pugi::xml_node& node, const std::string& what) const {
-  log::warn("topology file {}: line {}: {}: {}", name_, line(node), describe(node), what);
+  warnTopologyFile(name_, fmt::format("line {}: {}", line(node), describe(node)), what);
 }
 
 std::string XmlReader::text(const pugi::xml_node& node, const char* attr) const {
   std::string_view value = node.attribute(attr).value();
-  if (value.size() > kMaxAttrLength)
+  if (value.size() > kMaxTextBytes)
     fail(node, fmt::format("attribute {} is {} bytes long (at most {})", attr, value.size(),
-                           kMaxAttrLength));
+                           kMaxTextBytes));
   return std::string(value);
 }
 
@@ -93,11 +90,8 @@ std::optional<uint64_t> XmlReader::hex(const pugi::xml_node& node, const char* a
                                        uint64_t max) const {
   std::string value = text(node, attr);
   if (value.empty()) return std::nullopt;
-  std::string_view digits = value;
-  if (digits.starts_with("0x") || digits.starts_with("0X")) digits.remove_prefix(2);
-  uint64_t out = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out, 16);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || out > max)
+  std::optional<uint64_t> out = parseHex(value, max);
+  if (!out)
     fail(node,
          fmt::format("attribute {}=\"{}\": expected a hex number up to 0x{:x}", attr, value, max));
   return out;

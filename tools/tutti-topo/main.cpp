@@ -1,7 +1,8 @@
-// tutti-topo: probes this machine (or loads a topology file, NCCL's or hwloc's XML) and prints it
-// as a tree, the path matrix between GPUs and NICs, and the ring and tree channels the search
-// finds, for its hosts or N copies of one (--hosts); exports it as NCCL XML (which tutti and NCCL
-// read back), JSON or an SVG drawing; --time reports how long the probe and the search took.
+// tutti-topo: probes this machine (or loads a topology file: NCCL's or hwloc's XML, or the JSON
+// that --json writes) and prints it as a tree, the path matrix between GPUs and NICs, and the ring
+// and tree channels the search finds, for its hosts or N copies of one (--hosts); exports it as
+// NCCL XML (which tutti and NCCL read back), JSON (which tutti reads back) or an SVG drawing;
+// --time reports how long the probe and the search took.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -45,8 +46,8 @@ int main(int argc, char** argv) {
   bool tree = false, matrix = false, rings = false, trees = false, timing = false;
   int hosts = 0;
   app.add_option("--file", file,
-                 "topology file to load instead of probing this machine: NCCL XML or hwloc XML "
-                 "(lstopo --of xml)");
+                 "topology file to load instead of probing this machine: NCCL XML, hwloc XML "
+                 "(lstopo --of xml) or tutti's JSON (--json), told apart by their content");
   app.add_flag("--tree", tree, "print the tree (the default when nothing else is asked)");
   app.add_flag("--matrix", matrix, "print GPU x GPU and GPU x NIC path types and bandwidths");
   app.add_flag("--rings", rings, "print the ring channels of each host, then across hosts");

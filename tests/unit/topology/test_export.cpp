@@ -12,42 +12,6 @@
 namespace tutti::topology::test {
 namespace {
 
-void checkSameGraph(const Topology& a, const Topology& b) {
-  CHECK(a.hosts() == b.hosts());
-  REQUIRE(a.nodes().size() == b.nodes().size());
-  for (size_t i = 0; i < a.nodes().size(); ++i) {
-    const Node &x = a.nodes()[i], &y = b.nodes()[i];
-    INFO(x.busId);
-    CHECK(x.kind == y.kind);
-    CHECK(x.busId == y.busId);
-    CHECK(x.host == y.host);
-    CHECK(x.parent == y.parent);
-    CHECK(x.index == y.index);
-    CHECK(x.numaId == y.numaId);
-    CHECK(x.pciClass == y.pciClass);
-    CHECK(x.sm == y.sm);
-    CHECK(x.pciGts == y.pciGts);
-    CHECK(x.pciWidth == y.pciWidth);
-    CHECK(x.guid == y.guid);
-  }
-  REQUIRE(a.links().size() == b.links().size());
-  for (size_t i = 0; i < a.links().size(); ++i) {
-    const Link &x = a.links()[i], &y = b.links()[i];
-    CHECK(x.from == y.from);
-    CHECK(x.to == y.to);
-    CHECK(x.kind == y.kind);
-    CHECK(x.count == y.count);
-    CHECK(x.bw == Approx(y.bw));
-  }
-  for (size_t from = 0; from < a.nodes().size(); ++from)
-    for (size_t to = 0; to < a.nodes().size(); ++to) {
-      const Path &x = a.path(static_cast<int>(from), static_cast<int>(to)),
-                 &y = b.path(static_cast<int>(from), static_cast<int>(to));
-      CHECK(x.type == y.type);
-      CHECK(x.bw == Approx(y.bw));
-    }
-}
-
 TEST_CASE("export then import gives the same graph, for every fixture") {
   for (const char* file : {"azure-ndv2.xml", "aws-p4d.xml", "azure-ndv5.xml", "oci-bm-gpu-h100.xml",
                            "dgx1-v100.xml", "pcie-2switch.xml", "fused-2host.xml"}) {

@@ -1,7 +1,8 @@
 // hwloc XML import through hwloc itself, and the device facts (libibverbs, NVML) attached by PCI
-// bus id. Figures by hand from hwloc-2socket-gpu.xml: hwloc's link speed is lanes x rate x
-// encoding / 8, so 31.507692 GB/s is Gen4 x16 (our 1.5 GB/s per lane: 24 GB/s), 15.753846 is
-// Gen3 x16 (12 GB/s), 7.876923 Gen3 x8 (6 GB/s); Sapphire Rapids (model 143) UPI 22 GB/s.
+// bus id; a dual-port card of two PCI functions becomes one NIC. Figures by hand from
+// hwloc-2socket-gpu.xml: hwloc's link speed is lanes x rate x encoding / 8, so 31.507692 GB/s is
+// Gen4 x16 (our 1.5 GB/s per lane: 24 GB/s), 15.753846 is Gen3 x16 (12 GB/s), 7.876923 Gen3 x8
+// (6 GB/s); Sapphire Rapids (model 143) UPI 22 GB/s.
 // Counts against the files are checked by hwloc_xml_counts.py, which reads them with Python.
 #include <cstdio>
 #include <fstream>
@@ -84,6 +85,77 @@ TEST_CASE("device facts attach to the NIC and GPU nodes by bus id") {
   CHECK(topo.path(gpu(topo, 1), gpu(topo, 0)).bw == Approx(4 * 20.6));
   REQUIRE(topo.nodesOf(NodeKind::kNvSwitch).size() == 1);
   CHECK(topo.path(gpu(topo, 0), topo.nodesOf(NodeKind::kNvSwitch)[0]).bw == Approx(2 * 20.6));
+}
+
+// The card of hwloc-dual-port-nic.xml as libibverbs describes it: two HCAs, one per PCI function,
+// with the card's system image GUID.
+DeviceFacts dualPortFacts(const std::string& secondGuid = "0x9a70500003ae6d94") {
+  DeviceFacts facts;
+  facts.hcas.push_back(
+      Hca{"mlx5_0", "0000:0c:00.0", "0x9a70500003ae6d94", {{1, true, 200000, "IB"}}});
+  facts.hcas.push_back(Hca{"mlx5_1", "0000:0c:00.1", secondGuid, {{1, true, 200000, "IB"}}});
+  return facts;
+}
+
+TEST_CASE("a dual-port card of two PCI functions is one NIC with two ports, as NCCL's XML has it") {
+  WarningGuard guard;
+  Topology probed = readHwloc(fixture("hwloc-dual-port-nic.xml"), dualPortFacts());
+  REQUIRE(probed.nodesOf(NodeKind::kNic).size() == 1);
+  CHECK(probed.node(nic(probed, 0)).busId == "0000:0c:00.0");
+  CHECK(probed.findBusId(0, "0000:0c:00.1") < 0);
+  REQUIRE(probed.nodesOf(NodeKind::kNet).size() == 2);  // ib0 and ib1 are replaced
+  const Node &port1 = nodeNamed(probed, "mlx5_0"), &port2 = nodeNamed(probed, "mlx5_1");
+  CHECK(port1.parent == nic(probed, 0));
+  CHECK(port2.parent == nic(probed, 0));
+  CHECK(port1.port == 1);
+  CHECK(port2.port == 2);
+  CHECK(port2.guid == "0x9a70500003ae6d94");
+  CHECK(probed.path(gpu(probed, 0), probed.findBusId(0, "mlx5_1")).type == PathType::kPix);
+  CHECK(probed.path(gpu(probed, 0), probed.findBusId(0, "mlx5_1")).bw == Approx(24));
+  CHECK(probed.path(nic(probed, 0), probed.findBusId(0, "mlx5_1")).bw == Approx(25));
+
+  // The card as NCCL dumps it (oci-bm-gpu-h100.xml's, one level of switches): the same NIC.
+  const std::string nccl =
+      "<system version=\"1\"><cpu numaid=\"0\" arch=\"x86_64\" vendor=\"GenuineIntel\" "
+      "familyid=\"6\" modelid=\"143\"><pci busid=\"0000:00:01.0\" class=\"0x060400\" "
+      "link_speed=\"16 GT/s\" link_width=\"16\"><pci busid=\"0000:0b:00.0\" class=\"0x030200\" "
+      "link_speed=\"16 GT/s\" link_width=\"16\"><gpu sm=\"90\"/></pci><pci busid=\"0000:0c:00.0\" "
+      "class=\"0x020700\" link_speed=\"16 GT/s\" link_width=\"16\"><nic>"
+      "<net name=\"mlx5_0\" speed=\"200000\" port=\"1\" guid=\"0x9a70500003ae6d94\" "
+      "link_layer=\"IB\"/><net name=\"mlx5_1\" speed=\"200000\" port=\"2\" "
+      "guid=\"0x9a70500003ae6d94\" link_layer=\"IB\"/></nic></pci></pci></cpu></system>";
+  Topology imported = parseXml(nccl, "dual-port.xml");
+  REQUIRE(imported.nodesOf(NodeKind::kNic).size() == 1);
+  REQUIRE(imported.nodesOf(NodeKind::kNet).size() == 2);
+  for (const char* name : {"mlx5_0", "mlx5_1"}) {
+    INFO(name);
+    const Node &a = nodeNamed(probed, name), &b = nodeNamed(imported, name);
+    CHECK(a.port == b.port);
+    CHECK(a.guid == b.guid);
+    CHECK(a.linkLayer == b.linkLayer);
+    int pa = probed.findBusId(0, name), pb = imported.findBusId(0, name);
+    CHECK(probed.path(gpu(probed, 0), pa).type == imported.path(gpu(imported, 0), pb).type);
+    CHECK(probed.path(gpu(probed, 0), pa).bw == Approx(imported.path(gpu(imported, 0), pb).bw));
+  }
+  // Its NCCL XML export is that <nic>, and reads back the same.
+  const std::string written = toXml(probed);
+  CHECK_THAT(written, Catch::Contains("<net name=\"mlx5_0\" speed=\"200000\" port=\"1\" "
+                                      "guid=\"0x9a70500003ae6d94\" link_layer=\"IB\" />") &&
+                          Catch::Contains("<net name=\"mlx5_1\" speed=\"200000\" port=\"2\" "
+                                          "guid=\"0x9a70500003ae6d94\" link_layer=\"IB\" />"));
+  checkSameGraph(probed, parseXml(toXml(probed), "probed.xml"));
+}
+
+TEST_CASE("PCI functions of one device with different GUIDs stay two NICs; hwloc alone sees two") {
+  WarningGuard guard;
+  Topology two = readHwloc(fixture("hwloc-dual-port-nic.xml"), dualPortFacts("0x9a70500003ae6d95"));
+  CHECK(two.nodesOf(NodeKind::kNic).size() == 2);
+  CHECK(two.node(nodeNamed(two, "mlx5_1").parent).busId == "0000:0c:00.1");
+  CHECK(nodeNamed(two, "mlx5_1").port == 1);
+  // Without libibverbs nothing says the functions are one card: two NICs, hwloc's OS devices.
+  Topology plain = loadHwlocXmlFile(fixture("hwloc-dual-port-nic.xml"));
+  CHECK(plain.nodesOf(NodeKind::kNic).size() == 2);
+  CHECK(plain.nodesOf(NodeKind::kNet).size() == 4);
 }
 
 TEST_CASE("this machine's hwloc XML (lstopo --of xml) loads like its probe") {

@@ -2,7 +2,8 @@
 # tutti-topo on real files: the DGX-1 V100 hybrid cube-mesh gives 6 NVLink rings that each visit
 # all 8 GPUs once, the matrix shows NVL paths; with --hosts 4, 4 rail-aligned rings visit all 32
 # GPUs once and two trees cover the 4 hosts; --svg draws each ring; --time reports the search;
-# a missing file is an error naming it.
+# the JSON export loads back (--file) to the same paths and rings and exports the same JSON, a bad
+# one is an error naming the JSON path; a missing file is an error naming it.
 # Usage: tutti_topo_cli.sh TUTTI_TOPO FIXTURES_DIR
 set -u
 topo=$1 fixtures=$2
@@ -46,6 +47,15 @@ timing=$("$topo" --file "$fixtures/dgx1-v100.xml" --hosts 16 --time) || fail "--
 echo "$timing"
 grep -Eq '^time: load [0-9.]+ ms, 16 hosts. paths [0-9.]+ ms, search \(rings, trees\) [0-9.]+ ms$' \
   <<<"$timing" || fail "--time prints no timing"
+json=$(mktemp --suffix=.json) && trap 'rm -f "$svg" "$json"' EXIT
+"$topo" --file "$fixtures/dgx1-v100.xml" --json "$json" || fail "--json exited $?"
+[ "$("$topo" --file "$json" --matrix --rings)" = "$("$topo" --file "$fixtures/dgx1-v100.xml" \
+  --matrix --rings)" ] || fail "--file of the JSON export differs from the XML it came from"
+[ "$("$topo" --file "$json" --json -)" = "$(cat "$json")" ] ||
+  fail "the JSON export is not a fixed point"
+printf '{"hosts": [""], "nodes": [{"id": 0, "kind": "TPU"}]}' >"$json"
+if err=$("$topo" --file "$json" 2>&1); then fail "a bad JSON file succeeded"; fi
+grep -q "nodes\[0\].kind: unknown node kind" <<<"$err" || fail "the error does not name the path: $err"
 if err=$("$topo" --file "$fixtures/no-such-file.xml" --rings 2>&1); then fail "a missing file succeeded"; fi
 grep -q "no-such-file.xml" <<<"$err" || fail "the error does not name the file: $err"
 echo ok
