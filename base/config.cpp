@@ -17,7 +17,8 @@ const std::vector<Var>& table() {
       {"TUTTI_DEBUG_FILE", Type::kString, "", "", 0, 0,
        "log to this file instead of stderr (%h host, %p pid)"},
       {"TUTTI_TIMEOUT", Type::kInt, "300", "", 1, 86400 * 7,
-       "seconds any blocking wait may last before it fails with a timeout"},
+       "seconds any blocking wait may last before it fails with a timeout "
+       "(tutti_comm_set_timeout replaces it for one communicator's operations)"},
       {"TUTTI_TRANSPORT", Type::kChoice, "auto", "auto|shm|tcp", 0, 0,
        "force a transport (auto: shm within a host, tcp across hosts)"},
       {"TUTTI_ALGO", Type::kChoice, "auto", "auto|ring|tree|oneshot", 0, 0,

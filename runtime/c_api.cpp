@@ -1,4 +1,5 @@
 // The C ABI: argument checks, exceptions turned into result codes, the per-thread last error.
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <string>
@@ -206,6 +207,10 @@ tuttiResult_t tutti_comm_set_algorithm(tuttiComm_t comm, const char* algorithm) 
     if (!algorithm) raise(ErrorCode::kInvalidArgument, "rank {}: algorithm is NULL", c.rank());
     c.setAlgorithm(algorithm);
   });
+}
+
+tuttiResult_t tutti_comm_set_timeout(tuttiComm_t comm, int64_t timeoutMs) {
+  return guard([&] { commOf(comm).setTimeout(std::chrono::milliseconds(timeoutMs)); });
 }
 
 tuttiResult_t tutti_comm_get_async_error(tuttiComm_t comm, tuttiResult_t* error) {

@@ -68,6 +68,7 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
   comm->rank_ = rank;
   comm->peers_ = std::move(peers);
   comm->settings_ = settings;
+  comm->timeoutMs_.store(settings.timeout.count(), std::memory_order_relaxed);
   comm->recorder_ = std::make_unique<FlightRecorder>(settings.flightRecorderEntries);
   comm->engine_ = std::make_unique<Engine>(
       [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
@@ -210,6 +211,16 @@ void Communicator::setAlgorithm(const std::string& algorithm) {
   engine_->run([&] { settings_.algorithm = algorithm; });
 }
 
+void Communicator::setTimeout(std::chrono::milliseconds timeout) {
+  // TUTTI_TIMEOUT's range, in milliseconds; below a second is allowed.
+  const int64_t maxMs = config::find("TUTTI_TIMEOUT").max * 1000;
+  if (timeout.count() < 1 || timeout.count() > maxMs)
+    raise(ErrorCode::kInvalidArgument,
+          "rank {}: timeout_ms {} is out of range [1, {}] (1 ms to TUTTI_TIMEOUT's maximum)", rank_,
+          timeout.count(), maxMs);
+  timeoutMs_.store(timeout.count(), std::memory_order_relaxed);
+}
+
 std::string Communicator::stoppedLocalPeers() const {
   std::string out;
   const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
@@ -277,7 +288,7 @@ int Communicator::abortedPeer() {
   lastAbortCheck_ = now;
   try {
     if (!job_.store->check(tag_ + "/aborted")) return -1;
-    return std::stoi(job_.store->get(tag_ + "/aborted", Deadline::after(settings_.timeout)));
+    return std::stoi(job_.store->get(tag_ + "/aborted", Deadline::after(timeout())));
   } catch (const std::exception&) {
     return -1;  // the store is gone (rank 0 died): dead-peer detection or the timeout will tell
   }
@@ -297,7 +308,11 @@ void Communicator::abort() {
 
 std::unique_ptr<Communicator> Communicator::split(int color, int key) {
   const int n = size();
-  const Deadline deadline = Deadline::after(settings_.timeout);
+  // Split is one of this communicator's operations: its waits use the current timeout, and the
+  // new communicator (its connect included) starts with it.
+  Settings childSettings = settings_;
+  childSettings.timeout = timeout();
+  const Deadline deadline = Deadline::after(childSettings.timeout);
   const std::string prefix = tag_ + "/split" + std::to_string(splits_++);
   const auto all = bootstrap::allgather(
       *job_.store, prefix, rank_, n, std::to_string(color) + " " + std::to_string(key), deadline);
@@ -334,8 +349,8 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key) {
   // Tags name shm segments too, so they use no '/'.
   const std::string childTag =
       tag_ + ".s" + std::to_string(splits_ - 1) + "c" + std::to_string(color);
-  return create(job_, childTag, newRanks[static_cast<size_t>(rank_)], std::move(peers), settings_,
-                ringOrder);
+  return create(job_, childTag, newRanks[static_cast<size_t>(rank_)], std::move(peers),
+                childSettings, ringOrder);
 }
 
 }  // namespace tutti::runtime

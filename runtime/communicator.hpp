@@ -32,6 +32,7 @@ struct Settings {
   std::string dumpDir;               // TUTTI_DUMP_DIR ("": no dumps)
   std::string traceFile;             // TUTTI_TRACE_FILE ("": no trace)
   std::vector<int> ringOrder;        // TUTTI_RING_ORDER (empty: planned by locality)
+  // TUTTI_TIMEOUT: bounds init's waits, and is the stall timeout a communicator starts with.
   std::chrono::milliseconds timeout{0};
 
   static Settings fromConfig();  // validates the TUTTI_* variables
@@ -70,6 +71,15 @@ class Communicator {
   const Settings& settings() const { return settings_; }
   // "auto", "ring", "tree" or "oneshot" (kInvalidArgument otherwise); ordered with the operations.
   void setAlgorithm(const std::string& algorithm);
+  // How long a wait of this communicator's operations (and of split) may stall before it fails
+  // with kTimeout: settings().timeout until setTimeout changes it. Local to this rank. Any thread
+  // may set it while the engine runs; a wait reads it when its stall begins, so operations that
+  // start after the call use it and a wait already stalled keeps the bound it began with.
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(timeoutMs_.load(std::memory_order_relaxed));
+  }
+  // 1 ms to TUTTI_TIMEOUT's maximum (kInvalidArgument otherwise, naming the value).
+  void setTimeout(std::chrono::milliseconds timeout);
   const std::string& tag() const { return tag_; }
   // The world's tag, shared by every communicator split from it: names the job in dumps.
   std::string jobId() const { return tag_.substr(0, tag_.find('.')); }
@@ -132,6 +142,7 @@ class Communicator {
   CpuRing cpuRing_;
   std::vector<PeerInfo> peers_;
   Settings settings_;
+  std::atomic<int64_t> timeoutMs_{0};  // timeout(); settings_.timeout at create
   std::unique_ptr<transport::Transport> shm_;
   std::unique_ptr<transport::Transport> tcp_;
   std::vector<transport::SendConn*> sendConns_;

@@ -92,6 +92,13 @@ tuttiResult_t tutti_comm_local_size(tuttiComm_t comm, int* local_size);
  * all of them: "auto" (the cost model), "ring", "tree" or "oneshot". Every rank must set the same
  * before its next all-reduce. */
 tuttiResult_t tutti_comm_set_algorithm(tuttiComm_t comm, const char* algorithm);
+/* How long a wait of this communicator's operations may make no progress before the operation
+ * fails with tuttiTimeout, in milliseconds: 1 to TUTTI_TIMEOUT's maximum (7 days), else
+ * tuttiInvalidArgument. Replaces TUTTI_TIMEOUT for this communicator (and for those later split
+ * from it, tutti_comm_split's own waits included); init's waits keep TUTTI_TIMEOUT. Local: it
+ * bounds only this rank's waits, so ranks need not agree. Callable from any thread; applies to
+ * operations that start after the call (a wait already stalled keeps the bound it began with). */
+tuttiResult_t tutti_comm_set_timeout(tuttiComm_t comm, int64_t timeout_ms);
 /* The communicator's first error, if any (tuttiSuccess while healthy). */
 tuttiResult_t tutti_comm_get_async_error(tuttiComm_t comm, tuttiResult_t* error);
 

@@ -142,6 +142,10 @@ class Comm {
     return Comm(child);
   }
   void abort() { check(tutti_comm_abort(handle_)); }
+  // The stall timeout of the operations that start after the call (tutti_comm_set_timeout).
+  void setTimeout(std::chrono::milliseconds timeout) {
+    check(tutti_comm_set_timeout(handle_, timeout.count()));
+  }
 
   template <typename T>
   void allreduce(const T* send, T* recv, size_t count, tuttiRedOp_t op) {

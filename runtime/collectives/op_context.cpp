@@ -5,6 +5,12 @@
 namespace tutti::runtime {
 namespace {
 
+// "300 s", or "1500 ms" when not whole seconds.
+std::string describeSpan(std::chrono::milliseconds span) {
+  if (span.count() % 1000 == 0) return fmt::format("{} s", span.count() / 1000);
+  return fmt::format("{} ms", span.count());
+}
+
 // Waits until `attempt` returns non-null.
 template <typename Attempt>
 auto waitFor(OpContext& ctx, int peer, const char* what, Attempt attempt) {
@@ -48,17 +54,19 @@ void Stall::pause(int peer, const char* what) {
       raise(ErrorCode::kRemote, "{}: rank {} ({}) is gone: its process exited while waiting {}",
             ctx_.where(), dead, describe(ctx_.comm.peer(dead)), awaited());
     }
-    const auto timeout = ctx_.comm.settings().timeout;
-    if (!deadline_) deadline_ = Deadline::after(timeout);
+    // The communicator's timeout as this stall begins (tutti_comm_set_timeout may change it).
+    if (!deadline_) {
+      timeout_ = ctx_.comm.timeout();
+      deadline_ = Deadline::after(timeout_);
+    }
     // Only a wait stalled for 100 ms asks the store: healthy waits never pay the round trip.
-    if (timeout.count() - deadline_->remainingMs() >= 100)
+    if (timeout_.count() - deadline_->remainingMs() >= 100)
       if (const int aborter = ctx_.comm.abortedPeer(); aborter >= 0)
         raise(ErrorCode::kRemote, "{}: rank {} ({}) aborted the communicator while waiting {}",
               ctx_.where(), aborter, describe(ctx_.comm.peer(aborter)), awaited());
     if (deadline_->expired())
-      raise(ErrorCode::kTimeout, "{}: timed out after {} s waiting {}{}", ctx_.where(),
-            std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), awaited(),
-            ctx_.comm.stoppedLocalPeers());
+      raise(ErrorCode::kTimeout, "{}: timed out after {} waiting {}{}", ctx_.where(),
+            describeSpan(timeout_), awaited(), ctx_.comm.stoppedLocalPeers());
   }
   backoff_.pause(ctx_.comm.wakeFd());
 }

@@ -1,9 +1,11 @@
 // One running operation: what it is (for error messages), its data type and reduction, and the
 // waits on its connections. Every wait spins, yields, then sleeps (base/deadline.hpp), moves the
-// transports along, honours abort, and fails after TUTTI_TIMEOUT without progress with a message
-// that names the operation and the peer it was waiting for.
+// transports along, honours abort, and fails after the communicator's timeout (TUTTI_TIMEOUT or
+// tutti_comm_set_timeout) without progress with a message that names the operation and the peer
+// it was waiting for.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -18,8 +20,8 @@ namespace tutti::runtime {
 struct OpContext;
 
 // The waiting policy of one wait: spin, yield, then sleep; honour abort; fail when nothing has
-// moved for TUTTI_TIMEOUT. The deadline starts with the wait, so a long collective that keeps
-// moving never times out; only a stall does.
+// moved for the communicator's timeout, read when the stall begins. The deadline starts with the
+// wait, so a long collective that keeps moving never times out; only a stall does.
 class Stall {
  public:
   explicit Stall(OpContext& ctx);
@@ -37,6 +39,7 @@ class Stall {
   OpContext& ctx_;
   Backoff backoff_;
   std::optional<Deadline> deadline_;
+  std::chrono::milliseconds timeout_{0};  // the span deadline_ was set for
   int deadSeen_ = -1;  // a peer found gone once; found gone again after another look, it fails
 };
 

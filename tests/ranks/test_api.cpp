@@ -1,6 +1,6 @@
 // The public API around the collectives: bad arguments change nothing and name what was wrong,
 // init failures (bad rank, disagreeing world sizes, bad environment), requests with timeouts,
-// abort, deadlines, split, and the C++ wrapper.
+// abort, deadlines (TUTTI_TIMEOUT and a communicator's own), split, and the C++ wrapper.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -180,6 +180,82 @@ TEST_CASE("a rank left alone times out, naming the operation and the peer", "[ap
   CHECK(tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32, tuttiSum,
                         world.comm(0), nullptr) == tuttiTimeout);
   CHECK_THAT(tutti_get_last_error(), Contains("rank 0: allreduce #1") && Contains("rank 1"));
+}
+
+// rank 0 all-reduces on comm alone; returns its error message, checking that the call failed
+// with tuttiTimeout after `expected`, well before TUTTI_TIMEOUT (60 s).
+static std::string timesOutAlone(tuttiComm_t comm, std::chrono::milliseconds expected) {
+  std::vector<float> data(64, 1.0f);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32, tuttiSum, comm,
+                        nullptr) == tuttiTimeout);
+  const std::string message = tutti_get_last_error();
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(took >= expected);
+  CHECK(took < std::chrono::seconds(20));
+  return message;
+}
+
+TEST_CASE("a communicator's own timeout replaces TUTTI_TIMEOUT", "[api][timeout]") {
+  ScopedEnv timeout("TUTTI_TIMEOUT", "60");
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  // A communicator split from it starts with the timeout it had then; later changes are its own.
+  REQUIRE(tutti_comm_set_timeout(world.comm(0), 3000) == tuttiSuccess);
+  const auto children = onEveryRank<tuttiComm_t>(2, [&](int rank) {
+    tuttiComm_t child = nullptr;
+    tutti_comm_split(world.comm(rank), 0, rank, &child);
+    return child;
+  });
+  REQUIRE(children[0] != nullptr);
+  REQUIRE(children[1] != nullptr);
+  REQUIRE(tutti_comm_set_timeout(world.comm(0), 1500) == tuttiSuccess);
+  // Rank 1 never calls: rank 0's waits fail after their own timeouts.
+  CHECK_THAT(timesOutAlone(world.comm(0), std::chrono::milliseconds(1500)),
+             Contains("rank 0: allreduce #1") && Contains("timed out after 1500 ms"));
+  CHECK_THAT(timesOutAlone(children[0], std::chrono::milliseconds(3000)),
+             Contains("timed out after 3 s"));
+  onEveryRank<int>(2, [&](int rank) {
+    return static_cast<int>(tutti_comm_destroy(children[static_cast<size_t>(rank)]));
+  });
+}
+
+TEST_CASE("a timeout set while an operation waits bounds the operations after it",
+          "[api][timeout]") {
+  ScopedEnv timeout("TUTTI_TIMEOUT", "60");
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::vector<int32_t> in0(64, 1), out0(64, 0), in1(64, 2), out1(64, 0);
+  tuttiRequest_t request = nullptr;
+  REQUIRE(tutti_allreduce(in0.data(), out0.data(), 64, tuttiInt32, tuttiSum, world.comm(0),
+                          &request) == tuttiSuccess);
+  // Set from this thread while the engine's thread waits for rank 1: that wait keeps its 60 s.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(tutti_comm_set_timeout(world.comm(0), 1000) == tuttiSuccess);
+  CHECK(tutti_wait_timeout(request, 2500) == tuttiTimeout);
+  CHECK(tutti_test(request) == tuttiInProgress);  // not failed: still waiting
+  CHECK(tutti_allreduce(in1.data(), out1.data(), 64, tuttiInt32, tuttiSum, world.comm(1),
+                        nullptr) == tuttiSuccess);
+  CHECK(tutti_request_free(request) == tuttiSuccess);
+  CHECK(out0 == std::vector<int32_t>(64, 3));
+  // The next operation has the new timeout.
+  CHECK_THAT(timesOutAlone(world.comm(0), std::chrono::milliseconds(1000)),
+             Contains("rank 0: allreduce #2") && Contains("timed out after 1 s"));
+}
+
+TEST_CASE("a communicator's timeout must be from 1 ms to 7 days", "[api][bad-input]") {
+  auto comms = tutti::Comm::world(2);
+  for (const int64_t bad : {int64_t{0}, int64_t{-5}, int64_t{604800001}}) {
+    CHECK(tutti_comm_set_timeout(comms[0].handle(), bad) == tuttiInvalidArgument);
+    CHECK_THAT(tutti_get_last_error(), Contains("rank 0: timeout_ms " + std::to_string(bad) +
+                                                " is out of range [1, 604800000]"));
+  }
+  CHECK(tutti_comm_set_timeout(nullptr, 1000) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("the communicator is NULL"));
+  CHECK_THROWS_WITH(comms[1].setTimeout(std::chrono::milliseconds(0)),
+                    Contains("rank 1: timeout_ms 0 is out of range"));
+  CHECK_NOTHROW(comms[1].setTimeout(std::chrono::milliseconds(1)));
+  CHECK_NOTHROW(comms[1].setTimeout(std::chrono::hours(24 * 7)));
 }
 
 TEST_CASE("split makes communicators of the ranks with the same color", "[api][split]") {

@@ -1,6 +1,8 @@
 // The Python module tutti_torch._C: the process group class, constructible from the arguments
-// torch.distributed passes a backend's creator (store, rank, size), and tutti's Reducer.
+// torch.distributed passes a backend's creator (store, rank, size, and a timeout as a timedelta
+// or None), and tutti's Reducer.
 #include <pybind11/chrono.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include "integrations/torch/src/process_group_tutti.hpp"
@@ -13,10 +15,11 @@ PYBIND11_MODULE(_C, module) {
   py::module::import("torch.distributed");
   py::class_<tutti_torch::ProcessGroupTutti, tutti_torch::GroupBase,
              c10::intrusive_ptr<tutti_torch::ProcessGroupTutti>>(module, "ProcessGroupTutti")
-      .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size) {
-             return c10::make_intrusive<tutti_torch::ProcessGroupTutti>(store, rank, size);
+      .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                       std::optional<std::chrono::milliseconds> timeout) {
+             return c10::make_intrusive<tutti_torch::ProcessGroupTutti>(store, rank, size, timeout);
            }),
-           py::arg("store"), py::arg("rank"), py::arg("size"),
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = py::none(),
            // The rendezvous waits for the other processes; let this one's threads run.
            py::call_guard<py::gil_scoped_release>());
   tutti_torch::bindReducer(module);

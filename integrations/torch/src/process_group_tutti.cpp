@@ -17,8 +17,11 @@ void ProcessGroupTutti::CommCloser::operator()(tuttiComm* comm) const {
 }
 
 ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                     int size)
+                                     int size, std::optional<std::chrono::milliseconds> timeout)
     : GroupBase(rank, size), comm_(connectThroughStore(*store, rank, size)) {
+  if (timeout)
+    TORCH_CHECK(tutti_comm_set_timeout(comm(), timeout->count()) == tuttiSuccess,
+                "tutti: setting the group's timeout: ", tutti_get_last_error());
   init();
 }
 

@@ -14,8 +14,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #endif
 
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,8 +41,10 @@ struct PeerBlock {
 
 class ProcessGroupTutti : public GroupBase {
  public:
-  // Collective over the group: rendezvous through store (see store_rendezvous.hpp).
-  ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size);
+  // Collective over the group: rendezvous through store (see store_rendezvous.hpp). A timeout
+  // becomes the communicator's stall timeout (tutti_comm_set_timeout); none keeps TUTTI_TIMEOUT.
+  ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   ~ProcessGroupTutti() override;
 
   const std::string getBackendName() const override;

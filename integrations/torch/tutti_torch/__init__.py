@@ -9,6 +9,7 @@ import os
 from datetime import timedelta
 
 import torch.distributed as dist
+from torch.distributed.constants import default_pg_timeout
 
 from ._C import ProcessGroupTutti
 
@@ -33,10 +34,11 @@ def _adopt_tuttirun_environment() -> None:
 
 def _create_process_group(store: dist.Store, rank: int, size: int,
                           timeout: timedelta) -> ProcessGroupTutti:
-    # The group's timeout is not passed on: tutti fails an operation that stalls for
-    # TUTTI_TIMEOUT seconds (default 300), on every rank, naming it.
-    del timeout
-    return ProcessGroupTutti(store, rank, size)
+    # torch always passes a timeout: default_pg_timeout (30 min) when the caller gave none. That
+    # one leaves TUTTI_TIMEOUT (default 300 s) in force; any other becomes the group's stall
+    # timeout: an operation that makes no progress for that long fails (docs/torch.md).
+    given = None if timeout == default_pg_timeout else timeout
+    return ProcessGroupTutti(store, rank, size, given)
 
 
 _adopt_tuttirun_environment()
