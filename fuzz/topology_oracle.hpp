@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "fuzz/fuzz_support.hpp"
 #include "topology/topology.hpp"
 
 namespace tutti::fuzz {
@@ -38,6 +41,28 @@ inline std::string graphDifference(const topology::Topology& a, const topology::
                          topology::linkKindName(y.kind), y.count, y.bw);
   }
   return "";
+}
+
+// The target's body for one import format: `text` must load or be refused with kInvalidArgument;
+// what loads must survive the round trip through `write`: the written text imports again to the
+// same graph, and writing that gives the same text. Returns the graph when `text` loaded.
+template <typename Parse, typename Write>
+std::optional<topology::Topology> checkRoundTrip(std::string_view text, const char* format,
+                                                 Parse parse, Write write) {
+  topology::Topology topo;
+  if (!accepts(ErrorCode::kInvalidArgument, [&] { topo = parse(text, "fuzz input"); }))
+    return std::nullopt;
+  const std::string written = write(topo);
+  topology::Topology again;
+  if (!accepts(ErrorCode::kInvalidArgument, [&] { again = parse(written, "exported"); }))
+    bug(fmt::format("the exporter wrote {} that the importer refuses:\n{}", format, written));
+  if (std::string differs = graphDifference(topo, again); !differs.empty())
+    bug(fmt::format("the exported {} imports to another graph ({}):\n{}", format, differs,
+                    written));
+  if (const std::string rewritten = write(again); rewritten != written)
+    bug(fmt::format("exporting the imported export gives other {}:\n{}\nthen\n{}", format, written,
+                    rewritten));
+  return topo;
 }
 
 }  // namespace tutti::fuzz

@@ -4,7 +4,6 @@
 // bus id, host, parent and PCI class; every link's ends, kind, count and bandwidth), and exporting
 // that gives the same XML again.
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 #include "fuzz/fuzz_support.hpp"
@@ -19,19 +18,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tutti;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  topology::Topology topo;
-  if (!fuzz::accepts(ErrorCode::kInvalidArgument,
-                     [&] { topo = topology::parseXml(text, "fuzz.xml"); }))
-    return 0;
-  const std::string written = topology::toXml(topo);
-  topology::Topology again;
-  if (!fuzz::accepts(ErrorCode::kInvalidArgument,
-                     [&] { again = topology::parseXml(written, "exported.xml"); }))
-    fuzz::bug("the exporter wrote XML that the importer refuses:\n" + written);
-  if (std::string differs = fuzz::graphDifference(topo, again); !differs.empty())
-    fuzz::bug("the exported XML imports to another graph (" + differs + "):\n" + written);
-  if (topology::toXml(again) != written)
-    fuzz::bug("exporting the imported export gives other XML:\n" + written + "\nthen\n" +
-              topology::toXml(again));
+  fuzz::checkRoundTrip(text, "XML", topology::parseXml, topology::toXml);
   return 0;
 }
