@@ -26,7 +26,8 @@ run_job() {  # name, then a function that prints the env assignments of rank $1
     rm -f "/tmp/tutti-launcher-$$-$rank.log"
   done
 }
-port=$((20000 + RANDOM % 20000))
+# Below the ephemeral range (32768 and up), where other tests' sockets and listeners land.
+port=$((20000 + RANDOM % 12000))
 torchrun_env() { echo "RANK=$1 WORLD_SIZE=3 LOCAL_RANK=$1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port"; }
 slurm_env() {
   echo "SLURM_PROCID=$1 SLURM_NTASKS=3 SLURM_LOCALID=$1 SLURM_NNODES=1 SLURM_JOB_ID=$$ SLURM_STEP_ID=$port"

@@ -7,7 +7,8 @@ set -u
 world=$1
 status=0
 expect_refusal() {  # the variable rank 1 sets differently, its value, and how the error shows it
-  local variable=$1 value=$2 shown=${3:-$1=$2} port=$((20000 + RANDOM % 20000)) pids=() rank
+  # The port lies below the ephemeral range (32768 and up), where other tests' sockets land.
+  local variable=$1 value=$2 shown=${3:-$1=$2} port=$((20000 + RANDOM % 12000)) pids=() rank
   for rank in 0 1; do
     local extra=()
     [ "$rank" = 1 ] && extra=("$variable=$value")
