@@ -18,7 +18,6 @@ namespace {
 
 // Spinning pays off only while the peer is running on another core; past Backoff::kSpinRounds we
 // assume it is not and give the core away. The numbers come from 2-core runs with 2 and 8 ranks.
-constexpr uint32_t kYieldRounds = 4000;
 constexpr long kMaxSleepNs = 200'000;
 
 void cpuRelax() {
@@ -41,22 +40,28 @@ int Deadline::remainingMs() const {
   return static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX));
 }
 
-void Backoff::pause(int wakeFd) {
+long Backoff::round() {
   ++rounds_;
   if (rounds_ < kSpinRounds) {
     cpuRelax();
-  } else if (rounds_ < kSpinRounds + kYieldRounds) {
+    return 0;
+  }
+  if (rounds_ < kSpinRounds + yieldRounds_) {
     sched_yield();
+    return 0;
+  }
+  const uint32_t steps = std::min<uint32_t>(rounds_ - kSpinRounds - yieldRounds_, 16);
+  return std::min<long>(1000L << (steps / 2), kMaxSleepNs);
+}
+
+void Backoff::sleepOn(int wakeFd, long ns) {
+  if (ns == 0) return;
+  timespec ts{0, ns};
+  if (wakeFd >= 0) {
+    pollfd waiter{wakeFd, POLLIN, 0};
+    ppoll(&waiter, 1, &ts, nullptr);
   } else {
-    const uint32_t steps = std::min<uint32_t>(rounds_ - kSpinRounds - kYieldRounds, 16);
-    const long ns = std::min<long>(1000L << (steps / 2), kMaxSleepNs);
-    timespec ts{0, ns};
-    if (wakeFd >= 0) {
-      pollfd waiter{wakeFd, POLLIN, 0};
-      ppoll(&waiter, 1, &ts, nullptr);
-    } else {
-      nanosleep(&ts, nullptr);
-    }
+    nanosleep(&ts, nullptr);
   }
 }
 

@@ -30,18 +30,33 @@ class Backoff {
  public:
   static constexpr uint32_t kSpinRounds = 2000;
   // An oversubscribed waiter (more ranks on the host than cores) skips spinning: the peer it
-  // waits for needs this core to make progress.
-  explicit Backoff(bool oversubscribed = false) : rounds_(oversubscribed ? kSpinRounds : 0) {}
+  // waits for needs this core to make progress; it yields, so that the host's other ranks take
+  // turns quickly. Any other waiter whose sleep ends as soon as the peer moves (`wokenByPeer`)
+  // skips yielding: a yield keeps it runnable, so on cores shared with the application's threads
+  // (DDP's backward) it would get the core back only when their slice ends, while a sleep leaves
+  // them the core and wakes when there is something to do.
+  explicit Backoff(bool oversubscribed = false, bool wokenByPeer = false)
+      : rounds_(oversubscribed ? kSpinRounds : 0),
+        yieldRounds_(wokenByPeer && !oversubscribed ? 0 : kYieldRounds) {}
 
-  // One round of waiting; call between polls of whatever is awaited. Past the spinning and
-  // yielding phases, a wakeFd >= 0 ends the sleep early when it becomes readable.
-  void pause(int wakeFd = -1);
+  // One round of waiting, between polls of whatever is awaited: spins or yields and returns 0,
+  // or, past those phases, returns the nanoseconds the caller should sleep (in a wait that ends
+  // early when what it awaits arrives).
+  long round();
+  // A round that does its own sleeping: until wakeFd (>= 0) becomes readable, or plainly.
+  void pause(int wakeFd = -1) { sleepOn(wakeFd, round()); }
   void reset() { rounds_ = first_; }
   uint32_t rounds() const { return rounds_; }
 
+  // Sleeps `ns` (none when 0), ended early when wakeFd (>= 0) becomes readable.
+  static void sleepOn(int wakeFd, long ns);
+
  private:
+  static constexpr uint32_t kYieldRounds = 4000;
+
   uint32_t rounds_;
   uint32_t first_ = rounds_;
+  uint32_t yieldRounds_;
 };
 
 }  // namespace tutti

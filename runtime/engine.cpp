@@ -1,5 +1,7 @@
 #include "runtime/engine.hpp"
 
+#include <pthread.h>
+
 namespace tutti::runtime {
 
 Engine::Engine(std::function<void(const Error&)> onFailure) : onFailure_(std::move(onFailure)) {}
@@ -59,6 +61,8 @@ void Engine::drain() {
 }
 
 void Engine::workerLoop() {
+  // Named, so that top -H, perf and gdb tell it from the application's threads.
+  pthread_setname_np(pthread_self(), "tutti-engine");
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [this] { return (stopping_ && queue_.empty()) || (!busy_ && !queue_.empty()); });

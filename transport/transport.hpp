@@ -16,10 +16,21 @@
 
 namespace tutti::transport {
 
-class SendConn {
+// What both ends of a connection offer a waiter that has stopped spinning: a sleep that ends as
+// soon as the peer moves, where the transport can wake sleepers (shm: a futex per FIFO end).
+class Conn {
  public:
-  virtual ~SendConn() = default;
+  virtual ~Conn() = default;
   virtual size_t slotBytes() const = 0;
+  // True when sleep() ends early once the peer moves; false: the caller sleeps by itself.
+  virtual bool wakesSleepers() const { return false; }
+  // Sleeps at most `ns`, ending early once the peer has posted (RecvConn) or freed (SendConn) a
+  // slot since the last tryPeek/tryAcquire that found none. Used only when wakesSleepers().
+  virtual void sleep(long /*ns*/) {}
+};
+
+class SendConn : public Conn {
+ public:
   // A free slot to write into, or nullptr when all are in flight. Throws Error when the
   // connection has failed (e.g. the peer closed it: kRemote naming the peer).
   virtual void* tryAcquire() = 0;
@@ -40,10 +51,8 @@ class SendConn {
   virtual bool sendsInPlace() const { return false; }
 };
 
-class RecvConn {
+class RecvConn : public Conn {
  public:
-  virtual ~RecvConn() = default;
-  virtual size_t slotBytes() const = 0;
   // The oldest posted slot and its byte count, or nullptr when none has arrived. Throws Error when
   // the connection has failed.
   virtual const void* tryPeek(size_t* bytes) = 0;

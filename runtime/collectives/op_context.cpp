@@ -11,10 +11,10 @@ std::string describeSpan(std::chrono::milliseconds span) {
   return fmt::format("{} ms", span.count());
 }
 
-// Waits until `attempt` returns non-null.
+// Waits until `attempt` on `conn` returns non-null.
 template <typename Attempt>
-auto waitFor(OpContext& ctx, int peer, const char* what, Attempt attempt) {
-  Stall stall(ctx);
+auto waitFor(OpContext& ctx, transport::Conn& conn, int peer, const char* what, Attempt attempt) {
+  Stall stall(ctx, &conn);
   for (;;) {
     if (auto result = ctx.guarded(attempt)) return result;
     ctx.guarded([&] { ctx.comm.progress(); });
@@ -25,7 +25,12 @@ auto waitFor(OpContext& ctx, int peer, const char* what, Attempt attempt) {
 
 }  // namespace
 
-Stall::Stall(OpContext& ctx) : ctx_(ctx), backoff_(ctx.comm.oversubscribed()) {}
+// A communicator with sockets sleeps on their epoll set: sleeping on one shm FIFO instead could
+// hold back the socket progress its peers wait for.
+Stall::Stall(OpContext& ctx, transport::Conn* conn)
+    : ctx_(ctx),
+      wakingConn_(conn && conn->wakesSleepers() && ctx.comm.wakeFd() < 0 ? conn : nullptr),
+      backoff_(ctx.comm.oversubscribed(), wakingConn_ != nullptr) {}
 
 void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
@@ -68,7 +73,12 @@ void Stall::pause(int peer, const char* what) {
       raise(ErrorCode::kTimeout, "{}: timed out after {} waiting {}{}", ctx_.where(),
             describeSpan(timeout_), awaited(), ctx_.comm.stoppedLocalPeers());
   }
-  backoff_.pause(ctx_.comm.wakeFd());
+  const long ns = backoff_.round();
+  if (ns == 0) return;
+  if (wakingConn_)
+    wakingConn_->sleep(ns);
+  else
+    Backoff::sleepOn(ctx_.comm.wakeFd(), ns);
 }
 
 std::string OpContext::where() const {
@@ -78,7 +88,7 @@ std::string OpContext::where() const {
 
 void* OpContext::acquire(int peer) {
   transport::SendConn& conn = comm.sendTo(peer);
-  return waitFor(*this, peer, "for a free slot to", [&] { return conn.tryAcquire(); });
+  return waitFor(*this, conn, peer, "for a free slot to", [&] { return conn.tryAcquire(); });
 }
 
 void OpContext::post(int peer, size_t bytes) {
@@ -88,7 +98,8 @@ void OpContext::post(int peer, size_t bytes) {
 const void* OpContext::peek(int peer, size_t bytes) {
   transport::RecvConn& conn = comm.recvFrom(peer);
   size_t got = 0;
-  const void* slot = waitFor(*this, peer, "for data from", [&] { return conn.tryPeek(&got); });
+  const void* slot =
+      waitFor(*this, conn, peer, "for data from", [&] { return conn.tryPeek(&got); });
   if (got != bytes)
     raise(ErrorCode::kInvalidUsage,
           "{}: rank {} sent {} bytes where {} were expected: the ranks called different "
@@ -103,7 +114,7 @@ void OpContext::release(int peer) {
 
 void OpContext::postFrom(int peer, const void* data, size_t bytes) {
   transport::SendConn& conn = comm.sendTo(peer);
-  waitFor(*this, peer, "for a free slot to",
+  waitFor(*this, conn, peer, "for a free slot to",
           [&] { return conn.tryPostFrom(data, bytes) ? &conn : nullptr; });
 }
 

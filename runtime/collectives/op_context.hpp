@@ -24,7 +24,9 @@ struct OpContext;
 // wait, so a long collective that keeps moving never times out; only a stall does.
 class Stall {
  public:
-  explicit Stall(OpContext& ctx);
+  // `conn`: the one connection waited on, whose sleep ends when its peer moves (when it can);
+  // nullptr for a wait on several.
+  explicit Stall(OpContext& ctx, transport::Conn* conn = nullptr);
   // One round of waiting for `what` ("data from") rank `peer` (-1: no one peer); throws on abort
   // or timeout.
   void pause(int peer, const char* what);
@@ -37,6 +39,7 @@ class Stall {
 
  private:
   OpContext& ctx_;
+  transport::Conn* wakingConn_;  // non-null when its sleep ends as its peer moves
   Backoff backoff_;
   std::optional<Deadline> deadline_;
   std::chrono::milliseconds timeout_{0};  // the span deadline_ was set for

@@ -5,12 +5,15 @@
 // for head, after the consumer has finished reading them), and read with an acquire load, so
 // data never travels ahead of its counter. Each side caches the other's counter and re-reads it
 // only when the cached value says "full" (sender) or "empty" (receiver): one shared cache line
-// read per slot in the steady state.
+// read per slot in the steady state. A side that waits past its spinning sleeps on a doorbell
+// (doorbell.hpp) that the other side rings after moving its counter.
 //
 // Layout of one FIFO (all offsets from its start, which is page aligned):
 //   0     tail (u64, producer)     -- own 64-byte line
 //   64    head (u64, consumer)     -- own 64-byte line
-//   128   sizes[slots] (u64)       -- byte count of each posted slot
+//   128   consumer's doorbell (u32: raised while it sleeps for a post) -- own line
+//   192   producer's doorbell (u32: raised while it sleeps for a free slot) -- own line
+//   256   sizes[slots] (u64)       -- byte count of each posted slot
 //   data  slot 0 .. slots-1, `stride` bytes apart; data starts on a page boundary and stride is
 //         slotBytes rounded up to 64, so a slot is page aligned whenever slotBytes is a multiple
 //         of the page size (the default 128 KiB is).
@@ -23,6 +26,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "transport/shm/doorbell.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::transport::shm {
@@ -42,7 +46,9 @@ struct FifoLayout {
 
   static constexpr size_t kTailOffset = 0;
   static constexpr size_t kHeadOffset = 64;
-  static constexpr size_t kSizesOffset = 128;
+  static constexpr size_t kConsumerBellOffset = 128;
+  static constexpr size_t kProducerBellOffset = 192;
+  static constexpr size_t kSizesOffset = 256;
 
   // Options are checked before (slots <= 4096, slotBytes <= 1 GiB), so nothing overflows.
   static FifoLayout of(size_t slots, size_t slotBytes) {
@@ -62,6 +68,10 @@ static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
 // The tail or head counter of the FIFO at `base`.
 inline std::atomic_ref<uint64_t> counterAt(std::byte* base, size_t offset) {
   return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base + offset));
+}
+
+inline Doorbell doorbellAt(std::byte* base, size_t offset) {
+  return Doorbell(reinterpret_cast<uint32_t*>(base + offset));
 }
 
 // The producer's end; `base` is the FIFO's start in the receiver's segment, mapped here.
@@ -95,6 +105,15 @@ class FifoSender final : public SendConn {
     ++tail_;
     acquired_ = false;
     counterAt(base_, FifoLayout::kTailOffset).store(tail_, std::memory_order_release);
+    doorbellAt(base_, FifoLayout::kConsumerBellOffset).ring();
+  }
+
+  bool wakesSleepers() const override { return true; }
+  void sleep(long ns) override {
+    doorbellAt(base_, FifoLayout::kProducerBellOffset).sleep(ns, [&] {
+      return tail_ - counterAt(base_, FifoLayout::kHeadOffset).load(std::memory_order_acquire) <
+             layout_.slots;
+    });
   }
 
  private:
@@ -147,6 +166,14 @@ class FifoReceiver final : public RecvConn {
     peeked_ = false;
     ++head_;
     counterAt(base_, FifoLayout::kHeadOffset).store(head_, std::memory_order_release);
+    doorbellAt(base_, FifoLayout::kProducerBellOffset).ring();
+  }
+
+  bool wakesSleepers() const override { return true; }
+  void sleep(long ns) override {
+    doorbellAt(base_, FifoLayout::kConsumerBellOffset).sleep(ns, [&] {
+      return counterAt(base_, FifoLayout::kTailOffset).load(std::memory_order_acquire) != head_;
+    });
   }
 
  private:

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "base/error.hpp"
 #include "base/socket.hpp"
@@ -265,6 +267,57 @@ TEST_CASE("shm: a segment others may open is refused", "[transport][shm]") {
   } catch (const Error& e) {
     CHECK(e.code() == ErrorCode::kInvalidUsage);
     CHECK(std::string(e.what()).find("mode 666") != std::string::npos);
+  }
+}
+
+// The doorbell: a side that sleeps (for far longer than the test may take) is woken by its
+// peer's post or release, not by its own limit; a sleep whose wait is already over returns at once.
+TEST_CASE("shm: a sleeping end wakes when its peer moves", "[transport][shm]") {
+  using Clock = std::chrono::steady_clock;
+  constexpr long kLimitNs = 60'000'000'000;  // the sleep's own limit: a lost wake-up waits this
+  std::vector<std::unique_ptr<Transport>> transports;
+  const std::string tag = uniqueTag();
+  for (int rank = 0; rank < 2; ++rank)
+    transports.push_back(makeShmTransport(smallOptions(rank, 2, tag)));
+  connectAll(transports, Deadline::after(seconds(30)));
+  SendConn& sender = transports[0]->send(1);
+  RecvConn& receiver = transports[1]->recv(0);
+  REQUIRE(sender.wakesSleepers());
+  REQUIRE(receiver.wakesSleepers());
+  auto sleepSeconds = [](Conn& conn) {
+    const auto start = Clock::now();
+    conn.sleep(kLimitNs);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+
+  SECTION("the receiver, woken by a post") {
+    size_t bytes = 0;
+    REQUIRE(receiver.tryPeek(&bytes) == nullptr);
+    std::thread poster([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      REQUIRE(sender.tryAcquire() != nullptr);
+      sender.post(8);
+    });
+    const double slept = sleepSeconds(receiver);
+    poster.join();
+    CHECK(slept < 30);
+    REQUIRE(receiver.tryPeek(&bytes) != nullptr);
+    CHECK(bytes == 8);
+    // Data waits in the FIFO: no sleep at all.
+    CHECK(sleepSeconds(receiver) < 30);
+  }
+  SECTION("the sender, woken by a release") {
+    while (sender.tryAcquire()) sender.post(0);
+    std::thread releaser([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      size_t bytes = 0;
+      REQUIRE(receiver.tryPeek(&bytes) != nullptr);
+      receiver.release();
+    });
+    const double slept = sleepSeconds(sender);
+    releaser.join();
+    CHECK(slept < 30);
+    CHECK(sender.tryAcquire() != nullptr);
   }
 }
 
