@@ -4,6 +4,8 @@
 // decrements its bucket; buckets launch strictly in index order (a complete bucket waits for the
 // ones before it), so every rank issues the same collectives in the same order. With
 // findUnusedParameters the map of locally used parameters is summed right after the last bucket.
+// With gradientAsBucketView a bucket's memory is the gradients' own: markReady scales in place,
+// and a locally unused gradient is kept aside while its slot contributes zeros.
 #include "runtime/bucketing/reducer.hpp"
 
 #include <algorithm>
@@ -34,12 +36,21 @@ void copyScaled(void* dst, const void* src, size_t count, int divisor) {
   for (size_t i = 0; i < count; ++i) out[i] = in[i] / static_cast<T>(divisor);
 }
 
+void copyScaled(tuttiDataType_t dtype, void* dst, const void* src, size_t count, int divisor) {
+  if (dtype == tuttiFloat64)
+    copyScaled<double>(dst, src, count, divisor);
+  else
+    copyScaled<float>(dst, src, count, divisor);
+}
+
 }  // namespace
 
 struct Reducer::Bucket {
   tuttiDataType_t dtype = tuttiFloat32;
   std::vector<size_t> params;
-  std::vector<unsigned char> data;  // operator new alignment suits float64
+  // Shared with the views handed out (gradientView); operator new[] alignment suits float64.
+  std::shared_ptr<unsigned char[]> data;
+  size_t bytes = 0;
   size_t pending = 0;
   std::unique_ptr<PendingReduction> work;
 };
@@ -65,6 +76,10 @@ struct Reducer::State {
   size_t nextBucket = 0;  // the next bucket to launch
   std::vector<int32_t> used;
   Request usedRequest;
+  // gradientAsBucketView: the gradients of locally unused parameters, put back if no rank used
+  // them (their slots are zeroed to contribute nothing).
+  std::vector<std::vector<unsigned char>> setAside;
+  std::vector<size_t> lastUnused;  // unused on every rank in the last finalized iteration
 
   bool rebuilt = false;
   bool rebuildPending = false;
@@ -80,6 +95,7 @@ struct Reducer::State {
   }
   std::string name(size_t param) const { return describe(grads, param); }
   bool recording() const { return !rebuilt && !options.findUnusedParameters; }
+  bool inBuckets() const { return options.gradientAsBucketView; }
 
   void build(const std::vector<std::vector<size_t>>& assignment) {
     buckets.clear();
@@ -94,12 +110,17 @@ struct Reducer::State {
         slots[param] = Slot{b, bytes};
         bytes += grads[param].bytes();
       }
-      bucket.data.assign(bytes, 0);
+      bucket.data.reset(new unsigned char[bytes]());
+      bucket.bytes = bytes;
     }
   }
 
-  void* slotData(size_t param) {
-    return buckets[slots[param].bucket].data.data() + slots[param].offset;
+  std::shared_ptr<void> view(size_t param) const {
+    const Bucket& bucket = buckets[slots[param].bucket];
+    return {bucket.data, bucket.data.get() + slots[param].offset};
+  }
+  unsigned char* slotData(size_t param) {
+    return buckets[slots[param].bucket].data.get() + slots[param].offset;
   }
 
   std::string unmarkedParams() const {
@@ -126,7 +147,7 @@ Reducer::Reducer(tuttiComm_t comm, std::vector<TensorBuffer> gradients, ReducerO
       throw CommError(tuttiInvalidArgument, "reducer: parameter " + s.name(i) + " has dtype " +
                                                 tutti_type_name(grad.dtype) +
                                                 "; gradients must be float32 or float64");
-    if (grad.data == nullptr && grad.numel() > 0)
+    if (grad.data == nullptr && grad.numel() > 0 && !s.inBuckets())
       throw CommError(tuttiInvalidArgument, "reducer: parameter " + s.name(i) + " has no buffer");
   }
   std::vector<size_t> limits{options.firstBucketBytes, options.bucketCapBytes};
@@ -186,11 +207,14 @@ void Reducer::prepareForBackward(const std::vector<size_t>& unusedLocally) {
   s.stats.iteration = s.iteration;
   s.marked.assign(s.grads.size(), false);
   s.used.assign(s.grads.size(), 0);
+  s.setAside.assign(s.inBuckets() ? s.grads.size() : 0, {});
   s.nextBucket = 0;
   for (Bucket& bucket : s.buckets) bucket.pending = bucket.params.size();
   for (size_t param : unusedLocally) {
     s.marked[param] = true;
-    std::memset(s.slotData(param), 0, s.grads[param].bytes());
+    unsigned char* slot = s.slotData(param);
+    if (s.inBuckets()) s.setAside[param].assign(slot, slot + s.grads[param].bytes());
+    std::memset(slot, 0, s.grads[param].bytes());
     --s.buckets[s.slots[param].bucket].pending;
   }
   launchReadyBuckets();
@@ -210,10 +234,9 @@ void Reducer::markReady(size_t param) {
   s.used[param] = 1;
   const TensorBuffer& grad = s.grads[param];
   const int divisor = s.hook ? 1 : s.worldSize;
-  if (grad.dtype == tuttiFloat64)
-    copyScaled<double>(s.slotData(param), grad.data, grad.numel(), divisor);
-  else
-    copyScaled<float>(s.slotData(param), grad.data, grad.numel(), divisor);
+  void* slot = s.slotData(param);
+  const void* source = s.inBuckets() ? slot : grad.data;
+  if (source != slot || divisor != 1) copyScaled(grad.dtype, slot, source, grad.numel(), divisor);
   if (s.recording()) s.readyOrder.push_back(param);
   s.lastReady = Clock::now();
   --s.buckets[s.slots[param].bucket].pending;
@@ -226,9 +249,9 @@ void Reducer::launchReadyBuckets() {
   while (s.nextBucket < s.buckets.size() && s.buckets[s.nextBucket].pending == 0) {
     Bucket& bucket = s.buckets[s.nextBucket];
     if (s.nextBucket == 0) s.firstLaunch = Clock::now();
-    const size_t count = bucket.data.size() / tutti_type_size(bucket.dtype);
-    bucket.work = s.hook ? s.hook->start(s.comm, bucket.data.data(), count, bucket.dtype)
-                         : startSum(s.comm, bucket.data.data(), count, bucket.dtype);
+    const size_t count = bucket.bytes / tutti_type_size(bucket.dtype);
+    bucket.work = s.hook ? s.hook->start(s.comm, bucket.data.get(), count, bucket.dtype)
+                         : startSum(s.comm, bucket.data.get(), count, bucket.dtype);
     ++s.nextBucket;
   }
   if (before < s.buckets.size() && s.nextBucket == s.buckets.size() &&
@@ -249,9 +272,14 @@ void Reducer::finalize() {
     usage("finalize: parameters never marked ready in iteration " + std::to_string(s.iteration) +
           ": " + s.unmarkedParams());
   waitAll();
+  s.lastUnused.clear();
   for (size_t param = 0; param < s.grads.size(); ++param) {
-    if (s.options.findUnusedParameters && s.used[param] == 0) continue;  // unused everywhere
-    std::memcpy(s.grads[param].data, s.slotData(param), s.grads[param].bytes());
+    const bool unused = s.options.findUnusedParameters && s.used[param] == 0;
+    if (unused) s.lastUnused.push_back(param);
+    if (unused && s.inBuckets())
+      std::copy(s.setAside[param].begin(), s.setAside[param].end(), s.slotData(param));
+    else if (!unused && !s.inBuckets())
+      std::memcpy(s.grads[param].data, s.slotData(param), s.grads[param].bytes());
   }
   s.inIteration = false;
   if (s.recording()) s.rebuildPending = true;
@@ -269,14 +297,19 @@ void Reducer::waitAll() {
   s.stats.backwardComputeMs = msBetween(s.start, s.lastReady);
   s.stats.commMs = msBetween(s.firstLaunch, end);
   s.stats.exposedCommMs = msBetween(std::max(waitStart, s.lastReady), end);
-  for (const Bucket& bucket : s.buckets) s.stats.bucketBytes.push_back(bucket.data.size());
+  for (const Bucket& bucket : s.buckets) s.stats.bucketBytes.push_back(bucket.bytes);
 }
 
 void Reducer::rebuildBuckets() {
   State& s = *state_;
   const std::vector<std::vector<size_t>> local = computeBucketAssignmentBySize(
       s.sizes(), {s.options.firstBucketBytes, s.options.bucketCapBytes}, s.readyOrder);
+  std::vector<std::shared_ptr<void>> previous;  // gradients in buckets move to their new slots
+  if (s.inBuckets())
+    for (size_t param = 0; param < s.grads.size(); ++param) previous.push_back(s.view(param));
   s.build(broadcastAssignment(s.comm, local, s.grads.size()));
+  for (size_t param = 0; param < previous.size(); ++param)
+    std::memcpy(s.slotData(param), previous[param].get(), s.grads[param].bytes());
   s.rebuilt = true;
   s.rebuildPending = false;
   s.readyOrder.clear();
@@ -287,6 +320,19 @@ std::vector<std::vector<size_t>> Reducer::bucketAssignment() const {
   std::vector<std::vector<size_t>> out;
   for (const Bucket& bucket : state_->buckets) out.push_back(bucket.params);
   return out;
+}
+
+std::shared_ptr<void> Reducer::gradientView(size_t param) const {
+  std::lock_guard lock(mutex_);
+  const State& s = *state_;
+  if (!s.inBuckets()) usage("gradientView needs gradientAsBucketView");
+  if (param >= s.grads.size()) usage("gradientView: no parameter " + std::to_string(param));
+  return s.view(param);
+}
+
+std::vector<size_t> Reducer::unusedEverywhere() const {
+  std::lock_guard lock(mutex_);
+  return state_->lastUnused;
 }
 
 bool Reducer::hasRebuiltBuckets() const {

@@ -13,6 +13,10 @@
 // others at bucketCapBytes. After the first synchronised iteration the buckets are rebuilt once
 // from the order gradients became ready (rank 0's, so every rank agrees), first bucket first.
 // Host memory, float32 and float64 gradients.
+//
+// With gradientAsBucketView the gradients live in the buckets instead (PyTorch's
+// gradient_as_bucket_view): the caller accumulates gradient i at gradientView(i), markReady scales
+// it in place and finalize leaves the averages there, which saves both copies.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +39,8 @@ struct ReducerOptions {
   // those unused on every rank keep their gradient buffers untouched. Disables the rebuild.
   bool findUnusedParameters = false;
   bool singleBucketFirstIteration = true;
+  // TensorBuffer::data is then not used: see gradientView.
+  bool gradientAsBucketView = false;
 };
 
 // One synchronised iteration. Times in milliseconds from prepareForBackward.
@@ -68,6 +74,14 @@ class Reducer {
   // Thread-safe. Throws for a parameter marked twice in one iteration.
   void markReady(size_t param);
   void finalize();
+
+  // gradientAsBucketView only: where gradient param lives, zeroed at construction. The rebuild
+  // moves it, values included; the pointer shares ownership of the bucket, so memory taken before
+  // the rebuild stays valid (but is no longer read).
+  std::shared_ptr<void> gradientView(size_t param) const;
+  // findUnusedParameters: the parameters no rank used in the last finalized iteration, whose
+  // gradients finalize left untouched.
+  std::vector<size_t> unusedEverywhere() const;
 
   std::vector<std::vector<size_t>> bucketAssignment() const;
   bool hasRebuiltBuckets() const;

@@ -1,16 +1,22 @@
 """tutti's own Reducer from Python: its bucket assignment equals torch's
 _compute_bucket_assignment_by_size on random parameter lists; after the rebuild, the wrapper's
 buckets are the ones torch's DDP rebuilt (sizes and parameter order, from DDP's logging data);
-and tutti_torch.ddp.DistributedDataParallel trains to the same parameters as torch's DDP over
-gloo (2 and 3 processes, 20 steps, several buckets, with and without no_sync)."""
+tutti_torch.ddp.DistributedDataParallel trains to the same parameters as torch's DDP over gloo
+with the same options (2 and 3 processes, 20 steps, several buckets): plain, no_sync,
+find_unused_parameters (the same parameters' .grad None, a parameter never used keeping None),
+gradient_as_bucket_view (the gradients lie in the buckets), the two together with
+zero_grad(set_to_none=True), and torch's fp16 hook; torch's bf16 hook against torch's DDP over
+tutti's backend (gloo has no bfloat16); and bad hooks are refused with clear errors."""
 import random
 import re
 import sys
+from collections import namedtuple
 from typing import List
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as TorchDDP
 
 import world
@@ -40,22 +46,101 @@ def batch(rank: int, step: int, micro: int = 0):
     return torch.randn(8, 16, generator=generator), torch.randn(8, 4, generator=generator)
 
 
-def train(wrap, variant: str) -> nn.Module:
+class Branchy(nn.Module):
+    """trunk and head are used at every step; side on some ranks at some steps (unused on this
+    rank, averaged from the others); rare on every rank at some steps and on none at the others
+    (unused everywhere: its .grad left as it is); never at no step (its .grad stays None)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trunk, self.side, self.rare = (nn.Linear(16, 32), nn.Linear(32, 32),
+                                            nn.Linear(32, 32))
+        self.never, self.head = nn.Linear(32, 4), nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor, step: int) -> torch.Tensor:
+        h = torch.relu(self.trunk(x))
+        if (step + dist.get_rank()) % 3 != 0:
+            h = h + torch.relu(self.side(h))
+        if step % 4 == 0:
+            h = self.rare(h)
+        return self.head(h)
+
+
+class Sequential(nn.Sequential):
+    def forward(self, x: torch.Tensor, step: int) -> torch.Tensor:  # Branchy's signature
+        return super().forward(x)
+
+
+# Each variant: the options both DDPs get, the model, the communication hook, whether each step
+# accumulates a no_sync micro-batch first, and zero_grad's set_to_none.
+Variant = namedtuple("Variant", "options model hook no_sync set_to_none", defaults=(
+    {}, Sequential, None, False, False))
+VARIANTS = {
+    "plain": Variant(),
+    "no_sync": Variant(no_sync=True),
+    "find_unused": Variant(dict(find_unused_parameters=True), model=Branchy),
+    "bucket_view": Variant(dict(gradient_as_bucket_view=True), no_sync=True),
+    # New gradients each step (set_to_none) are copied into their views, as torch does.
+    "bucket_view+find_unused": Variant(
+        dict(gradient_as_bucket_view=True, find_unused_parameters=True), model=Branchy,
+        set_to_none=True),
+    "fp16": Variant(hook=default_hooks.fp16_compress_hook),
+    "bf16": Variant(hook=default_hooks.bf16_compress_hook),
+}
+# Compression rounds each averaged gradient to 11 (fp16) or 8 (bf16) significant bits, and the
+# two sides round at different points: torch's hooks round, then divide in 16 bits; tutti's
+# divide, then round; gloo and tutti sum 3 ranks in different orders. So a gradient element may
+# differ by a few units in the last place of the 16-bit type (2^-11, 2^-8 relative), and SGD with
+# momentum carries that into the parameters. Seen (3 ranks, worst absolute difference): 9.7e-5
+# with fp16, 4.7e-4 with bf16; with 2 ranks 1.1e-6 and 0. The bounds (relative and absolute) are
+# about 4 and 6 times that; float32 without compression keeps 1e-6.
+TOLERANCE = {"fp16": 4e-4, "bf16": 3e-3}
+
+
+def model_of(variant: Variant) -> nn.Module:
+    if variant.model is Branchy:
+        return Branchy()
+    return Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                      nn.Linear(32, 4))
+
+
+def bf16_hook_on_cpu(state, bucket):
+    """torch's bf16_compress_hook under another name: torch 1.13 refuses that name unless CUDA 11
+    and NCCL 2.10 are there, which a CPU process group does not need."""
+    return default_hooks.bf16_compress_hook(state, bucket)
+
+
+def train(wrap, variant: Variant, hook=None) -> nn.Module:
+    """20 steps of SGD with momentum; returns the DDP module with the last step's gradients."""
     torch.manual_seed(dist.get_rank())  # different per rank: the wrapper must broadcast rank 0's
-    model = wrap(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
-                               nn.Linear(32, 4)))
+    model = wrap(model_of(variant), **variant.options)
+    if hook is not None:
+        model.register_comm_hook(model.process_group, hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     rank = dist.get_rank()
     for step in range(STEPS):
-        if variant == "no_sync":
+        optimizer.zero_grad(set_to_none=variant.set_to_none)
+        if variant.no_sync:
             with model.no_sync():
                 x, y = batch(rank, step, micro=1)
-                nn.functional.mse_loss(model(x), y).backward()
+                nn.functional.mse_loss(model(x, step), y).backward()
         x, y = batch(rank, step)
-        nn.functional.mse_loss(model(x), y).backward()
+        nn.functional.mse_loss(model(x, step), y).backward()
         optimizer.step()
-        optimizer.zero_grad()
-    return model.module
+    return model
+
+
+def gradients_are_bucket_views(ddp) -> None:
+    """Each bucket's gradients (those not None) lie in one buffer, back to back in bucket order."""
+    parameters = list(ddp.module.parameters())
+    for bucket in ddp.bucket_assignment():
+        start, offset = None, 0
+        for index in bucket:
+            grad = parameters[index].grad
+            if grad is not None:
+                start = grad.data_ptr() - offset if start is None else start
+                assert grad.data_ptr() == start + offset, (bucket, index)
+            offset += parameters[index].numel() * parameters[index].element_size()
 
 
 def integers(text: str) -> List[int]:
@@ -83,20 +168,59 @@ def rebuilt_buckets_match(tutti_ddp, torch_ddp) -> None:
           f"{mine.bucket_assignment()}, {mine.stats()['bucket_bytes']} bytes")
 
 
+def bad_hooks(tutti_ddp, gloo) -> None:
+    def wrapped():
+        return tutti_ddp(nn.Linear(4, 4))
+
+    def refused(call, error, text) -> None:
+        try:
+            call()
+        except error as caught:
+            assert text in str(caught), caught
+        else:
+            raise AssertionError(f"no {error.__name__} ({text})")
+
+    refused(lambda: wrapped().register_comm_hook(None, "fp8"), ValueError,
+            "unknown communication hook 'fp8'; the built-in hooks are 'allreduce', 'fp16' and "
+            "'bf16'")
+    refused(lambda: wrapped().register_comm_hook(None, lambda state, bucket: None), TypeError,
+            "runs its hooks in C++")
+    refused(lambda: wrapped().register_comm_hook(gloo, "fp16"), ValueError, "state must be None")
+    twice = wrapped()
+    twice.register_comm_hook(None, "fp16")
+    refused(lambda: twice.register_comm_hook(None, "bf16"), RuntimeError, "only be called once")
+    print(f"rank {dist.get_rank()}: bad hooks are refused")
+
+
 def worker(variants: List[str]) -> None:
     from tutti_torch.ddp import DistributedDataParallel as TuttiDDP
 
     dist.init_process_group("tutti")
     gloo = dist.new_group(backend="gloo")
     rebuilt_buckets_match(TuttiDDP, lambda m, **kw: TorchDDP(m, process_group=gloo, **kw))
-    for variant in variants:
-        mine = train(lambda m: TuttiDDP(m, bucket_cap_mb=BUCKET_CAP_MB,
-                                        first_bucket_mb=FIRST_BUCKET_MB), variant)
-        theirs = train(lambda m: TorchDDP(m, process_group=gloo, bucket_cap_mb=BUCKET_CAP_MB),
-                       variant)
-        for (name, a), (_, b) in zip(mine.named_parameters(), theirs.named_parameters()):
-            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6, msg=f"{variant}: {name}")
-        print(f"rank {dist.get_rank()}: {variant}: tutti's Reducer trains to torch DDP's "
+    bad_hooks(TuttiDDP, gloo)
+    for name in variants:
+        variant = VARIANTS[name]
+        # gloo has no bfloat16 all-reduce: torch's bf16 hook runs over tutti's backend.
+        reference, their_hook = ((None, bf16_hook_on_cpu) if name == "bf16" else
+                                 (gloo, variant.hook))
+        mine = train(lambda m, **kw: TuttiDDP(m, bucket_cap_mb=BUCKET_CAP_MB,
+                                              first_bucket_mb=FIRST_BUCKET_MB, **kw),
+                     variant, variant.hook)
+        theirs = train(lambda m, **kw: TorchDDP(m, process_group=reference,
+                                                bucket_cap_mb=BUCKET_CAP_MB, **kw),
+                       variant, their_hook)
+        tolerance = TOLERANCE.get(name, 1e-6)
+        for (key, a), (_, b) in zip(mine.module.named_parameters(),
+                                    theirs.module.named_parameters()):
+            torch.testing.assert_close(a, b, rtol=tolerance, atol=tolerance,
+                                       msg=f"{name}: {key}")
+            assert (a.grad is None) == (b.grad is None), f"{name}: {key}: .grad {a.grad} {b.grad}"
+        if variant.model is Branchy:
+            assert mine.module.never.weight.grad is None, "a parameter never used got a gradient"
+        if variant.options.get("gradient_as_bucket_view"):
+            gradients_are_bucket_views(mine)
+        print(f"rank {dist.get_rank()}: {name}: tutti's Reducer trains to torch DDP's "
               "parameters")
 
 
@@ -106,5 +230,5 @@ if __name__ == "__main__":
     if world.is_worker():
         world.worker_main(worker)
     assignments_match()
-    ok = all([world.check_world(__file__, size, ["plain", "no_sync"]) for size in (2, 3)])
+    ok = all([world.check_world(__file__, size, list(VARIANTS)) for size in (2, 3)])
     sys.exit(0 if ok else 1)

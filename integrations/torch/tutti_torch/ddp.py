@@ -2,42 +2,66 @@
 
 Gradients are averaged in buckets, all-reduced asynchronously strictly in bucket order while
 backward goes on, as torch's DDP does; the point is to measure tutti's overlap against torch's
-reducer (bench/ddp-step). Supported: float32/float64 CPU parameters, no_sync. Not (yet):
-find_unused_parameters, gradient_as_bucket_view, communication hooks from Python.
+reducer (bench/ddp-step). Supported, with torch's semantics: float32/float64 CPU parameters,
+no_sync, find_unused_parameters (found by walking the autograd graph from the forward's output,
+as torch does), gradient_as_bucket_view, and the built-in communication hooks through
+register_comm_hook (torch's allreduce_hook, fp16_compress_hook, bf16_compress_hook, or their
+names "allreduce", "fp16", "bf16"), which run in C++. Not supported: other Python hooks, static
+graphs, sparse or device gradients. Differences from torch are listed in docs/torch.md.
 """
 from contextlib import contextmanager
-from typing import Iterator, List, Optional
+from typing import Callable, Iterator, List, Optional, Union
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.autograd import Variable
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel.distributed import _find_tensors
 
 from ._C import ProcessGroupTutti, Reducer, sync_module_states
 
 MIB = 1 << 20
 
+# torch's default hooks, which tutti's Reducer implements in C++, by the names it knows them by.
+_BUILTIN_HOOKS = {
+    default_hooks.allreduce_hook: "allreduce",
+    default_hooks.fp16_compress_hook: "fp16",
+    default_hooks.bf16_compress_hook: "bf16",
+}
+
 
 class DistributedDataParallel(nn.Module):
     def __init__(self, module: nn.Module, process_group: Optional[ProcessGroupTutti] = None,
-                 bucket_cap_mb: float = 25, first_bucket_mb: float = 1) -> None:
+                 bucket_cap_mb: float = 25, first_bucket_mb: float = 1,
+                 find_unused_parameters: bool = False,
+                 gradient_as_bucket_view: bool = False) -> None:
         super().__init__()
         group = process_group or dist.distributed_c10d._get_default_group()
         if not isinstance(group, ProcessGroupTutti):
             raise TypeError("tutti_torch.DistributedDataParallel needs a tutti process group, "
                             f"got {type(group).__name__}")
         self.module = module
+        self.process_group = group
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
         named = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
         self._parameters_in_order = [p for _, p in named]
         states = list(module.state_dict().items())
         sync_module_states(group, [t for _, t in states], [name for name, _ in states])
-        # The reducer reads and writes these buffers in place: they are the parameters' .grad,
-        # which autograd accumulates into (and zero_grad() zeroes) without replacing them.
-        self._gradients: List[torch.Tensor] = [torch.zeros_like(p) for p in
-                                               self._parameters_in_order]
-        self._attach_gradients()
-        self._reducer = Reducer(group, self._gradients, [name for name, _ in named],
-                                int(bucket_cap_mb * MIB), int(first_bucket_mb * MIB))
+        # The reducer reads each gradient from, and writes its average to, its storage: a buffer
+        # of ours, or with gradient_as_bucket_view the gradient's place in its bucket (then the
+        # reducer takes only the parameters' shapes and dtypes). The storage becomes the
+        # parameter's .grad, which autograd accumulates into in place.
+        buffers = [] if gradient_as_bucket_view else [
+            torch.zeros_like(p) for p in self._parameters_in_order]
+        self._reducer = Reducer(
+            group, self._parameters_in_order if gradient_as_bucket_view else buffers,
+            [name for name, _ in named], int(bucket_cap_mb * MIB), int(first_bucket_mb * MIB),
+            find_unused_parameters, gradient_as_bucket_view)
+        self._storage: List[torch.Tensor] = (
+            self._bucket_views() if gradient_as_bucket_view else buffers)
+        self._hook_registered = False
         self._finalize_queued = False
         # Hooks on the gradient accumulators fire once a parameter's gradient is complete.
         self._accumulators = []
@@ -47,11 +71,10 @@ class DistributedDataParallel(nn.Module):
             self._accumulators.append(accumulator)
 
     def forward(self, *inputs, **kwargs):
+        output = self.module(*inputs, **kwargs)
         if torch.is_grad_enabled() and self._reducer.sync_enabled():
-            self._attach_gradients()
-            self._reducer.prepare()
-            self._finalize_queued = False
-        return self.module(*inputs, **kwargs)
+            self._prepare_for_backward(output)
+        return output
 
     @contextmanager
     def no_sync(self) -> Iterator[None]:
@@ -62,6 +85,25 @@ class DistributedDataParallel(nn.Module):
         finally:
             self._reducer.set_sync(True)
 
+    def register_comm_hook(self, state: object, hook: Union[str, Callable]) -> None:
+        """torch's DistributedDataParallel.register_comm_hook for the built-in hooks: `hook` is
+        torch's allreduce_hook, fp16_compress_hook or bf16_compress_hook, or its name
+        ("allreduce", "fp16", "bf16"); `state` is None or this module's process group. Once,
+        before the first forward."""
+        if state is not None and state is not self.process_group:
+            raise ValueError("tutti_torch.DistributedDataParallel.register_comm_hook: the hook "
+                             "reduces over the module's own process group; state must be None "
+                             "or that group")
+        if self._hook_registered:
+            raise RuntimeError("register_comm_hook can only be called once")
+        name = hook if isinstance(hook, str) else _BUILTIN_HOOKS.get(hook)
+        if name is None:
+            raise TypeError(f"tutti's Reducer runs its hooks in C++ and cannot call {hook!r}: "
+                            "pass torch's allreduce_hook, fp16_compress_hook or "
+                            "bf16_compress_hook (default_hooks), or 'allreduce', 'fp16', 'bf16'")
+        self._reducer.set_comm_hook(name)
+        self._hook_registered = True
+
     def stats(self) -> dict:
         """The last synchronised iteration: backward_compute_ms, comm_ms, exposed_comm_ms,
         bucket_bytes."""
@@ -70,12 +112,36 @@ class DistributedDataParallel(nn.Module):
     def bucket_assignment(self) -> List[List[int]]:
         return self._reducer.bucket_assignment()
 
-    def _attach_gradients(self) -> None:
-        # zero_grad(set_to_none=True) drops .grad; put the reducer's buffer back, zeroed.
-        for parameter, gradient in zip(self._parameters_in_order, self._gradients):
-            if parameter.grad is not gradient:
-                gradient.zero_()
-                parameter.grad = gradient
+    def _bucket_views(self) -> List[torch.Tensor]:
+        """As torch at bucket (re)building: a gradient that exists moves into its place in the
+        bucket, which becomes its .grad. (At the rebuild the reducer has moved the values
+        already: that copy, once, is redundant.)"""
+        views = [self._reducer.gradient_view(i) for i in range(len(self._parameters_in_order))]
+        for parameter, view in zip(self._parameters_in_order, views):
+            if parameter.grad is not None:
+                view.copy_(parameter.grad)
+                parameter.grad = view
+        return views
+
+    def _prepare_for_backward(self, output) -> None:
+        unused = self._unused_parameters(output) if self.find_unused_parameters else []
+        rebuilt = self._reducer.has_rebuilt_buckets()
+        self._reducer.prepare(unused)  # rebuilds the buckets after the first iteration
+        if self.gradient_as_bucket_view and rebuilt != self._reducer.has_rebuilt_buckets():
+            self._storage = self._bucket_views()
+        self._finalize_queued = False
+
+    def _unused_parameters(self, output) -> List[int]:
+        """The parameters whose gradient accumulators the autograd graph of output does not
+        reach: torch's Reducer::search_unused_parameters."""
+        seen = set()
+        queue = [t.grad_fn for t in _find_tensors(output) if t.grad_fn is not None]
+        while queue:
+            for node, _ in queue.pop().next_functions:
+                if node is not None and node not in seen:
+                    seen.add(node)
+                    queue.append(node)
+        return [i for i, accumulator in enumerate(self._accumulators) if accumulator not in seen]
 
     def _make_ready_hook(self, index: int):
         def ready(*_unused) -> None:
@@ -83,7 +149,30 @@ class DistributedDataParallel(nn.Module):
                 return
             if not self._finalize_queued:
                 # Runs when this backward pass ends: wait for the buckets, write the averages.
-                Variable._execution_engine.queue_callback(self._reducer.finalize)
+                Variable._execution_engine.queue_callback(self._finalize)
                 self._finalize_queued = True
+            self._stage(index)
             self._reducer.mark_ready(index)
         return ready
+
+    def _stage(self, index: int) -> None:
+        """Makes the reducer's storage the parameter's .grad, holding its gradient: autograd
+        made a new one if .grad was None (zero_grad(set_to_none=True), or the first backward)."""
+        parameter, storage = self._parameters_in_order[index], self._storage[index]
+        if parameter.grad is storage:
+            return
+        if parameter.grad is None:  # the engine gave the accumulator no gradient
+            storage.zero_()
+        else:
+            storage.copy_(parameter.grad)
+        parameter.grad = storage
+
+    def _finalize(self) -> None:
+        self._reducer.finalize()
+        # Parameters that got no gradient here but did elsewhere now have the average, as in
+        # torch; those that no rank used keep their .grad (None included) untouched.
+        unused = set(self._reducer.unused_everywhere())
+        for index, (parameter, storage) in enumerate(zip(self._parameters_in_order,
+                                                         self._storage)):
+            if index not in unused and parameter.grad is not storage:
+                parameter.grad = storage

@@ -11,6 +11,19 @@
 
 namespace tutti::bucketing::testing {
 
+// Element i of a float32 or float64 buffer, as a double.
+inline double valueAt(const void* data, tuttiDataType_t dtype, size_t i) {
+  if (dtype == tuttiFloat64) return static_cast<const double*>(data)[i];
+  return static_cast<const float*>(data)[i];
+}
+
+inline void setValueAt(void* data, tuttiDataType_t dtype, size_t i, double value) {
+  if (dtype == tuttiFloat64)
+    static_cast<double*>(data)[i] = value;
+  else
+    static_cast<float*>(data)[i] = static_cast<float>(value);
+}
+
 struct ParamSpec {
   size_t numel;
   tuttiDataType_t dtype;
@@ -33,15 +46,9 @@ class GradStore {
   const std::vector<TensorBuffer>& buffers() const { return buffers_; }
   size_t size() const { return buffers_.size(); }
   size_t numel(size_t p) const { return buffers_[p].numel(); }
-  double get(size_t p, size_t i) const {
-    if (buffers_[p].dtype == tuttiFloat64) return static_cast<const double*>(buffers_[p].data)[i];
-    return static_cast<const float*>(buffers_[p].data)[i];
-  }
+  double get(size_t p, size_t i) const { return valueAt(buffers_[p].data, buffers_[p].dtype, i); }
   void set(size_t p, size_t i, double value) {
-    if (buffers_[p].dtype == tuttiFloat64)
-      static_cast<double*>(buffers_[p].data)[i] = value;
-    else
-      static_cast<float*>(buffers_[p].data)[i] = static_cast<float>(value);
+    setValueAt(buffers_[p].data, buffers_[p].dtype, i, value);
   }
 
  private:

@@ -1,9 +1,10 @@
 // Reducer over thread worlds: exact averages before and after the rebuild, the agreed rebuild,
-// no_sync, unused parameters and the usage errors.
+// no_sync, unused parameters, gradients as bucket views and the usage errors.
 #include "runtime/bucketing/reducer.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -192,40 +193,98 @@ TEST_CASE("no_sync accumulates locally; the next synchronised step averages the 
 TEST_CASE("unused parameters: unused everywhere stay untouched, unused somewhere are averaged",
           "[bucketing]") {
   const auto specs = tb::testing::smallModel();
-  std::vector<size_t> mismatches(2, 0);
-  std::vector<int> rebuilt(2, 1);
+  for (bool inBuckets : {false, true}) {
+    INFO("gradientAsBucketView " << inBuckets);
+    std::vector<size_t> mismatches(2, 0);
+    std::vector<int> rebuilt(2, 1);
+    std::vector<std::vector<size_t>> unusedEverywhere(2);
+    const auto errors = onEveryRank(2, [&](tuttiComm_t comm, int rank) {
+      GradStore grads(specs);
+      tb::ReducerOptions options = smallBuckets();
+      options.findUnusedParameters = true;
+      options.gradientAsBucketView = inBuckets;
+      tb::Reducer reducer(comm, grads.buffers(), options);
+      auto at = [&](size_t p) {
+        return inBuckets ? reducer.gradientView(p).get() : grads.buffers()[p].data;
+      };
+      auto set = [&](size_t p, size_t i, double value) {
+        tb::testing::setValueAt(at(p), specs[p].dtype, i, value);
+      };
+      // Parameter 0 is unused everywhere, parameter 3 on rank 1 only, where it holds a stale 7.
+      const std::vector<size_t> unused =
+          rank == 0 ? std::vector<size_t>{0} : std::vector<size_t>{0, 3};
+      for (int iteration = 0; iteration < 2; ++iteration) {
+        for (size_t i = 0; i < specs[0].numel; ++i) set(0, i, 42);
+        for (size_t i = 0; rank == 1 && i < specs[3].numel; ++i) set(3, i, 7);
+        reducer.prepareForBackward(unused);
+        for (size_t p : markOrder(specs.size(), rank, iteration)) {
+          if (std::find(unused.begin(), unused.end(), p) != unused.end()) continue;
+          for (size_t i = 0; i < specs[p].numel; ++i) set(p, i, gradient(iteration, p, rank, i));
+          reducer.markReady(p);
+        }
+        reducer.finalize();
+        for (size_t p = 0; p < specs.size(); ++p)
+          for (size_t i = 0; i < specs[p].numel; ++i) {
+            double expected = 42;
+            if (p == 3)
+              expected = gradient(iteration, p, 0, i) / 2;
+            else if (p != 0)
+              expected = (gradient(iteration, p, 0, i) + gradient(iteration, p, 1, i)) / 2;
+            if (tb::testing::valueAt(at(p), specs[p].dtype, i) != expected)
+              ++mismatches[static_cast<size_t>(rank)];
+          }
+      }
+      rebuilt[static_cast<size_t>(rank)] = reducer.hasRebuiltBuckets();
+      unusedEverywhere[static_cast<size_t>(rank)] = reducer.unusedEverywhere();
+    });
+    expectNoErrors(errors);
+    CHECK(mismatches == std::vector<size_t>{0, 0});
+    CHECK(rebuilt == std::vector<int>{0, 0});  // PyTorch does not rebuild with unused parameters
+    CHECK(unusedEverywhere == std::vector<std::vector<size_t>>{{0}, {0}});
+  }
+}
+
+TEST_CASE("gradientAsBucketView: averages in the buckets, carried across the rebuild",
+          "[bucketing]") {
+  const auto specs = tb::testing::smallModel();
+  std::vector<size_t> mismatches(2, 0), notCarried(2, 0);
+  std::vector<int> rebuilt(2, 0);
   const auto errors = onEveryRank(2, [&](tuttiComm_t comm, int rank) {
-    GradStore grads(specs);
+    std::vector<tb::TensorBuffer> shapes = GradStore(specs).buffers();
+    for (tb::TensorBuffer& shape : shapes) shape.data = nullptr;  // the buckets hold the values
     tb::ReducerOptions options = smallBuckets();
-    options.findUnusedParameters = true;
-    tb::Reducer reducer(comm, grads.buffers(), options);
-    // Parameter 0 is unused everywhere, parameter 3 on rank 1 only.
-    const std::vector<size_t> unused =
-        rank == 0 ? std::vector<size_t>{0} : std::vector<size_t>{0, 3};
-    for (int iteration = 0; iteration < 2; ++iteration) {
-      for (size_t i = 0; i < grads.numel(0); ++i) grads.set(0, i, 42);
-      reducer.prepareForBackward(unused);
+    options.gradientAsBucketView = true;
+    tb::Reducer reducer(comm, shapes, options);
+    auto value = [&](const std::shared_ptr<void>& view, size_t p, size_t i) {
+      return tb::testing::valueAt(view.get(), specs[p].dtype, i);
+    };
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      std::vector<std::shared_ptr<void>> before;  // the last averages, in the buckets so far
+      for (size_t p = 0; p < specs.size(); ++p) before.push_back(reducer.gradientView(p));
+      reducer.prepareForBackward();  // the second iteration rebuilds the buckets
+      for (size_t p = 0; p < specs.size(); ++p)
+        for (size_t i = 0; i < specs[p].numel; ++i)
+          if (value(reducer.gradientView(p), p, i) != value(before[p], p, i))
+            ++notCarried[static_cast<size_t>(rank)];
       for (size_t p : markOrder(specs.size(), rank, iteration)) {
-        if (std::find(unused.begin(), unused.end(), p) != unused.end()) continue;
-        fill(grads, p, iteration, rank);
+        for (size_t i = 0; i < specs[p].numel; ++i)
+          tb::testing::setValueAt(reducer.gradientView(p).get(), specs[p].dtype, i,
+                                  gradient(iteration, p, rank, i));
         reducer.markReady(p);
       }
       reducer.finalize();
       for (size_t p = 0; p < specs.size(); ++p)
-        for (size_t i = 0; i < grads.numel(p); ++i) {
-          double expected = 42;
-          if (p == 3)
-            expected = gradient(iteration, p, 0, i) / 2;
-          else if (p != 0)
-            expected = (gradient(iteration, p, 0, i) + gradient(iteration, p, 1, i)) / 2;
-          if (grads.get(p, i) != expected) ++mismatches[static_cast<size_t>(rank)];
-        }
+        for (size_t i = 0; i < specs[p].numel; ++i)
+          if (value(reducer.gradientView(p), p, i) !=
+              (gradient(iteration, p, 0, i) + gradient(iteration, p, 1, i)) / 2)
+            ++mismatches[static_cast<size_t>(rank)];
     }
     rebuilt[static_cast<size_t>(rank)] = reducer.hasRebuiltBuckets();
   });
   expectNoErrors(errors);
   CHECK(mismatches == std::vector<size_t>{0, 0});
-  CHECK(rebuilt == std::vector<int>{0, 0});  // PyTorch does not rebuild with unused parameters
+  CHECK(notCarried == std::vector<size_t>{0, 0});
+  CHECK(rebuilt == std::vector<int>{1, 1});
 }
 
 TEST_CASE("a parameter marked twice is an error naming it", "[bucketing]") {
@@ -280,4 +339,12 @@ TEST_CASE("invalid gradients are rejected at construction", "[bucketing]") {
     tb::Reducer(comm, {{"ints", {4}, tuttiInt32, data}});
   });
   CHECK_THAT(errors[0], Catch::Contains("0 ('ints')") && Catch::Contains("int32"));
+}
+
+TEST_CASE("gradientView without gradientAsBucketView is an error", "[bucketing]") {
+  const auto errors = onEveryRank(1, [&](tuttiComm_t comm, int) {
+    float data[4] = {};
+    tb::Reducer(comm, {{"w", {4}, tuttiFloat32, data}}).gradientView(0);
+  });
+  CHECK_THAT(errors[0], Catch::Contains("gradientAsBucketView"));
 }
