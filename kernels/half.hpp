@@ -1,10 +1,12 @@
 // kernels/half.hpp: float16 (IEEE binary16) and bfloat16 as storage types, with conversions to and
 // from float written as portable bit code. The same code runs on the CPU and, compiled by nvcc, on
-// the GPU, so the CPU unit tests verify the exact rounding the device kernels perform.
+// the GPU, so the CPU unit tests verify the exact rounding the device kernels perform. The
+// bucketing layer's fp16/bf16 compression hooks cast with it too, taking the header alone (they
+// link libtutti, not the kernels library), so it stays header-only.
 //
 // float -> half rounds to nearest, ties to even; overflow gives inf; NaN stays NaN (quietened, sign
-// kept). half -> float is exact (NaN payloads are kept). No _Float16, no cuda_fp16.h: those would
-// make the host and device paths two different pieces of code.
+// and the top payload bits kept). half -> float is exact (NaN payloads are kept). No _Float16, no
+// cuda_fp16.h: those would make the host and device paths two different pieces of code.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/bucketing/half_cast.hpp"
+#include "kernels/half.hpp"
 #include "tutti/tutti.hpp"
 
 namespace tutti::bucketing {
@@ -48,6 +48,8 @@ class AllreduceHook : public CommHook {
   }
 };
 
+// The casts are the reduction kernels' own (kernels/half.hpp), so a compressed bucket is rounded
+// exactly as the float16/bfloat16 sum that reduces it rounds.
 struct Codec {
   const char* name;
   tuttiDataType_t wireType;
@@ -120,12 +122,12 @@ std::unique_ptr<CommHook> allreduceHook() {
 
 std::unique_ptr<CommHook> fp16CompressHook() {
   return std::make_unique<CompressHook>(
-      Codec{"fp16_compress", tuttiFloat16, floatToHalfBits, halfBitsToFloat});
+      Codec{"fp16_compress", tuttiFloat16, kernels::floatToHalfBits, kernels::halfBitsToFloat});
 }
 
 std::unique_ptr<CommHook> bf16CompressHook() {
-  return std::make_unique<CompressHook>(
-      Codec{"bf16_compress", tuttiBfloat16, floatToBfloat16Bits, bfloat16BitsToFloat});
+  return std::make_unique<CompressHook>(Codec{
+      "bf16_compress", tuttiBfloat16, kernels::floatToBfloatBits, kernels::bfloatBitsToFloat});
 }
 
 }  // namespace tutti::bucketing
