@@ -58,6 +58,25 @@ class RecvConn : public Conn {
   virtual const void* tryPeek(size_t* bytes) = 0;
   // Frees the slot returned by the last successful tryPeek.
   virtual void release() = 0;
+  // Takes the oldest message into `dst` when it holds exactly `bytes`: true once it has arrived,
+  // with *got its size (a message of another size stays unconsumed, for the caller to report).
+  // A transport that receivesInPlace() reads it from the wire straight into `dst`, so between
+  // the first call and the one that returns true `dst` belongs to the connection.
+  virtual bool tryReceiveInto(void* dst, size_t bytes, size_t* got) {
+    const void* slot = tryPeek(got);
+    if (!slot) return false;
+    if (*got == bytes) {
+      std::memcpy(dst, slot, bytes);
+      release();
+    }
+    return true;
+  }
+  // True when tryReceiveInto costs no copy (tcp), so that a step whose only input is a peer's
+  // message receives it into its destination rather than into a slot first.
+  virtual bool receivesInPlace() const { return false; }
+  // The caller gives up waiting in tryReceiveInto (it failed): `dst` is the caller's again. A
+  // message already partly written there is lost, so the connection fails.
+  virtual void abandonReceive() {}
 };
 
 struct Options {

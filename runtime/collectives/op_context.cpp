@@ -95,17 +95,37 @@ void OpContext::post(int peer, size_t bytes) {
   comm.sendTo(peer).post(bytes);
 }
 
+namespace {
+
+[[noreturn]] void raiseSizeMismatch(const OpContext& ctx, int peer, size_t got, size_t bytes) {
+  raise(ErrorCode::kInvalidUsage,
+        "{}: rank {} sent {} bytes where {} were expected: the ranks called different "
+        "collectives, counts or types",
+        ctx.where(), peer, got, bytes);
+}
+
+}  // namespace
+
 const void* OpContext::peek(int peer, size_t bytes) {
   transport::RecvConn& conn = comm.recvFrom(peer);
   size_t got = 0;
   const void* slot =
       waitFor(*this, conn, peer, "for data from", [&] { return conn.tryPeek(&got); });
-  if (got != bytes)
-    raise(ErrorCode::kInvalidUsage,
-          "{}: rank {} sent {} bytes where {} were expected: the ranks called different "
-          "collectives, counts or types",
-          where(), peer, got, bytes);
+  if (got != bytes) raiseSizeMismatch(*this, peer, got, bytes);
   return slot;
+}
+
+void OpContext::receiveInto(int peer, void* dst, size_t bytes) {
+  transport::RecvConn& conn = comm.recvFrom(peer);
+  size_t got = 0;
+  try {
+    waitFor(*this, conn, peer, "for data from",
+            [&] { return conn.tryReceiveInto(dst, bytes, &got) ? &conn : nullptr; });
+  } catch (...) {
+    conn.abandonReceive();
+    throw;
+  }
+  if (got != bytes) raiseSizeMismatch(*this, peer, got, bytes);
 }
 
 void OpContext::release(int peer) {

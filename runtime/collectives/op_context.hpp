@@ -79,6 +79,9 @@ struct OpContext {
   void postFrom(int peer, const void* data, size_t bytes);
   // Waits for the next slot from peer and checks that it holds exactly `bytes`.
   const void* peek(int peer, size_t bytes);
+  // Waits for the next message from peer, which must hold exactly `bytes`, and puts it in `dst`
+  // (RecvConn::tryReceiveInto): for connections that receivesInPlace().
+  void receiveInto(int peer, void* dst, size_t bytes);
   void release(int peer);
   // Waits until every posted slot has left this process; the last step of every operation.
   void drainSends();

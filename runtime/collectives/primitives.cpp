@@ -15,7 +15,16 @@ void transfer(OpContext& ctx, const Step& step, size_t elems) {
   std::array<void*, kMaxStepPeers + 1> outputs{};
   std::array<bool, kMaxStepPeers> fromLocal{};
   int ninputs = 0, noutputs = 0;
-  for (int peer : step.from) inputs[static_cast<size_t>(ninputs++)] = ctx.peek(peer, bytes);
+  // A lone message from a connection that receives in place lands in the destination at once
+  // (no slot to copy out of); the destination is then the step's only input.
+  const bool receiveInPlace = step.from.size() == 1 && !step.src && step.dst &&
+                              ctx.comm.recvFrom(step.from[0]).receivesInPlace();
+  if (receiveInPlace) {
+    ctx.receiveInto(step.from[0], step.dst, bytes);
+    inputs[static_cast<size_t>(ninputs++)] = step.dst;
+  } else {
+    for (int peer : step.from) inputs[static_cast<size_t>(ninputs++)] = ctx.peek(peer, bytes);
+  }
   if (step.src) inputs[static_cast<size_t>(ninputs++)] = step.src;
   if (step.dst) outputs[static_cast<size_t>(noutputs++)] = step.dst;
   for (size_t i = 0; i < step.to.size(); ++i) {
@@ -39,7 +48,8 @@ void transfer(OpContext& ctx, const Step& step, size_t elems) {
     else
       ctx.post(step.to[i], bytes);
   }
-  for (int peer : step.from) ctx.release(peer);
+  if (!receiveInPlace)
+    for (int peer : step.from) ctx.release(peer);
 }
 
 }  // namespace tutti::runtime

@@ -239,12 +239,13 @@ void TcpLink::readSocket(int index) {
       }
     }
     if (s.payloadGot < s.length) {
+      if (s.payloadGot == 0) s.payloadTo = payloadTarget(s.nextRead, s.length);
       const size_t want = s.length - s.payloadGot;
-      const ssize_t n =
-          recv(s.fd.get(), recvSlots_.slot(s.nextRead) + s.payloadGot, want, MSG_DONTWAIT);
+      const ssize_t n = recv(s.fd.get(), s.payloadTo + s.payloadGot, want, MSG_DONTWAIT);
       if (!received(s, n, errno)) return;
       s.payloadGot += static_cast<size_t>(n);
       if (s.payloadGot < s.length) return;  // drained
+      if (s.payloadTo == receiveTo_) receivedInPlace_ = true;
     }
     recvLength_[s.nextRead % slots_] = s.length;
     complete_[s.nextRead % slots_] = true;
@@ -253,20 +254,59 @@ void TcpLink::readSocket(int index) {
   }
 }
 
+std::byte* TcpLink::payloadTarget(uint64_t frame, uint32_t length) {
+  if (frame == consumed_ && receiveTo_ && length == receiveBytes_) return receiveTo_;
+  return recvSlots_.slot(frame);
+}
+
+bool TcpLink::nextFrameComplete() {
+  if (complete_[consumed_ % slots_]) return true;
+  const int index = static_cast<int>(consumed_ % sockets_.size());
+  readSocket(index);
+  if (complete_[consumed_ % slots_]) return true;
+  if (sockets_[index].readError) throw *sockets_[index].readError;
+  return false;
+}
+
 const void* TcpLink::Receiver::tryPeek(size_t* bytes) {
   TcpLink& l = link_;
-  const uint64_t slot = l.consumed_ % l.slots_;
-  if (!l.complete_[slot]) {
-    const int index = static_cast<int>(l.consumed_ % l.sockets_.size());
-    l.readSocket(index);
-    if (!l.complete_[slot]) {
-      if (l.sockets_[index].readError) throw *l.sockets_[index].readError;
-      return nullptr;
-    }
-  }
+  if (!l.nextFrameComplete()) return nullptr;
   l.peeked_ = true;
-  *bytes = l.recvLength_[slot];
+  *bytes = l.recvLength_[l.consumed_ % l.slots_];
   return l.recvSlots_.slot(l.consumed_);
+}
+
+bool TcpLink::Receiver::tryReceiveInto(void* dst, size_t bytes, size_t* got) {
+  TcpLink& l = link_;
+  l.receiveTo_ = static_cast<std::byte*>(dst);
+  l.receiveBytes_ = bytes;
+  if (!l.nextFrameComplete()) return false;
+  l.receiveTo_ = nullptr;
+  const uint64_t slot = l.consumed_ % l.slots_;
+  *got = l.recvLength_[slot];
+  if (*got != bytes) return true;  // left in its slot: the caller reports the mismatch
+  if (!l.receivedInPlace_ && bytes > 0) std::memcpy(dst, l.recvSlots_.slot(l.consumed_), bytes);
+  l.receivedInPlace_ = false;
+  l.complete_[slot] = false;
+  ++l.consumed_;
+  return true;
+}
+
+void TcpLink::Receiver::abandonReceive() {
+  TcpLink& l = link_;
+  if (!l.receiveTo_) return;
+  Socket& s = l.sockets_[l.consumed_ % l.sockets_.size()];
+  const bool partlyThere =
+      s.nextRead == l.consumed_ && s.payloadGot > 0 && s.payloadTo == l.receiveTo_;
+  if (partlyThere || l.receivedInPlace_) {
+    // The frame's bytes went to memory that is no longer ours to write: this socket stops
+    // reading (readSocket checks readError first), and the frame is never delivered.
+    l.complete_[l.consumed_ % l.slots_] = false;
+    s.readError = Error(ErrorCode::kInternal,
+                        fmt::format("tcp: a receive from {} was abandoned halfway", l.what_));
+  }
+  l.receiveTo_ = nullptr;
+  l.receivedInPlace_ = false;
 }
 
 void TcpLink::Receiver::release() {

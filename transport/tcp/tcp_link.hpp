@@ -8,7 +8,10 @@
 // an ordered subsequence and the receiver can put the stream back together.
 // Receiving: `slots` local slots; frame k lands in slot k % slots as soon as the frame before it
 // in that slot has been released, read from socket k % nsockets. tryPeek returns frame k only
-// when it is complete and all earlier ones were released.
+// when it is complete and all earlier ones were released. tryReceiveInto names where the next
+// frame (k = consumed_) should go instead: its payload is read straight into the caller's
+// memory when its size matches and none of it is in the slot yet, saving the copy out of the
+// slot.
 //
 // Errors never escape from flushWrites()/readSocket() (progress() must not fail because of a
 // connection nobody is using right now): they are stored and thrown by the next tryAcquire
@@ -98,6 +101,7 @@ class TcpLink {
     size_t headerGot = 0;
     uint32_t length = 0;
     size_t payloadGot = 0;
+    std::byte* payloadTo = nullptr;  // where this frame's payload goes, chosen at its first byte
     std::optional<Error> readError;  // EOF, reset or protocol error: no more frames from here
   };
 
@@ -120,6 +124,9 @@ class TcpLink {
     size_t slotBytes() const override { return link_.slotBytes_; }
     const void* tryPeek(size_t* bytes) override;
     void release() override;
+    bool tryReceiveInto(void* dst, size_t bytes, size_t* got) override;
+    bool receivesInPlace() const override { return true; }
+    void abandonReceive() override;
 
    private:
     TcpLink& link_;
@@ -133,6 +140,11 @@ class TcpLink {
   void advanceWritten(Socket& socket, size_t bytes);
   // False when the recv got nothing (EAGAIN, EOF, error); errors are stored in the socket.
   bool received(Socket& socket, ssize_t n, int err);
+  // The caller's memory when frame `frame` of `length` bytes may go there, else its slot.
+  std::byte* payloadTarget(uint64_t frame, uint32_t length);
+  // True when frame consumed_ is complete, after reading its socket; throws that socket's error
+  // when it never will be.
+  bool nextFrameComplete();
   Error remoteClosed(const char* how) const;
 
   const int rank_;
@@ -162,6 +174,11 @@ class TcpLink {
   std::vector<bool> complete_;
   uint64_t consumed_ = 0;
   bool peeked_ = false;
+  // tryReceiveInto's destination for frame consumed_ (null: none), and whether that frame's
+  // payload went there rather than into its slot.
+  std::byte* receiveTo_ = nullptr;
+  size_t receiveBytes_ = 0;
+  bool receivedInPlace_ = false;
 
   friend class PendingWrites;
   bool listed_ = false;  // in PendingWrites

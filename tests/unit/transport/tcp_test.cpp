@@ -7,6 +7,7 @@
 #include <cstring>
 #include <future>
 #include <thread>
+#include <utility>
 
 #include "base/auth.hpp"
 #include "base/error.hpp"
@@ -48,6 +49,16 @@ Fd dialAsRank(const Options& options, int from, int to, const std::string& addre
   REQUIRE(got.from == to);
   REQUIRE(got.to == from);
   return fd;
+}
+
+// Rank 0's real transport, connected to a fake rank 1 whose socket the test writes raw frames to.
+std::pair<std::unique_ptr<Transport>, Fd> connectToFakeRank() {
+  const Options options = smallOptions(0, 2, uniqueTag());
+  auto transport = makeTcpTransport(options);
+  const std::string address = transport->localAddress();
+  auto fake = std::async(std::launch::async, [&] { return dialAsRank(options, 1, 0, address); });
+  transport->connect({1}, {address, "127.0.0.1:9"}, Deadline::after(seconds(10)));
+  return {std::move(transport), fake.get()};
 }
 
 void writeFrameHeader(int fd, uint32_t length) {
@@ -168,13 +179,7 @@ TEST_CASE("tcp: a rank that leaves first delivers everything it posted", "[trans
 
 TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation",
           "[transport][tcp]") {
-  const std::string tag = uniqueTag();
-  const Options options = smallOptions(0, 2, tag);
-  auto transport = makeTcpTransport(options);
-  const std::string address = transport->localAddress();
-  auto fake = std::async(std::launch::async, [&] { return dialAsRank(options, 1, 0, address); });
-  transport->connect({1}, {address, "127.0.0.1:9"}, Deadline::after(seconds(10)));
-  Fd fd = fake.get();
+  auto [transport, fd] = connectToFakeRank();
 
   // One good frame, then one that claims slotBytes + 1 bytes.
   writeFrameHeader(fd.get(), 3);
@@ -202,6 +207,64 @@ TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation"
   CHECK(message.find("limit 4096") != std::string::npos);
   CHECK((message.find("4097 bytes") != std::string::npos ||
          message.find("4294967295 bytes") != std::string::npos));
+}
+
+TEST_CASE(
+    "tcp: tryReceiveInto reads into the caller's memory; a wrong size stays; an abandoned "
+    "receive fails the link",
+    "[transport][tcp]") {
+  auto [transport, fd] = connectToFakeRank();
+  auto write = [&](const char* text) {
+    writeAll(fd.get(), text, std::strlen(text), Deadline::after(seconds(5)), "rank 0");
+  };
+  RecvConn& recv = transport->recv(1);
+  REQUIRE(recv.receivesInPlace());
+  const Deadline deadline = Deadline::after(seconds(30));
+  std::string dst(8, '.');
+  size_t got = 0;
+  // Progress alone until the caller's memory holds `text`: bytes read there, not into a slot.
+  auto progressUntilDstHolds = [&](const std::string& text) {
+    while (dst.compare(0, text.size(), text) != 0 && !deadline.expired()) transport->progress();
+    REQUIRE(dst.compare(0, text.size(), text) == 0);
+  };
+
+  // Asked for before it arrives, the frame lands in place.
+  CHECK_FALSE(recv.tryReceiveInto(dst.data(), 6, &got));
+  writeFrameHeader(fd.get(), 6);
+  write("abcdef");
+  progressUntilDstHolds("abcdef");
+  REQUIRE(recv.tryReceiveInto(dst.data(), 6, &got));
+  CHECK(got == 6);
+
+  // A frame of another size is reported and left for tryPeek; the memory is untouched.
+  writeFrameHeader(fd.get(), 3);
+  write("xyz");
+  dst.assign(8, '.');
+  while (!recv.tryReceiveInto(dst.data(), 5, &got) && !deadline.expired()) transport->progress();
+  CHECK(got == 3);
+  CHECK(dst == "........");
+  const void* data = recv.tryPeek(&got);
+  REQUIRE(data != nullptr);
+  CHECK(std::string(static_cast<const char*>(data), got) == "xyz");
+  recv.release();
+
+  // Half a frame in the caller's memory, then the caller gives up: the rest must not follow it
+  // there, and the link fails.
+  CHECK_FALSE(recv.tryReceiveInto(dst.data(), 8, &got));
+  writeFrameHeader(fd.get(), 8);
+  write("1234");
+  progressUntilDstHolds("1234");
+  recv.abandonReceive();
+  dst.assign(8, '.');
+  write("5678");
+  const Error error = errorOf(
+      [&] {
+        transport->progress();
+        recv.tryPeek(&got);
+      },
+      deadline);
+  CHECK(std::string(error.what()).find("abandoned") != std::string::npos);
+  CHECK(dst == "........");
 }
 
 TEST_CASE("tcp: strangers on the port are dropped and the real peers still connect",

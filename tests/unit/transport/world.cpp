@@ -85,7 +85,7 @@ MeshStream::MeshStream(Transport& transport, int rank, std::vector<int> peers, i
     const size_t slotBytes = transport.send(peer).slotBytes();
     peers_.push_back(Peer{peer, Traffic(seed, rank, peer, slotBytes),
                           Traffic(seed, peer, rank, slotBytes), 0, 0,
-                          std::vector<std::byte>(slotBytes)});
+                          std::vector<std::byte>(slotBytes), std::vector<std::byte>(slotBytes)});
   }
 }
 
@@ -104,11 +104,22 @@ bool MeshStream::step() {
       moved = true;
     }
     RecvConn& conn = transport_.recv(p.rank);
-    size_t bytes = 0;
     while (p.received < count_) {
-      const void* data = conn.tryPeek(&bytes);
-      if (!data) break;
-      const size_t want = p.in.nextSize();
+      if (!p.nextDrawn) {
+        p.nextSize = p.in.nextSize();
+        p.nextDrawn = true;
+      }
+      const size_t want = p.nextSize;
+      const bool into = p.received % 2 == 1;
+      size_t bytes = 0;
+      const void* data = nullptr;
+      if (into) {
+        if (!conn.tryReceiveInto(p.landing.data(), want, &bytes)) break;
+        data = p.landing.data();
+      } else {
+        data = conn.tryPeek(&bytes);
+        if (!data) break;
+      }
       if (bytes != want)
         throw std::runtime_error(
             fmt::format("rank {}: message {} from rank {} has {} bytes, "
@@ -122,7 +133,8 @@ bool MeshStream::step() {
             fmt::format("rank {}: message {} from rank {} ({} bytes) differs at byte {}", rank_,
                         p.received, p.rank, want, at));
       }
-      conn.release();
+      if (!into) conn.release();
+      p.nextDrawn = false;
       ++p.received;
       moved = true;
     }

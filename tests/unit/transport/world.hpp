@@ -45,8 +45,9 @@ class Traffic {
 };
 
 // One rank's part of a full-mesh exchange: `count` messages to and from each peer, driven by
-// non-blocking calls only. step() does one round (a few sends and receives per peer, then
-// progress()); a wrong size, byte or order throws std::runtime_error saying where.
+// non-blocking calls only; odd messages are received with tryReceiveInto, even ones with tryPeek.
+// step() does one round (a few sends and receives per peer, then progress()); a wrong size, byte or
+// order throws std::runtime_error saying where.
 class MeshStream {
  public:
   MeshStream(Transport& transport, int rank, std::vector<int> peers, int count, uint64_t seed);
@@ -62,6 +63,9 @@ class MeshStream {
     int sent = 0;
     int received = 0;
     std::vector<std::byte> expect;
+    std::vector<std::byte> landing;  // where tryReceiveInto puts every other message
+    size_t nextSize = 0;             // of the next message, once drawn
+    bool nextDrawn = false;
   };
   Transport& transport_;
   int rank_;
