@@ -153,9 +153,14 @@ Mapping mapPeerSegment(const std::string& name, const SegmentHeader& expect, siz
   if (fstat(fd.get(), &info) != 0) throwSystemError("shm: fstat " + name, errno);
   if (static_cast<size_t>(info.st_size) < offset + bytes ||
       pread(fd.get(), &got, sizeof(got), 0) != static_cast<ssize_t>(sizeof(got)) ||
-      got.magic != SegmentHeader::kMagic || got.version != SegmentHeader::kVersion)
+      got.magic != SegmentHeader::kMagic)
     raise(ErrorCode::kInvalidUsage, "shm: {} (the address of rank {}) is not a tutti segment", name,
           r);
+  if (got.version != SegmentHeader::kVersion)
+    raise(ErrorCode::kInvalidUsage,
+          "shm: rank {} runs another tutti version: its segment {} has layout version {}, this "
+          "rank's is {}",
+          r, name, got.version, SegmentHeader::kVersion);
   // A segment this user did not create with mode 0600 could be read or written by others.
   if (info.st_uid != geteuid() || (info.st_mode & 0777) != 0600)
     raise(ErrorCode::kInvalidUsage,

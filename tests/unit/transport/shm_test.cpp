@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
 #include "base/error.hpp"
 #include "base/socket.hpp"
+#include "transport/shm/segment.hpp"
 #include "world.hpp"
 
 namespace tutti::transport::test {
@@ -63,6 +65,29 @@ pid_t forkRank(const std::function<void(int)>& body, Fd* parentEnd) {
   *parentEnd = Fd(ends[0]);
   return pid;
 }
+
+// The Error rank 0's connect() to rank 1 at `peerName` throws; fails the test when none.
+Error connectError(Transport& ours, const std::string& peerName) {
+  try {
+    ours.connect({1}, {ours.localAddress(), peerName}, Deadline::after(seconds(5)));
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("connect did not throw");
+  return Error(ErrorCode::kInternal, "unreachable");
+}
+
+// Rank 0's transport, and rank 1's segment opened for writing, as a squatter or a rank of another
+// build could.
+struct TamperedPeer {
+  std::string tag = uniqueTag();
+  std::unique_ptr<Transport> ours = makeShmTransport(smallOptions(0, 2, tag));
+  std::unique_ptr<Transport> peer = makeShmTransport(smallOptions(1, 2, tag));
+  std::string peerName = peer->localAddress();
+  Fd fd{shm_open(peerName.c_str(), O_RDWR, 0)};
+
+  TamperedPeer() { REQUIRE(fd.valid()); }
+};
 
 int waitExit(pid_t pid) {
   int status = 0;
@@ -243,31 +268,33 @@ TEST_CASE("shm: a segment of another job is refused", "[transport][shm]") {
   const std::string tagB = uniqueTag();
   auto ours = makeShmTransport(smallOptions(0, 2, tagA));
   auto theirs = makeShmTransport(smallOptions(1, 2, tagB));
-  try {
-    ours->connect({1}, {ours->localAddress(), theirs->localAddress()}, Deadline::after(seconds(5)));
-    FAIL("connect did not throw");
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::kInvalidUsage);
-    CHECK(std::string(e.what()).find("belongs to another job") != std::string::npos);
-  }
+  const Error e = connectError(*ours, theirs->localAddress());
+  CHECK(e.code() == ErrorCode::kInvalidUsage);
+  CHECK(std::string(e.what()).find("belongs to another job") != std::string::npos);
+}
+
+TEST_CASE("shm: a segment of another tutti version is refused, naming both versions",
+          "[transport][shm]") {
+  TamperedPeer t;
+  // What a rank of a build with another FIFO layout would have written in its header.
+  const uint32_t older = shm::SegmentHeader::kVersion - 1;
+  REQUIRE(pwrite(t.fd.get(), &older, sizeof(older), offsetof(shm::SegmentHeader, version)) ==
+          static_cast<ssize_t>(sizeof(older)));
+  const Error e = connectError(*t.ours, t.peerName);
+  CHECK(e.code() == ErrorCode::kInvalidUsage);
+  const std::string message = e.what();
+  CHECK(message.find("another tutti version") != std::string::npos);
+  CHECK(message.find(fmt::format("layout version {}, this rank's is {}", older,
+                                 shm::SegmentHeader::kVersion)) != std::string::npos);
 }
 
 TEST_CASE("shm: a segment others may open is refused", "[transport][shm]") {
-  const std::string tag = uniqueTag();
-  auto ours = makeShmTransport(smallOptions(0, 2, tag));
-  auto peer = makeShmTransport(smallOptions(1, 2, tag));
-  const std::string peerName = peer->localAddress();
+  TamperedPeer t;
   // Loosening the mode after creation is what a squatter's pre-created segment would look like.
-  const Fd fd(shm_open(peerName.c_str(), O_RDWR, 0));
-  REQUIRE(fd.valid());
-  REQUIRE(fchmod(fd.get(), 0666) == 0);
-  try {
-    ours->connect({1}, {ours->localAddress(), peerName}, Deadline::after(seconds(5)));
-    FAIL("connect did not throw");
-  } catch (const Error& e) {
-    CHECK(e.code() == ErrorCode::kInvalidUsage);
-    CHECK(std::string(e.what()).find("mode 666") != std::string::npos);
-  }
+  REQUIRE(fchmod(t.fd.get(), 0666) == 0);
+  const Error e = connectError(*t.ours, t.peerName);
+  CHECK(e.code() == ErrorCode::kInvalidUsage);
+  CHECK(std::string(e.what()).find("mode 666") != std::string::npos);
 }
 
 // The doorbell: a side that sleeps (for far longer than the test may take) is woken by its
