@@ -105,11 +105,8 @@ bool MeshStream::step() {
     }
     RecvConn& conn = transport_.recv(p.rank);
     while (p.received < count_) {
-      if (!p.nextDrawn) {
-        p.nextSize = p.in.nextSize();
-        p.nextDrawn = true;
-      }
-      const size_t want = p.nextSize;
+      if (!p.nextSize) p.nextSize = p.in.nextSize();
+      const size_t want = *p.nextSize;
       const bool into = p.received % 2 == 1;
       size_t bytes = 0;
       const void* data = nullptr;
@@ -134,7 +131,7 @@ bool MeshStream::step() {
                         p.received, p.rank, want, at));
       }
       if (!into) conn.release();
-      p.nextDrawn = false;
+      p.nextSize.reset();
       ++p.received;
       moved = true;
     }

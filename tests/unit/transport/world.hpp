@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,9 +64,8 @@ class MeshStream {
     int sent = 0;
     int received = 0;
     std::vector<std::byte> expect;
-    std::vector<std::byte> landing;  // where tryReceiveInto puts every other message
-    size_t nextSize = 0;             // of the next message, once drawn
-    bool nextDrawn = false;
+    std::vector<std::byte> landing;                 // where tryReceiveInto puts every other message
+    std::optional<size_t> nextSize = std::nullopt;  // of the next message, once drawn
   };
   Transport& transport_;
   int rank_;
