@@ -21,8 +21,9 @@ const std::vector<Var>& table() {
        "(tutti_comm_set_timeout replaces it for one communicator's operations)"},
       {"TUTTI_TRANSPORT", Type::kChoice, "auto", "auto|shm|tcp", 0, 0,
        "force a transport (auto: shm within a host, tcp across hosts)"},
-      {"TUTTI_ALGO", Type::kChoice, "auto", "auto|ring|tree|oneshot", 0, 0,
-       "force the all-reduce algorithm (auto: the cost model picks per size)"},
+      {"TUTTI_ALGO", Type::kChoice, "auto", "auto|ring|tree|oneshot|direct", 0, 0,
+       "force the all-reduce algorithm (auto: the cost model picks per size; direct reads the "
+       "peers' buffers in place when all are tutti_mem_alloc memory, else runs what auto picks)"},
       {"TUTTI_CHECK_CALLS", Type::kChoice, "0", "0|1", 0, 0,
        "1: ranks compare each collective's count, type, operation, root and sequence number "
        "before moving data, and fail with both calls named on a mismatch"},

@@ -21,7 +21,7 @@ struct RawOptions {
   std::string algo;
 };
 
-const std::vector<std::string> kAlgorithms = {"ring", "tree", "oneshot", "auto"};
+const std::vector<std::string> kAlgorithms = {"ring", "tree", "oneshot", "direct", "auto"};
 
 void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("-b,--minbytes", raw.minBytes, "smallest message size (K/M/G suffixes)")
@@ -68,13 +68,16 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
       sub.add_flag("--verbose", o.verbose, "also print each case and warm-up as it starts");
   sub.add_flag("--quiet", o.quiet, "print the table only")->excludes(verbose);
   sub.add_option("--algo", raw.algo,
-                 "all-reduce algorithm: ring, tree, oneshot, auto, or all (a column group each)")
-      ->check(CLI::IsMember({"ring", "tree", "oneshot", "auto", "all"}));
+                 "all-reduce algorithm: ring, tree, oneshot, direct, auto, or all (a column group "
+                 "each)")
+      ->check(CLI::IsMember({"ring", "tree", "oneshot", "direct", "auto", "all"}));
   sub.add_option("--transport", o.transport, "shm or tcp (sets TUTTI_TRANSPORT for the job)")
       ->check(CLI::IsMember({"shm", "tcp"}));
-  sub.add_option("--buffers", o.buffers, "where the buffers live: host")
+  sub.add_option("--buffers", o.buffers,
+                 "where the buffers live: host (aligned_alloc) or registered (tutti_mem_alloc, "
+                 "which the direct all-reduce reads in place)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"host"}));
+      ->check(CLI::IsMember({"host", "registered"}));
   sub.add_option("-J,--json", o.jsonPath, "write the results as JSON to this file");
   sub.add_option("--csv", o.csvPath, "write the results as CSV to this file");
   sub.add_option("--plot", o.plotPath, "plot busbw against size into this SVG file");

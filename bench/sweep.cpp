@@ -32,17 +32,20 @@
 namespace tutti::bench {
 namespace {
 
+// Page-aligned and zeroed; --buffers registered: tutti_mem_alloc memory.
 struct Buffer {
-  explicit Buffer(size_t bytes)
-      : data(static_cast<unsigned char*>(
-            std::aligned_alloc(4096, (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096))) {
-    if (!data) throw std::runtime_error("out of memory");
-    std::memset(data.get(), 0, bytes);
+  Buffer(size_t bytes, bool registered) : data(nullptr, registered ? freeRegistered : std::free) {
+    bytes = std::max<size_t>(bytes, 1);
+    void* memory = nullptr;
+    if (registered)
+      check(tutti_mem_alloc(&memory, bytes), "tutti_mem_alloc");
+    else if ((memory = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)))
+      std::memset(memory, 0, bytes);
+    if (!memory) throw std::runtime_error("out of memory");
+    data.reset(static_cast<unsigned char*>(memory));
   }
-  struct Free {
-    void operator()(unsigned char* p) const { std::free(p); }
-  };
-  std::unique_ptr<unsigned char, Free> data;
+  static void freeRegistered(void* p) { tutti_mem_free(p); }
+  std::unique_ptr<unsigned char, void (*)(void*)> data;
 };
 
 // One table of rows: a type, an op (sum when the collective takes none) and a root (-1).
@@ -62,8 +65,8 @@ class Benchmark {
       : o_(options),
         comm_(comm),
         spec_(spec),
-        send_(options.maxBytes + kMisalignSlack),
-        recv_(options.maxBytes + kMisalignSlack),
+        send_(options.maxBytes + kMisalignSlack, options.buffers == "registered"),
+        recv_(options.maxBytes + kMisalignSlack, options.buffers == "registered"),
         baseline_(baseline),
         fault_(Fault::fromEnv()),
         watchdog_(comm.get(), options.timeoutSeconds),

@@ -6,6 +6,7 @@
 
 #include "base/log.hpp"
 #include "runtime/init.hpp"
+#include "runtime/memory/registered_memory.hpp"
 #include "runtime/operations.hpp"
 #include "tutti/tutti.h"
 
@@ -110,6 +111,17 @@ tuttiResult_t tutti_get_version(int* version) {
     checkOut(version, "version");
     *version = TUTTI_VERSION_MAJOR * 10000 + TUTTI_VERSION_MINOR * 100 + TUTTI_VERSION_PATCH;
   });
+}
+
+tuttiResult_t tutti_mem_alloc(void** ptr, size_t bytes) {
+  return guard([&] {
+    checkOut(ptr, "ptr");
+    *ptr = rt::allocateRegistered(bytes);
+  });
+}
+
+tuttiResult_t tutti_mem_free(void* ptr) {
+  return guard([&] { rt::freeRegistered(ptr); });
 }
 
 tuttiResult_t tutti_get_unique_id(tuttiUniqueId* id) {

@@ -10,6 +10,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "runtime/collectives/algorithm.hpp"
 #include "runtime/dump_signal.hpp"
 #include "runtime/flight_dump.hpp"
 #include "runtime/topology_plan.hpp"
@@ -204,9 +205,10 @@ void Communicator::progress() {
 }
 
 void Communicator::setAlgorithm(const std::string& algorithm) {
-  if (algorithm != "auto" && algorithm != "ring" && algorithm != "tree" && algorithm != "oneshot")
+  if (algorithm != "auto" && !isAllReduceAlgorithm(algorithm))
     raise(ErrorCode::kInvalidArgument,
-          "rank {}: algorithm '{}' is not one of auto, ring, tree, oneshot", rank_, algorithm);
+          "rank {}: algorithm '{}' is not one of auto, ring, tree, oneshot, direct", rank_,
+          algorithm);
   // Through the engine, so that operations already issued keep the algorithm they were issued with.
   engine_->run([&] { settings_.algorithm = algorithm; });
 }

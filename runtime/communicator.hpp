@@ -15,6 +15,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/flight_recorder.hpp"
+#include "runtime/memory/peer_buffers.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/topology_plan.hpp"
 #include "transport/transport.hpp"
@@ -69,7 +70,8 @@ class Communicator {
   const CpuRing& cpuRing() const { return cpuRing_; }
   const PeerInfo& peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
   const Settings& settings() const { return settings_; }
-  // "auto", "ring", "tree" or "oneshot" (kInvalidArgument otherwise); ordered with the operations.
+  // "auto", "ring", "tree", "oneshot" or "direct" (kInvalidArgument otherwise); ordered with the
+  // operations.
   void setAlgorithm(const std::string& algorithm);
   // How long a wait of this communicator's operations (and of split) may stall before it fails
   // with kTimeout: settings().timeout until setTimeout changes it. Local to this rank. Any thread
@@ -93,6 +95,8 @@ class Communicator {
   int wakeFd() const { return tcp_ ? tcp_->wakeFd() : -1; }
 
   Engine& engine() { return *engine_; }
+  // The peers' registered memory mapped here (the direct all-reduce); the engine thread's.
+  PeerBuffers& peerBuffers() { return peerBuffers_; }
   // One thread issues a communicator's operations; a dump may read the count from another, so
   // it is atomic, but needs no read-modify-write.
   uint64_t nextSequence() {
@@ -149,6 +153,7 @@ class Communicator {
   std::vector<transport::RecvConn*> recvConns_;
   std::vector<const char*> transportNames_;
   std::unique_ptr<FlightRecorder> recorder_;
+  PeerBuffers peerBuffers_;
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};

@@ -89,8 +89,9 @@ tuttiResult_t tutti_comm_size(tuttiComm_t comm, int* size);
 tuttiResult_t tutti_comm_local_rank(tuttiComm_t comm, int* local_rank);
 tuttiResult_t tutti_comm_local_size(tuttiComm_t comm, int* local_size);
 /* Forces the all-reduce algorithm of this communicator's later operations, as TUTTI_ALGO does for
- * all of them: "auto" (the cost model), "ring", "tree" or "oneshot". Every rank must set the same
- * before its next all-reduce. */
+ * all of them: "auto" (the cost model), "ring", "tree", "oneshot" or "direct" (on tutti_mem_alloc
+ * buffers of one host; elsewhere it runs what "auto" would). Every rank must set the same before
+ * its next all-reduce. */
 tuttiResult_t tutti_comm_set_algorithm(tuttiComm_t comm, const char* algorithm);
 /* How long a wait of this communicator's operations may make no progress before the operation
  * fails with tuttiTimeout, in milliseconds: 1 to TUTTI_TIMEOUT's maximum (7 days), else
@@ -146,6 +147,16 @@ tuttiResult_t tutti_wait(tuttiRequest_t request);
 tuttiResult_t tutti_wait_timeout(tuttiRequest_t request, int64_t timeout_ms);
 /* Waits for completion, then frees the request. */
 tuttiResult_t tutti_request_free(tuttiRequest_t request);
+
+/* Registered host memory (as ncclMemAlloc): page-aligned, zero-filled memory that the other ranks
+ * on this host can map. An all-reduce whose send and receive buffers lie in such memory on every
+ * rank of a one-host communicator reads the peers' buffers in place (algorithm "direct") instead
+ * of copying through shared-memory FIFOs: about twice as fast for large messages. Any collective
+ * accepts it like other memory. Peers that mapped it keep it alive until their communicator is
+ * destroyed. bytes 0 is tuttiInvalidArgument; memory the system cannot give, tuttiSystemError. */
+tuttiResult_t tutti_mem_alloc(void** ptr, size_t bytes);
+/* ptr must be what tutti_mem_alloc returned (tuttiInvalidArgument otherwise); NULL is ignored. */
+tuttiResult_t tutti_mem_free(void* ptr);
 
 size_t tutti_type_size(tuttiDataType_t dtype); /* 0 for an invalid type */
 const char* tutti_type_name(tuttiDataType_t dtype);

@@ -43,12 +43,23 @@ void copyScaled(tuttiDataType_t dtype, void* dst, const void* src, size_t count,
     copyScaled<float>(dst, src, count, divisor);
 }
 
+// Zeroed. Registered memory (tutti_mem_alloc), so that a job on one host all-reduces the bucket in
+// place, reading the peers' buckets (the direct algorithm); heap memory where the system gives
+// none, which the all-reduce copies through its FIFOs instead.
+std::shared_ptr<unsigned char[]> bucketMemory(size_t bytes) {
+  void* memory = nullptr;
+  if (bytes > 0 && tutti_mem_alloc(&memory, bytes) == tuttiSuccess)
+    return {static_cast<unsigned char*>(memory), [](unsigned char* p) { tutti_mem_free(p); }};
+  return std::shared_ptr<unsigned char[]>(new unsigned char[bytes]());
+}
+
 }  // namespace
 
 struct Reducer::Bucket {
   tuttiDataType_t dtype = tuttiFloat32;
   std::vector<size_t> params;
-  // Shared with the views handed out (gradientView); operator new[] alignment suits float64.
+  // Shared with the views handed out (gradientView); page-aligned (or operator new[]'s
+  // alignment), which suits float64.
   std::shared_ptr<unsigned char[]> data;
   size_t bytes = 0;
   size_t pending = 0;
@@ -110,7 +121,7 @@ struct Reducer::State {
         slots[param] = Slot{b, bytes};
         bytes += grads[param].bytes();
       }
-      bucket.data.reset(new unsigned char[bytes]());
+      bucket.data = bucketMemory(bytes);
       bucket.bytes = bytes;
     }
   }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/collectives/op_context.hpp"
@@ -26,6 +27,9 @@ struct Algorithm {
   const char* name;
   // Largest message (bytes) it applies to; 0 = any.
   size_t maxBytes;
+  // Smallest message it applies to, and whether only communicators of one host over shm.
+  size_t minBytes;
+  bool sharedMemoryOnly;
   // Estimated microseconds for `bytes` over n ranks, with per-step latency alpha (us) and
   // per-byte time beta (us/byte) of the transport.
   double (*costUs)(size_t bytes, int n, double alpha, double beta);
@@ -34,14 +38,19 @@ struct Algorithm {
 
 const std::vector<Algorithm>& algorithms();
 
-// The algorithm to use: TUTTI_ALGO's choice for all-reduce when set (an error if it does not
-// apply), else the cheapest that applies.
-const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm);
+// The algorithm to use: TUTTI_ALGO's choice for all-reduce when set, else the cheapest that
+// applies; never the one named `skip` (direct's own fallback).
+const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
+                               std::string_view skip = {});
+// "ring, tree, ..." for all-reduce: what TUTTI_ALGO and tutti_comm_set_algorithm accept besides
+// "auto".
+bool isAllReduceAlgorithm(std::string_view name);
 
 // Entry points, one file each.
 void allreduceRing(OpContext& ctx, const CollectiveArgs& args);
 void allreduceTree(OpContext& ctx, const CollectiveArgs& args);
 void allreduceOneShot(OpContext& ctx, const CollectiveArgs& args);
+void allreduceDirect(OpContext& ctx, const CollectiveArgs& args);
 void reduceScatterRing(OpContext& ctx, const CollectiveArgs& args);
 void allgatherRing(OpContext& ctx, const CollectiveArgs& args);
 void broadcastChain(OpContext& ctx, const CollectiveArgs& args);

@@ -24,6 +24,12 @@ double treeAllReduceCost(size_t bytes, int n, double alpha, double beta) {
 double oneShotAllReduceCost(size_t bytes, int n, double alpha, double beta) {
   return alpha + (n - 1) * static_cast<double>(bytes) * beta;
 }
+// Three small rounds (offers, the vote, a barrier; the last barrier overlaps the caller's next
+// step) and each byte read once from a peer; what it saves over the ring, the copies into and
+// out of FIFO slots, is in beta's memory traffic, which the model folds into one figure.
+double directAllReduceCost(size_t bytes, int n, double alpha, double beta) {
+  return 3 * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
+}
 double ringCost(size_t bytes, int n, double alpha, double beta) {
   return (n - 1) * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
 }
@@ -33,14 +39,21 @@ double chainCost(size_t bytes, int n, double alpha, double beta) {
 
 // One-shot sends the whole buffer to every peer: worth it only while latency dominates.
 constexpr size_t kOneShotMaxBytes = 64 << 10;
+// Below this, the offers' round costs unregistered buffers more than 2% (tutti-bench --algo all
+// with --buffers host and registered; README, "Measured").
+constexpr size_t kDirectMinBytes = 512 << 10;
 
 struct LinkModel {
   double alphaUs;
   double betaUsPerByte;
 };
 
+bool allSharedMemory(const Communicator& comm) {
+  return comm.localSize() == comm.size() && comm.settings().transport != "tcp";
+}
+
 LinkModel linkModel(const Communicator& comm) {
-  const bool allShm = comm.localSize() == comm.size() && comm.settings().transport != "tcp";
+  const bool allShm = allSharedMemory(comm);
   // Measured on a 2-core machine (README, "Measured"): shm ~0.3 us per step, TCP loopback ~15 us.
   LinkModel model =
       allShm ? LinkModel{0.3, 1.0 / (kShmGBs * 1000)} : LinkModel{15.0, 1.0 / (kTcpGBs * 1000)};
@@ -65,32 +78,38 @@ const char* collectiveName(Collective collective) {
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
-      {Collective::kAllReduce, "oneshot", kOneShotMaxBytes, oneShotAllReduceCost, allreduceOneShot},
-      {Collective::kAllReduce, "ring", 0, ringAllReduceCost, allreduceRing},
-      {Collective::kAllReduce, "tree", 0, treeAllReduceCost, allreduceTree},
-      {Collective::kReduceScatter, "ring", 0, ringCost, reduceScatterRing},
-      {Collective::kAllGather, "ring", 0, ringCost, allgatherRing},
-      {Collective::kBroadcast, "chain", 0, chainCost, broadcastChain},
-      {Collective::kReduce, "chain", 0, chainCost, reduceChain},
-      {Collective::kAllToAll, "pairwise", 0, ringCost, alltoallPairwise},
+      {Collective::kAllReduce, "oneshot", kOneShotMaxBytes, 0, false, oneShotAllReduceCost,
+       allreduceOneShot},
+      {Collective::kAllReduce, "ring", 0, 0, false, ringAllReduceCost, allreduceRing},
+      {Collective::kAllReduce, "tree", 0, 0, false, treeAllReduceCost, allreduceTree},
+      {Collective::kAllReduce, "direct", 0, kDirectMinBytes, true, directAllReduceCost,
+       allreduceDirect},
+      {Collective::kReduceScatter, "ring", 0, 0, false, ringCost, reduceScatterRing},
+      {Collective::kAllGather, "ring", 0, 0, false, ringCost, allgatherRing},
+      {Collective::kBroadcast, "chain", 0, 0, false, chainCost, broadcastChain},
+      {Collective::kReduce, "chain", 0, 0, false, chainCost, reduceChain},
+      {Collective::kAllToAll, "pairwise", 0, 0, false, ringCost, alltoallPairwise},
   };
   return table;
 }
 
-const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm) {
+const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
+                               std::string_view skip) {
   // Decided once per call, not per table entry: this runs before every operation.
   const std::string& forced = comm.settings().algorithm;
-  const bool isForced = collective == Collective::kAllReduce && forced != "auto";
+  const bool isForced = collective == Collective::kAllReduce && forced != "auto" && forced != skip;
+  const bool sharedMemory = allSharedMemory(comm);
   const LinkModel link = linkModel(comm);
   const Algorithm* best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   for (const Algorithm& algorithm : algorithms()) {
-    if (algorithm.collective != collective) continue;
+    if (algorithm.collective != collective || algorithm.name == skip) continue;
     if (isForced) {
       if (forced == algorithm.name) return algorithm;
       continue;
     }
     if (algorithm.maxBytes != 0 && bytes > algorithm.maxBytes) continue;
+    if (bytes < algorithm.minBytes || (algorithm.sharedMemoryOnly && !sharedMemory)) continue;
     const double cost = algorithm.costUs(bytes, comm.size(), link.alphaUs, link.betaUsPerByte);
     if (cost < bestCost) {
       bestCost = cost;
@@ -101,6 +120,12 @@ const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Commun
     raise(ErrorCode::kInternal, "no {} algorithm applies to {} bytes", collectiveName(collective),
           bytes);
   return *best;
+}
+
+bool isAllReduceAlgorithm(std::string_view name) {
+  for (const Algorithm& algorithm : algorithms())
+    if (algorithm.collective == Collective::kAllReduce && algorithm.name == name) return true;
+  return false;
 }
 
 void finishAverage(OpContext& ctx, void* data, size_t count) {

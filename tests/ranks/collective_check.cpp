@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 #include "reference.hpp"
 
@@ -15,6 +16,35 @@ bool reduces(Kind kind) {
 int modRank(int value, int n) {
   return ((value % n) + n) % n;
 }
+
+// A case's buffer, filled with `fill`: heap memory, or tutti_mem_alloc memory for registered
+// cases (then released with tutti_mem_free).
+class CaseBuffer {
+ public:
+  CaseBuffer(size_t bytes, bool registered, char fill) : bytes_(bytes), registered_(registered) {
+    if (registered_ &&
+        tutti_mem_alloc(reinterpret_cast<void**>(&data_), bytes_ + 1) != tuttiSuccess)
+      throw std::runtime_error(std::string("tutti_mem_alloc: ") + tutti_get_last_error());
+    if (!registered_) data_ = new char[bytes_ + 1];
+    std::memset(data_, fill, bytes_);
+  }
+  ~CaseBuffer() {
+    if (registered_)
+      tutti_mem_free(data_);
+    else
+      delete[] data_;
+  }
+  CaseBuffer(const CaseBuffer&) = delete;
+  CaseBuffer& operator=(const CaseBuffer&) = delete;
+  char* data() { return data_; }
+  char operator[](size_t i) const { return data_[i]; }
+  std::vector<char> contents() const { return {data_, data_ + bytes_}; }
+
+ private:
+  size_t bytes_;
+  bool registered_;
+  char* data_ = nullptr;
+};
 
 // Issues the call (blocking or async + wait).
 tuttiResult_t issue(tuttiComm_t comm, const Case& c, const void* send, void* recv, int rank,
@@ -76,7 +106,8 @@ std::string describe(const Case& c) {
   std::ostringstream out;
   out << kindName(c.kind) << "(count=" << c.count << ", " << tutti_type_name(c.dtype) << ", "
       << tutti_op_name(c.op) << ", root=" << c.root << (c.inPlace ? ", in-place" : "")
-      << (c.async ? ", async" : "") << ", seed=" << c.seed << ")";
+      << (c.async ? ", async" : "") << (c.registered ? ", registered" : "") << ", seed=" << c.seed
+      << ")";
   return out.str();
 }
 
@@ -118,10 +149,11 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
   if (c.kind == Kind::kAllToAll) sendElems = recvElems = count * un;
   const size_t workElems = std::max(sendElems, recvElems);
   // A guard element on each side catches writes out of bounds.
-  std::vector<char> recv((workElems + 2) * size, 0x5a), send(sendElems * size);
+  CaseBuffer recv((workElems + 2) * size, c.registered, 0x5a);
+  CaseBuffer send(sendElems * size, c.registered, 0);
   char* recvData = recv.data() + size;
   fill(send.data(), sendElems, c.dtype, fillOp, c.seed, rank, 0);
-  const std::vector<char> sentCopy = send;
+  const std::vector<char> sentCopy = send.contents();
   const void* sendPtr = send.data();
   void* recvPtr = recvData;
   if (c.inPlace) {
@@ -182,7 +214,7 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
     if (static_cast<unsigned char>(recv[(usedEnd + 1) * size + b]) != 0x5a)
       problems += " wrote past recvbuf;";
   }
-  if (!c.inPlace && send != sentCopy) problems += " sendbuf changed;";
+  if (!c.inPlace && send.contents() != sentCopy) problems += " sendbuf changed;";
   if (output) output->assign(recvData, recvData + checkElems * size);
   return problems.empty() ? "" : describe(c) + " on rank " + std::to_string(rank) + ":" + problems;
 }

@@ -34,6 +34,7 @@ struct Case {
   bool inPlace;
   bool async;
   uint64_t seed;
+  bool registered = false;  // buffers from tutti_mem_alloc
 };
 std::string describe(const Case& c);
 

@@ -1,7 +1,8 @@
 // A rank of a process world: started by tuttirun, mpirun or torchrun, it initialises from the
 // environment and runs seeded random cases of every collective, checking each against the
 // independent reference. All-reduce outputs are also compared across ranks (a hash allgathered).
-//   process_world [--seed S] [--cases-per-kind K] [--max-bytes B] [--loop]
+//   process_world [--seed S] [--cases-per-kind K] [--max-bytes B] [--registered] [--loop]
+// --registered puts every case's buffers in tutti_mem_alloc memory.
 // --loop all-reduces forever after printing "ready" (for the killed-rank tests). Exit status 0
 // when every case passed on this rank.
 #include <cstdio>
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 42;
   int casesPerKind = 4;
   size_t maxBytes = 1 << 20;
-  bool loop = false;
+  bool loop = false, registered = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--seed" && i + 1 < argc)
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
       casesPerKind = std::atoi(argv[++i]);
     else if (arg == "--max-bytes" && i + 1 < argc)
       maxBytes = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--registered")
+      registered = true;
     else if (arg == "--loop")
       loop = true;
     else {
@@ -69,7 +72,8 @@ int main(int argc, char** argv) {
   int failures = 0, cases = 0;
   for (int i = 0; i < casesPerKind; ++i) {
     for (Kind kind : kAllKinds) {
-      const Case c = randomCase(rng, kind, n, maxBytes);
+      Case c = randomCase(rng, kind, n, maxBytes);
+      c.registered = registered;
       std::vector<char> output;
       const std::string problem = runCase(comm, c, &output);
       ++cases;

@@ -2,11 +2,18 @@
 // algorithm, and over scrambled ring orders (TUTTI_RING_ORDER, in worlds and split communicators):
 // seeded random types, operations, counts and roots, in-place and out-of-place, blocking and
 // asynchronous, checked element by element against the independent reference, with all-reduce
-// outputs bitwise equal across ranks. A rank that stays out of a collective shows which ring the
-// others follow: the rank after it times out waiting for it.
+// outputs bitwise equal across ranks. The direct all-reduce runs on tutti_mem_alloc buffers and
+// hands over to another algorithm when one rank's buffers are not (the trace says which ran). A
+// rank that stays out of a collective shows which ring the others follow: the rank after it times
+// out waiting for it.
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 
@@ -96,6 +103,75 @@ TEST_CASE("large all-reduce pipelines through many sections", "[ranks][large]") 
   const auto problems = onEveryRank<std::string>(
       nranks, [&](int rank) { return runCase(world.comm(rank), c, nullptr); });
   for (const std::string& problem : problems) CHECK(problem == "");
+}
+
+namespace {
+
+// The algorithm of each all-reduce in a rank's trace (TUTTI_TRACE_FILE), in call order.
+std::vector<std::string> allreduceAlgorithms(const std::string& traceFile) {
+  std::ifstream in(traceFile);
+  std::vector<std::string> algorithms;
+  if (!in) return algorithms;
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  for (const auto& event : trace["traceEvents"])
+    if (event["ph"] == "X" && event["name"] == "allreduce")
+      algorithms.push_back(event["args"]["algorithm"]);
+  return algorithms;
+}
+
+}  // namespace
+
+TEST_CASE("direct all-reduce reads registered buffers in place, else falls back",
+          "[ranks][direct]") {
+  const int nranks = GENERATE(2, 3, 4, 5, 8);
+  const std::string algo = GENERATE("direct", "auto");
+  char dir[] = "/tmp/tutti-direct-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string trace = std::string(dir) + "/trace-%r.json";
+  std::mt19937_64 rng(4000 + static_cast<uint64_t>(nranks));
+  // Forced, every size (0, 1, fewer elements than ranks, primes); auto, sizes where it applies.
+  std::vector<Case> cases;
+  for (int i = 0; i < 8; ++i) {
+    Case c = randomCase(rng, Kind::kAllReduce, nranks, 256 << 10);
+    if (algo == "auto")  // 512 KiB to 1 MiB
+      c.count = ((512 << 10) + rng() % (512 << 10)) / tutti_type_size(c.dtype) + 1;
+    c.registered = true;
+    cases.push_back(c);
+  }
+  {
+    ScopedEnv forceAlgo("TUTTI_ALGO", algo);
+    ScopedEnv traceFile("TUTTI_TRACE_FILE", trace);
+    ThreadWorld world(nranks);
+    REQUIRE(world.ok());
+    // All registered, then the same cases with the last rank's buffers on the heap.
+    for (const bool lastRankRegistered : {true, false}) {
+      for (const Case& c : cases) {
+        INFO(describe(c) << ", world of " << nranks << ", last rank registered "
+                         << lastRankRegistered);
+        std::vector<std::vector<char>> outputs(static_cast<size_t>(nranks));
+        const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
+          Case mine = c;
+          mine.registered = lastRankRegistered || rank != nranks - 1;
+          return runCase(world.comm(rank), mine, &outputs[static_cast<size_t>(rank)]);
+        });
+        for (const std::string& problem : problems) CHECK(problem == "");
+        for (int rank = 1; rank < nranks; ++rank)
+          CHECK(outputs[static_cast<size_t>(rank)] == outputs[0]);
+      }
+    }
+  }  // destroyed: the traces are written
+  for (int rank = 0; rank < nranks; ++rank) {
+    const std::string file = std::string(dir) + "/trace-" + std::to_string(rank) + ".json";
+    const auto algorithms = allreduceAlgorithms(file);
+    std::remove(file.c_str());
+    REQUIRE(algorithms.size() == 2 * cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+      CHECK(algorithms[i] == "direct");
+      CHECK(algorithms[cases.size() + i] != "direct");
+      CHECK_FALSE(algorithms[cases.size() + i].empty());
+    }
+  }
+  rmdir(dir);
 }
 
 TEST_CASE("tiny FIFOs do not deadlock any algorithm", "[ranks][slots]") {

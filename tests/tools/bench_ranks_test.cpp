@@ -30,6 +30,18 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// The table's rows (not the # lines), each split into its fields.
+std::vector<std::vector<std::string>> tableRows(const std::string& out) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : tutti::test::splitLines(out)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    auto& fields = rows.emplace_back();
+    for (std::string f; in >> f;) fields.push_back(f);
+  }
+  return rows;
+}
+
 bool isReducing(const std::string& c) {
   return c == "allreduce" || c == "reducescatter" || c == "reduce";
 }
@@ -131,20 +143,35 @@ TEST_CASE("--algo all: a column group per algorithm, side by side; --transport t
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("transport tcp") != std::string::npos);
-  for (const char* algorithm : {"ring:", "tree:", "oneshot:", "auto:"}) {
+  for (const char* algorithm : {"ring:", "tree:", "oneshot:", "direct:", "auto:"}) {
     CHECK(r.out.find(algorithm) != std::string::npos);
   }
-  int rows = 0;
-  for (const auto& line : tutti::test::splitLines(r.out)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream in(line);
-    std::vector<std::string> fields;
-    for (std::string f; in >> f;) fields.push_back(f);
-    REQUIRE(fields.size() == 5 + 4 * 8);
+  const auto rows = tableRows(r.out);
+  CHECK(rows.size() == 3);  // 8, 512 and 32768 B
+  for (const auto& fields : rows) {
+    REQUIRE(fields.size() == 5 + 4 * 10);
     for (size_t wrong = 5 + 3; wrong < fields.size(); wrong += 4) CHECK(fields[wrong] == "0");
-    ++rows;
   }
-  CHECK(rows == 3);  // 8, 512 and 32768 B
+}
+
+TEST_CASE("--buffers registered: tutti_mem_alloc buffers, checked, under the direct all-reduce",
+          "[bench]") {
+  auto r = bench({"allreduce", "--ranks", "3",      "-b",        "1M",         "-e", "4M",
+                  "-f",        "4",       "-n",     "2",         "-w",         "1",  "-c",
+                  "2",         "--algo",  "direct", "--buffers", "registered", "-d", "float"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("buffers registered") != std::string::npos);
+  const auto rows = tableRows(r.out);
+  CHECK(rows.size() == 2);  // 1 and 4 MiB
+  for (const auto& fields : rows) {
+    REQUIRE(fields.size() == 5 + 4 * 2);
+    CHECK(fields[5 + 3] == "0");  // #wrong, out-of-place and in-place
+    CHECK(fields[5 + 7] == "0");
+  }
+  auto bad = bench({"allreduce", "--ranks", "2", "--buffers", "device"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--buffers") != std::string::npos);
 }
 
 TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench][json]") {
