@@ -54,6 +54,43 @@ constexpr tuttiDataType_t dataTypeOf() {
     static_assert(sizeof(T) == 0, "tutti has no data type for this element type");
 }
 
+// `count` elements of T in registered memory (tutti_mem_alloc), zero-filled and freed on
+// destruction: an all-reduce on such arrays on every rank of a one-host communicator reads the
+// peers' arrays in place (the direct algorithm).
+template <typename T>
+class RegisteredArray {
+  static_assert(std::is_trivially_copyable_v<T>, "collectives move bytes");
+
+ public:
+  explicit RegisteredArray(size_t count) : count_(count) {
+    void* memory = nullptr;
+    check(tutti_mem_alloc(&memory, (count > 0 ? count : 1) * sizeof(T)));
+    data_ = static_cast<T*>(memory);
+  }
+  ~RegisteredArray() { tutti_mem_free(data_); }
+  RegisteredArray(RegisteredArray&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+  RegisteredArray& operator=(RegisteredArray&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    return *this;
+  }
+  RegisteredArray(const RegisteredArray&) = delete;
+  RegisteredArray& operator=(const RegisteredArray&) = delete;
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  size_t size() const { return count_; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + count_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
+
 // An asynchronous operation in flight; waits for it on destruction.
 class Request {
  public:

@@ -25,17 +25,46 @@
 namespace tutti::runtime {
 namespace {
 
+// What a rank all-reduces, and where its buffers are when they are registered. Plain bytes (no
+// bool) since it comes from another process.
 struct Offer {
-  bool registered = false;
+  uint64_t bytes = 0;
+  uint8_t dtype = 0, op = 0;
+  uint8_t registered = 0;
   RegisteredRange send, recv;
 };
 
 Offer offerOf(const OpContext& ctx, const CollectiveArgs& args) {
-  const bool oneHost = ctx.comm.localSize() == ctx.comm.size();
+  Offer offer;
+  offer.bytes = ctx.bytes;
+  offer.dtype = static_cast<uint8_t>(ctx.dtype);
+  offer.op = static_cast<uint8_t>(ctx.op);
   const auto send = findRegistered(args.send, ctx.bytes);
   const auto recv = findRegistered(args.recv, ctx.bytes);
-  if (!oneHost || !send || !recv) return {};
-  return {true, *send, *recv};
+  if (ctx.comm.localSize() == ctx.comm.size() && send && recv) {
+    offer.registered = 1;
+    offer.send = *send;
+    offer.recv = *recv;
+  }
+  return offer;
+}
+
+// The ring notices ranks that disagree on the call when a slot's size differs; reading the
+// peers' memory directly would not, so the offers say what each rank all-reduces.
+void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
+  for (size_t peer = 0; peer < offers.size(); ++peer) {
+    const Offer& theirs = offers[peer];
+    if (theirs.bytes == ctx.bytes && theirs.dtype == static_cast<uint8_t>(ctx.dtype) &&
+        theirs.op == static_cast<uint8_t>(ctx.op))
+      continue;
+    raise(ErrorCode::kInvalidUsage,
+          "{}: rank {} all-reduces {} bytes of {} ({}) where this rank all-reduces {} bytes of {} "
+          "({}): the ranks called different collectives, counts or types",
+          ctx.where(), peer, theirs.bytes,
+          kernels::typeName(static_cast<kernels::DataType>(theirs.dtype)),
+          kernels::opName(static_cast<kernels::RedOp>(theirs.op)), ctx.bytes,
+          kernels::typeName(ctx.dtype), kernels::opName(ctx.op));
+  }
 }
 
 // Every rank's offer, in rank order.
@@ -76,9 +105,10 @@ bool everyRank(OpContext& ctx, bool mine) {
 void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   const int n = ctx.comm.size(), r = ctx.comm.rank();
   const auto offers = exchangeOffers(ctx, offerOf(ctx, args));
+  checkSameCall(ctx, offers);
   // Every rank knows from the offers whether all offered; only the mappings need a vote.
   bool allOffered = true;
-  for (const Offer& offer : offers) allOffered = allOffered && offer.registered;
+  for (const Offer& offer : offers) allOffered = allOffered && offer.registered == 1;
   bool reachable = allOffered;
   std::vector<const std::byte*> inputs(static_cast<size_t>(n));
   std::vector<const std::byte*> outputs(static_cast<size_t>(n));

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "collective_check.hpp"
+#include "tutti/tutti.hpp"
 #include "world.hpp"
 
 using namespace tutti::testing;
@@ -172,6 +173,27 @@ TEST_CASE("direct all-reduce reads registered buffers in place, else falls back"
     }
   }
   rmdir(dir);
+}
+
+TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both",
+          "[ranks][direct]") {
+  ScopedEnv forceAlgo("TUTTI_ALGO", "direct");
+  ScopedEnv timeout("TUTTI_TIMEOUT", "60");
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  // Both allocations hold either count, so only the offers can tell.
+  const auto errors = onEveryRank<std::string>(2, [&](int rank) {
+    tutti::RegisteredArray<float> data(300000);
+    const size_t count = rank == 0 ? 200000 : 200001;
+    const tuttiResult_t rc = tutti_allreduce(data.data(), data.data(), count, tuttiFloat32,
+                                             tuttiSum, world.comm(rank), nullptr);
+    return std::string(tutti_get_error_string(rc)) + ": " + tutti_get_last_error();
+  });
+  CHECK_THAT(errors[0], Contains("rank 1 all-reduces 800004 bytes of float32 (sum) where this "
+                                 "rank all-reduces 800000 bytes"));
+  CHECK_THAT(errors[1], Contains("rank 0 all-reduces 800000 bytes of float32 (sum) where this "
+                                 "rank all-reduces 800004 bytes"));
+  for (const std::string& error : errors) CHECK_THAT(error, Contains("invalid usage"));
 }
 
 TEST_CASE("tiny FIFOs do not deadlock any algorithm", "[ranks][slots]") {
