@@ -1,9 +1,13 @@
 // The Python module tutti_torch._C: the process group class, constructible from the arguments
 // torch.distributed passes a backend's creator (store, rank, size, and a timeout as a timedelta
-// or None), and tutti's Reducer.
+// or None), tutti's Reducer, and registered memory as tensors.
+#include <ATen/Functions.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
+
+#include <algorithm>
+#include <stdexcept>
 
 #include "integrations/torch/src/process_group_tutti.hpp"
 #include "integrations/torch/src/reducer_binding.hpp"
@@ -23,4 +27,18 @@ PYBIND11_MODULE(_C, module) {
            // The rendezvous waits for the other processes; let this one's threads run.
            py::call_guard<py::gil_scoped_release>());
   tutti_torch::bindReducer(module);
+  // tutti_torch.registered_zeros shapes this flat byte tensor; freeing the tensor frees the
+  // memory (tutti_mem_free).
+  module.def(
+      "registered_bytes",
+      [](int64_t bytes) {
+        if (bytes < 0) throw py::value_error("registered_bytes: bytes is negative");
+        void* memory = nullptr;
+        if (tutti_mem_alloc(&memory, static_cast<size_t>(std::max<int64_t>(bytes, 1))) !=
+            tuttiSuccess)
+          throw std::runtime_error(tutti_get_last_error());
+        return at::from_blob(
+            memory, {bytes}, [](void* data) { tutti_mem_free(data); }, at::kByte);
+      },
+      py::arg("bytes"));
 }
