@@ -1,6 +1,6 @@
 // What an algorithm receives, and the table of algorithms: one entry per (collective, algorithm)
-// with when it applies, its cost model and its entry point. tutti-info prints this table; the
-// planner picks the cheapest entry that applies unless TUTTI_ALGO names one.
+// with when it applies, its cost model and its entry point. The planner picks the cheapest entry
+// that applies unless TUTTI_ALGO names one; tutti-bench --algo all measures them side by side.
 #pragma once
 
 #include <cstddef>
