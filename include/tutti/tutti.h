@@ -149,10 +149,10 @@ tuttiResult_t tutti_wait_timeout(tuttiRequest_t request, int64_t timeout_ms);
 tuttiResult_t tutti_request_free(tuttiRequest_t request);
 
 /* Registered host memory (as ncclMemAlloc): page-aligned, zero-filled memory that the other ranks
- * on this host can map. An all-reduce whose send and receive buffers lie in such memory on every
- * rank of a one-host communicator reads the peers' buffers in place (algorithm "direct") instead
- * of copying through shared-memory FIFOs: about twice as fast for large messages. Any collective
- * accepts it like other memory. Peers that mapped it keep it alive until their communicator is
+ * on this host can map. An all-reduce whose send and receive buffers (a reduce-scatter or
+ * allgather whose send buffers) lie in such memory on every rank of a one-host communicator reads
+ * the peers' buffers in place (algorithm "direct") instead of copying through shared-memory
+ * FIFOs: about twice as fast for large messages. Any collective accepts it like other memory. Peers that mapped it keep it alive until their communicator is
  * destroyed. bytes 0 is tuttiInvalidArgument; memory the system cannot give, tuttiSystemError. */
 tuttiResult_t tutti_mem_alloc(void** ptr, size_t bytes);
 /* ptr must be what tutti_mem_alloc returned (tuttiInvalidArgument otherwise); NULL is ignored. */

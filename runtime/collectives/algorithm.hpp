@@ -51,6 +51,8 @@ void allreduceRing(OpContext& ctx, const CollectiveArgs& args);
 void allreduceTree(OpContext& ctx, const CollectiveArgs& args);
 void allreduceOneShot(OpContext& ctx, const CollectiveArgs& args);
 void allreduceDirect(OpContext& ctx, const CollectiveArgs& args);
+void reduceScatterDirect(OpContext& ctx, const CollectiveArgs& args);
+void allgatherDirect(OpContext& ctx, const CollectiveArgs& args);
 void reduceScatterRing(OpContext& ctx, const CollectiveArgs& args);
 void allgatherRing(OpContext& ctx, const CollectiveArgs& args);
 void broadcastChain(OpContext& ctx, const CollectiveArgs& args);

@@ -30,6 +30,10 @@ double oneShotAllReduceCost(size_t bytes, int n, double alpha, double beta) {
 double directAllReduceCost(size_t bytes, int n, double alpha, double beta) {
   return 3 * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
 }
+// One copy through memory per byte instead of the ring's two (into a slot, out of it).
+double directCost(size_t bytes, int n, double alpha, double beta) {
+  return 3 * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta / 2;
+}
 double ringCost(size_t bytes, int n, double alpha, double beta) {
   return (n - 1) * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
 }
@@ -85,7 +89,10 @@ const std::vector<Algorithm>& algorithms() {
       {Collective::kAllReduce, "direct", 0, kDirectMinBytes, true, directAllReduceCost,
        allreduceDirect},
       {Collective::kReduceScatter, "ring", 0, 0, false, ringCost, reduceScatterRing},
+      {Collective::kReduceScatter, "direct", 0, kDirectMinBytes, true, directCost,
+       reduceScatterDirect},
       {Collective::kAllGather, "ring", 0, 0, false, ringCost, allgatherRing},
+      {Collective::kAllGather, "direct", 0, kDirectMinBytes, true, directCost, allgatherDirect},
       {Collective::kBroadcast, "chain", 0, 0, false, chainCost, broadcastChain},
       {Collective::kReduce, "chain", 0, 0, false, chainCost, reduceChain},
       {Collective::kAllToAll, "pairwise", 0, 0, false, ringCost, alltoallPairwise},

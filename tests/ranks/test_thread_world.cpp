@@ -2,10 +2,10 @@
 // algorithm, and over scrambled ring orders (TUTTI_RING_ORDER, in worlds and split communicators):
 // seeded random types, operations, counts and roots, in-place and out-of-place, blocking and
 // asynchronous, checked element by element against the independent reference, with all-reduce
-// outputs bitwise equal across ranks. The direct all-reduce runs on tutti_mem_alloc buffers and
-// hands over to another algorithm when one rank's buffers are not (the trace says which ran). A
-// rank that stays out of a collective shows which ring the others follow: the rank after it times
-// out waiting for it.
+// outputs bitwise equal across ranks. The direct all-reduce, reduce-scatter and allgather run on
+// tutti_mem_alloc buffers and hand over to another algorithm when one rank's buffers are not (the
+// trace says which ran). A rank that stays out of a collective shows which ring the others follow:
+// the rank after it times out waiting for it.
 #include <unistd.h>
 
 #include <algorithm>
@@ -108,36 +108,41 @@ TEST_CASE("large all-reduce pipelines through many sections", "[ranks][large]") 
 
 namespace {
 
-// The algorithm of each all-reduce in a rank's trace (TUTTI_TRACE_FILE), in call order.
-std::vector<std::string> allreduceAlgorithms(const std::string& traceFile) {
+// The algorithm of each all-reduce, reduce-scatter and allgather in a rank's trace
+// (TUTTI_TRACE_FILE), in call order.
+std::vector<std::string> directCandidates(const std::string& traceFile) {
   std::ifstream in(traceFile);
   std::vector<std::string> algorithms;
   if (!in) return algorithms;
   const nlohmann::json trace = nlohmann::json::parse(in);
   for (const auto& event : trace["traceEvents"])
-    if (event["ph"] == "X" && event["name"] == "allreduce")
+    if (event["ph"] == "X" && (event["name"] == "allreduce" || event["name"] == "reduce_scatter" ||
+                               event["name"] == "allgather"))
       algorithms.push_back(event["args"]["algorithm"]);
   return algorithms;
 }
 
 }  // namespace
 
-TEST_CASE("direct all-reduce reads registered buffers in place, else falls back",
-          "[ranks][direct]") {
+TEST_CASE("direct algorithms read registered buffers in place, else fall back", "[ranks][direct]") {
   const int nranks = GENERATE(2, 3, 4, 5, 8);
   const std::string algo = GENERATE("direct", "auto");
   char dir[] = "/tmp/tutti-direct-XXXXXX";
   REQUIRE(mkdtemp(dir));
   const std::string trace = std::string(dir) + "/trace-%r.json";
   std::mt19937_64 rng(4000 + static_cast<uint64_t>(nranks));
-  // Forced, every size (0, 1, fewer elements than ranks, primes); auto, sizes where it applies.
+  // A forced all-reduce at every size (0, 1, fewer elements than ranks, primes); otherwise sizes
+  // where the planner picks direct: 512 KiB to 1 MiB in all (TUTTI_ALGO is all-reduce's only).
   std::vector<Case> cases;
   for (int i = 0; i < 8; ++i) {
-    Case c = randomCase(rng, Kind::kAllReduce, nranks, 256 << 10);
-    if (algo == "auto")  // 512 KiB to 1 MiB
-      c.count = ((512 << 10) + rng() % (512 << 10)) / tutti_type_size(c.dtype) + 1;
-    c.registered = true;
-    cases.push_back(c);
+    for (Kind kind : {Kind::kAllReduce, Kind::kReduceScatter, Kind::kAllGather}) {
+      Case c = randomCase(rng, kind, nranks, 256 << 10);
+      const size_t blocks = kind == Kind::kAllReduce ? 1 : static_cast<size_t>(nranks);
+      if (algo == "auto" || kind != Kind::kAllReduce)
+        c.count = ((512 << 10) + rng() % (512 << 10)) / (tutti_type_size(c.dtype) * blocks) + 1;
+      c.registered = true;
+      cases.push_back(c);
+    }
   }
   {
     ScopedEnv forceAlgo("TUTTI_ALGO", algo);
@@ -156,17 +161,19 @@ TEST_CASE("direct all-reduce reads registered buffers in place, else falls back"
           return runCase(world.comm(rank), mine, &outputs[static_cast<size_t>(rank)]);
         });
         for (const std::string& problem : problems) CHECK(problem == "");
-        for (int rank = 1; rank < nranks; ++rank)
-          CHECK(outputs[static_cast<size_t>(rank)] == outputs[0]);
+        if (c.kind != Kind::kReduceScatter)
+          for (int rank = 1; rank < nranks; ++rank)
+            CHECK(outputs[static_cast<size_t>(rank)] == outputs[0]);
       }
     }
   }  // destroyed: the traces are written
   for (int rank = 0; rank < nranks; ++rank) {
     const std::string file = std::string(dir) + "/trace-" + std::to_string(rank) + ".json";
-    const auto algorithms = allreduceAlgorithms(file);
+    const auto algorithms = directCandidates(file);
     std::remove(file.c_str());
     REQUIRE(algorithms.size() == 2 * cases.size());
     for (size_t i = 0; i < cases.size(); ++i) {
+      INFO(describe(cases[i]));
       CHECK(algorithms[i] == "direct");
       CHECK(algorithms[cases.size() + i] != "direct");
       CHECK_FALSE(algorithms[cases.size() + i].empty());
@@ -189,10 +196,10 @@ TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both
                                              tuttiSum, world.comm(rank), nullptr);
     return std::string(tutti_get_error_string(rc)) + ": " + tutti_get_last_error();
   });
-  CHECK_THAT(errors[0], Contains("rank 1 all-reduces 800004 bytes of float32 (sum) where this "
-                                 "rank all-reduces 800000 bytes"));
-  CHECK_THAT(errors[1], Contains("rank 0 all-reduces 800000 bytes of float32 (sum) where this "
-                                 "rank all-reduces 800004 bytes"));
+  CHECK_THAT(errors[0], Contains("rank 1 calls allreduce with 800004 bytes of float32 (sum) where "
+                                 "this rank has 800000 bytes"));
+  CHECK_THAT(errors[1], Contains("rank 0 calls allreduce with 800000 bytes of float32 (sum) where "
+                                 "this rank has 800004 bytes"));
   for (const std::string& error : errors) CHECK_THAT(error, Contains("invalid usage"));
 }
 

@@ -1,0 +1,132 @@
+#include "runtime/collectives/direct.hpp"
+
+#include <cstring>
+
+#include "kernels/kernels.hpp"
+#include "runtime/memory/registered_memory.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+// Plain bytes (no bool): it comes from another process.
+struct Offer {
+  uint64_t bytes = 0;
+  uint8_t dtype = 0, op = 0;
+  uint8_t sendRegistered = 0, recvRegistered = 0;
+  RegisteredRange send, recv;
+};
+
+Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sendBytes,
+              const void* recv, size_t recvBytes) {
+  Offer offer;
+  offer.bytes = ctx.bytes;
+  offer.dtype = static_cast<uint8_t>(ctx.dtype);
+  offer.op = static_cast<uint8_t>(ctx.op);
+  if (ctx.comm.localSize() != ctx.comm.size()) return offer;
+  if (const auto range = findRegistered(send, sendBytes)) {
+    offer.sendRegistered = 1;
+    offer.send = *range;
+  }
+  if (const auto range = wantsRecv ? findRegistered(recv, recvBytes) : std::nullopt) {
+    offer.recvRegistered = 1;
+    offer.recv = *range;
+  }
+  return offer;
+}
+
+void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
+  for (size_t peer = 0; peer < offers.size(); ++peer) {
+    const Offer& theirs = offers[peer];
+    if (theirs.bytes == ctx.bytes && theirs.dtype == static_cast<uint8_t>(ctx.dtype) &&
+        theirs.op == static_cast<uint8_t>(ctx.op))
+      continue;
+    raise(ErrorCode::kInvalidUsage,
+          "{}: rank {} calls {} with {} bytes of {} ({}) where this rank has {} bytes of {} ({}): "
+          "the ranks called different collectives, counts or types",
+          ctx.where(), peer, ctx.collective, theirs.bytes,
+          kernels::typeName(static_cast<kernels::DataType>(theirs.dtype)),
+          kernels::opName(static_cast<kernels::RedOp>(theirs.op)), ctx.bytes,
+          kernels::typeName(ctx.dtype), kernels::opName(ctx.op));
+  }
+}
+
+// Every rank's offer, in rank order.
+std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
+  const int n = ctx.comm.size(), r = ctx.comm.rank();
+  std::vector<Offer> offers(static_cast<size_t>(n));
+  offers[static_cast<size_t>(r)] = mine;
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == r) continue;
+    // Copied into the slot, not posted from `mine`: tcp would keep the pointer until the drain.
+    std::memcpy(ctx.acquire(peer), &mine, sizeof mine);
+    ctx.post(peer, sizeof mine);
+  }
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == r) continue;
+    std::memcpy(&offers[static_cast<size_t>(peer)], ctx.peek(peer, sizeof(Offer)), sizeof(Offer));
+    ctx.release(peer);
+  }
+  return offers;
+}
+
+// True on every rank when `mine` is true on every rank; also a barrier.
+bool everyRank(OpContext& ctx, bool mine) {
+  uint8_t flag = mine ? 1 : 0;
+  OpContext vote{ctx.comm,
+                 ctx.collective,
+                 ctx.algorithm,
+                 ctx.sequence,
+                 1,
+                 kernels::DataType::kUint8,
+                 kernels::RedOp::kMin};
+  allreduceOneShot(vote, {&flag, &flag, 1, 0});
+  return flag == 1;
+}
+
+}  // namespace
+
+std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerReads reads, const void* send,
+                                      size_t sendBytes, const void* recv, size_t recvBytes) {
+  const int n = ctx.comm.size(), r = ctx.comm.rank();
+  const bool wantsRecv = reads == PeerReads::kSendAndRecv;
+  const auto offers =
+      exchangeOffers(ctx, offerOf(ctx, wantsRecv, send, sendBytes, recv, recvBytes));
+  checkSameCall(ctx, offers);
+  for (const Offer& offer : offers)
+    if (offer.sendRegistered != 1 || (wantsRecv && offer.recvRegistered != 1)) return std::nullopt;
+
+  DirectPeers peers;
+  peers.send.resize(static_cast<size_t>(n));
+  if (wantsRecv) peers.recv.resize(static_cast<size_t>(n));
+  peers.send[static_cast<size_t>(r)] = static_cast<const std::byte*>(send);
+  if (wantsRecv) peers.recv[static_cast<size_t>(r)] = static_cast<const std::byte*>(recv);
+  bool reachable = true;
+  for (int peer = 0; reachable && peer < n; ++peer) {
+    if (peer == r) continue;
+    const Offer& offer = offers[static_cast<size_t>(peer)];
+    const long pid = ctx.comm.peer(peer).pid;
+    const std::byte* theirSend = ctx.comm.peerBuffers().map(peer, pid, offer.send, sendBytes);
+    peers.send[static_cast<size_t>(peer)] = theirSend;
+    reachable = theirSend != nullptr;
+    if (wantsRecv && reachable) {
+      const std::byte* theirRecv = ctx.comm.peerBuffers().map(peer, pid, offer.recv, recvBytes);
+      peers.recv[static_cast<size_t>(peer)] = theirRecv;
+      reachable = theirRecv != nullptr;
+    }
+  }
+  if (!everyRank(ctx, reachable)) return std::nullopt;
+  return peers;
+}
+
+void runInstead(OpContext& ctx, Collective collective, const CollectiveArgs& args) {
+  const Algorithm& instead = pickAlgorithm(collective, ctx.bytes, ctx.comm, "direct");
+  ctx.algorithm = instead.name;
+  ctx.comm.recorder().started(ctx.sequence, instead.name);
+  instead.run(ctx, args);
+}
+
+void barrier(OpContext& ctx) {
+  everyRank(ctx, true);
+}
+
+}  // namespace tutti::runtime
