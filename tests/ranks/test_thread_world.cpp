@@ -125,7 +125,7 @@ std::vector<std::string> directCandidates(const std::string& traceFile) {
 }  // namespace
 
 TEST_CASE("direct algorithms read registered buffers in place, else fall back", "[ranks][direct]") {
-  const int nranks = GENERATE(2, 3, 4, 5, 8);
+  const int nranks = GENERATE(2, 3, 5, 8);
   const std::string algo = GENERATE("direct", "auto");
   char dir[] = "/tmp/tutti-direct-XXXXXX";
   REQUIRE(mkdtemp(dir));
@@ -134,7 +134,7 @@ TEST_CASE("direct algorithms read registered buffers in place, else fall back", 
   // A forced all-reduce at every size (0, 1, fewer elements than ranks, primes); otherwise sizes
   // where the planner picks direct: 512 KiB to 1 MiB in all (TUTTI_ALGO is all-reduce's only).
   std::vector<Case> cases;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 3; ++i) {
     for (Kind kind : {Kind::kAllReduce, Kind::kReduceScatter, Kind::kAllGather}) {
       Case c = randomCase(rng, kind, nranks, 256 << 10);
       const size_t blocks = kind == Kind::kAllReduce ? 1 : static_cast<size_t>(nranks);
