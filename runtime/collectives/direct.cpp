@@ -10,6 +10,7 @@ namespace {
 
 // Plain bytes (no bool): it comes from another process.
 struct Offer {
+  char collective[16] = {};  // its name, so that an allgather never meets a reduce-scatter
   uint64_t bytes = 0;
   uint8_t dtype = 0, op = 0;
   uint8_t sendRegistered = 0, recvRegistered = 0;
@@ -19,6 +20,7 @@ struct Offer {
 Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sendBytes,
               const void* recv, size_t recvBytes) {
   Offer offer;
+  std::strncpy(offer.collective, ctx.collective, sizeof offer.collective - 1);
   offer.bytes = ctx.bytes;
   offer.dtype = static_cast<uint8_t>(ctx.dtype);
   offer.op = static_cast<uint8_t>(ctx.op);
@@ -35,15 +37,17 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
 }
 
 void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
+  const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
   for (size_t peer = 0; peer < offers.size(); ++peer) {
-    const Offer& theirs = offers[peer];
-    if (theirs.bytes == ctx.bytes && theirs.dtype == static_cast<uint8_t>(ctx.dtype) &&
-        theirs.op == static_cast<uint8_t>(ctx.op))
+    Offer theirs = offers[peer];
+    theirs.collective[sizeof theirs.collective - 1] = '\0';  // whatever the peer sent
+    if (std::strcmp(theirs.collective, mine.collective) == 0 && theirs.bytes == ctx.bytes &&
+        theirs.dtype == mine.dtype && theirs.op == mine.op)
       continue;
     raise(ErrorCode::kInvalidUsage,
           "{}: rank {} calls {} with {} bytes of {} ({}) where this rank has {} bytes of {} ({}): "
           "the ranks called different collectives, counts or types",
-          ctx.where(), peer, ctx.collective, theirs.bytes,
+          ctx.where(), peer, theirs.collective, theirs.bytes,
           kernels::typeName(static_cast<kernels::DataType>(theirs.dtype)),
           kernels::opName(static_cast<kernels::RedOp>(theirs.op)), ctx.bytes,
           kernels::typeName(ctx.dtype), kernels::opName(ctx.op));

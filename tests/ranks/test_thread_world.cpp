@@ -211,6 +211,23 @@ TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both
   for (const std::string& error : errors) CHECK_THAT(error, Contains("invalid usage"));
 }
 
+TEST_CASE("direct: a reduce-scatter never meets an allgather of the same size", "[ranks][direct]") {
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  // Both 800000 bytes in all, both read only the peers' send buffers: the same messages.
+  const auto errors = onEveryRank<std::string>(2, [&](int rank) {
+    tutti::RegisteredArray<float> send(200000), recv(200000);
+    const tuttiResult_t rc =
+        rank == 0 ? tutti_reduce_scatter(send.data(), recv.data(), 100000, tuttiFloat32, tuttiSum,
+                                         world.comm(rank), nullptr)
+                  : tutti_allgather(send.data(), recv.data(), 100000, tuttiFloat32,
+                                    world.comm(rank), nullptr);
+    return std::string(tutti_get_error_string(rc)) + ": " + tutti_get_last_error();
+  });
+  CHECK_THAT(errors[0], Contains("rank 1 calls allgather with 800000 bytes"));
+  CHECK_THAT(errors[1], Contains("rank 0 calls reduce_scatter with 800000 bytes"));
+}
+
 TEST_CASE("tiny FIFOs do not deadlock any algorithm", "[ranks][slots]") {
   ScopedEnv slots("TUTTI_SLOTS", "2");
   ScopedEnv chunk("TUTTI_CHUNK_BYTES", "4096");
