@@ -95,7 +95,7 @@ class Communicator {
   int wakeFd() const { return tcp_ ? tcp_->wakeFd() : -1; }
 
   Engine& engine() { return *engine_; }
-  // The peers' registered memory mapped here (the direct all-reduce); the engine thread's.
+  // The peers' registered memory mapped here (the direct algorithms); the engine thread's.
   PeerBuffers& peerBuffers() { return peerBuffers_; }
   // One thread issues a communicator's operations; a dump may read the count from another, so
   // it is atomic, but needs no read-modify-write.

@@ -21,12 +21,7 @@ void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   const size_t size = ctx.typeSize();
   auto* out = static_cast<std::byte*>(args.recv);
   const Range mine = evenSplit(args.count, static_cast<size_t>(n), static_cast<size_t>(r));
-  std::vector<const void*> inputs(static_cast<size_t>(n));
-  for (size_t rank = 0; rank < inputs.size(); ++rank)
-    inputs[rank] = peers->send[rank] + mine.offset * size;
-  void* myBlock = out + mine.offset * size;
-  kernels::reduce(&myBlock, 1, inputs.data(), n, mine.count, ctx.dtype, ctx.op);
-  finishAverage(ctx, myBlock, mine.count);
+  reduceFromPeers(ctx, *peers, mine.offset * size, out + mine.offset * size, mine.count);
   barrier(ctx);  // every block is final
   for (int peer = 0; peer < n; ++peer) {
     if (peer == r) continue;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/kernels.hpp"
+#include "runtime/collectives/p2p.hpp"
 #include "runtime/memory/registered_memory.hpp"
 
 namespace tutti::runtime {
@@ -56,20 +57,16 @@ void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
 
 // Every rank's offer, in rank order.
 std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
-  const int n = ctx.comm.size(), r = ctx.comm.rank();
-  std::vector<Offer> offers(static_cast<size_t>(n));
+  const int r = ctx.comm.rank();
+  std::vector<Offer> offers(static_cast<size_t>(ctx.comm.size()));
   offers[static_cast<size_t>(r)] = mine;
-  for (int peer = 0; peer < n; ++peer) {
+  std::vector<P2PTransfer> exchange;
+  for (int peer = 0; peer < ctx.comm.size(); ++peer) {
     if (peer == r) continue;
-    // Copied into the slot, not posted from `mine`: tcp would keep the pointer until the drain.
-    std::memcpy(ctx.acquire(peer), &mine, sizeof mine);
-    ctx.post(peer, sizeof mine);
+    exchange.push_back({true, peer, &mine, nullptr, sizeof mine});
+    exchange.push_back({false, peer, nullptr, &offers[static_cast<size_t>(peer)], sizeof mine});
   }
-  for (int peer = 0; peer < n; ++peer) {
-    if (peer == r) continue;
-    std::memcpy(&offers[static_cast<size_t>(peer)], ctx.peek(peer, sizeof(Offer)), sizeof(Offer));
-    ctx.release(peer);
-  }
+  runTransfers(ctx, exchange);
   return offers;
 }
 
@@ -101,22 +98,21 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerReads reads, const voi
 
   DirectPeers peers;
   peers.send.resize(static_cast<size_t>(n));
-  if (wantsRecv) peers.recv.resize(static_cast<size_t>(n));
   peers.send[static_cast<size_t>(r)] = static_cast<const std::byte*>(send);
-  if (wantsRecv) peers.recv[static_cast<size_t>(r)] = static_cast<const std::byte*>(recv);
+  if (wantsRecv) {
+    peers.recv.resize(static_cast<size_t>(n));
+    peers.recv[static_cast<size_t>(r)] = static_cast<const std::byte*>(recv);
+  }
+  auto reach = [&](int peer, const RegisteredRange& range, size_t bytes) {
+    return ctx.comm.peerBuffers().map(peer, ctx.comm.peer(peer).pid, range, bytes);
+  };
   bool reachable = true;
   for (int peer = 0; reachable && peer < n; ++peer) {
     if (peer == r) continue;
-    const Offer& offer = offers[static_cast<size_t>(peer)];
-    const long pid = ctx.comm.peer(peer).pid;
-    const std::byte* theirSend = ctx.comm.peerBuffers().map(peer, pid, offer.send, sendBytes);
-    peers.send[static_cast<size_t>(peer)] = theirSend;
-    reachable = theirSend != nullptr;
-    if (wantsRecv && reachable) {
-      const std::byte* theirRecv = ctx.comm.peerBuffers().map(peer, pid, offer.recv, recvBytes);
-      peers.recv[static_cast<size_t>(peer)] = theirRecv;
-      reachable = theirRecv != nullptr;
-    }
+    const auto p = static_cast<size_t>(peer);
+    peers.send[p] = reach(peer, offers[p].send, sendBytes);
+    if (wantsRecv) peers.recv[p] = reach(peer, offers[p].recv, recvBytes);
+    reachable = peers.send[p] && (!wantsRecv || peers.recv[p]);
   }
   if (!everyRank(ctx, reachable)) return std::nullopt;
   return peers;
@@ -127,6 +123,15 @@ void runInstead(OpContext& ctx, Collective collective, const CollectiveArgs& arg
   ctx.algorithm = instead.name;
   ctx.comm.recorder().started(ctx.sequence, instead.name);
   instead.run(ctx, args);
+}
+
+void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset, void* out,
+                     size_t count) {
+  std::vector<const void*> inputs(peers.send.size());
+  for (size_t rank = 0; rank < inputs.size(); ++rank) inputs[rank] = peers.send[rank] + offset;
+  kernels::reduce(&out, 1, inputs.data(), static_cast<int>(inputs.size()), count, ctx.dtype,
+                  ctx.op);
+  finishAverage(ctx, out, count);
 }
 
 void barrier(OpContext& ctx) {

@@ -36,6 +36,12 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerReads reads, const voi
 // The algorithm the planner picks for `collective` without direct, run in its place.
 void runInstead(OpContext& ctx, Collective collective, const CollectiveArgs& args);
 
+// Reduces `count` elements at byte `offset` of every rank's send buffer, folding ranks in rank
+// order, into `out`, and finishes avg there: the block a rank owns in all-reduce and
+// reduce-scatter.
+void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset, void* out,
+                     size_t count);
+
 // Returns once every rank has called it: no rank reads a block before its owner finished it,
 // and no rank returns (letting its caller reuse the buffer) while a peer may still read it.
 void barrier(OpContext& ctx);

@@ -13,13 +13,14 @@
 
 #include "base/error.hpp"
 #include "base/socket.hpp"
+#include "transport/shm/segment.hpp"
 
 namespace tutti::runtime {
 namespace {
 
 struct Allocation {
   Fd fd;
-  size_t bytes = 0;
+  transport::shm::Mapping mapping;
   RegisteredRange range;  // offset 0
 };
 
@@ -35,11 +36,6 @@ Registry& registry() {
   return *instance;
 }
 
-size_t roundToPages(size_t bytes) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return (bytes + page - 1) / page * page;
-}
-
 }  // namespace
 
 void* allocateRegistered(size_t bytes) {
@@ -48,7 +44,7 @@ void* allocateRegistered(size_t bytes) {
   if (bytes > static_cast<size_t>(INT64_MAX) - page)
     raise(ErrorCode::kInvalidArgument, "tutti_mem_alloc: {} bytes is more than a file can hold",
           bytes);
-  const size_t mapped = roundToPages(bytes);
+  const size_t mapped = (bytes + page - 1) / page * page;
   // Backing more than the host has would not fail cleanly: the OOM killer would pick a process.
   struct sysinfo host {};
   if (sysinfo(&host) == 0) {
@@ -74,6 +70,7 @@ void* allocateRegistered(size_t bytes) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   Allocation allocation;
+  allocation.mapping = transport::shm::Mapping(data, mapped);
   allocation.range = {.id = r.ids(),
                       .device = static_cast<uint64_t>(identity.st_dev),
                       .inode = static_cast<uint64_t>(identity.st_ino),
@@ -81,7 +78,6 @@ void* allocateRegistered(size_t bytes) {
                       .allocationBytes = mapped,
                       .offset = 0};
   allocation.fd = std::move(fd);
-  allocation.bytes = mapped;
   r.allocations.emplace(reinterpret_cast<uintptr_t>(data), std::move(allocation));
   return data;
 }
@@ -95,8 +91,7 @@ void freeRegistered(void* data) {
     raise(ErrorCode::kInvalidArgument,
           "tutti_mem_free: {} is not the start of memory from tutti_mem_alloc (or was freed)",
           data);
-  munmap(data, found->second.bytes);
-  r.allocations.erase(found);  // closes the memfd
+  r.allocations.erase(found);  // unmaps it and closes the memfd
 }
 
 std::optional<RegisteredRange> findRegistered(const void* data, size_t bytes) {
@@ -107,7 +102,8 @@ std::optional<RegisteredRange> findRegistered(const void* data, size_t bytes) {
   if (after == r.allocations.begin()) return std::nullopt;
   const auto& [base, allocation] = *std::prev(after);
   const uintptr_t offset = start - base;
-  if (offset > allocation.bytes || bytes > allocation.bytes - offset) return std::nullopt;
+  const size_t size = allocation.mapping.bytes();
+  if (offset > size || bytes > size - offset) return std::nullopt;
   RegisteredRange range = allocation.range;
   range.offset = offset;
   return range;
