@@ -1,6 +1,6 @@
 // The Python module tutti_torch._C: the process group class, constructible from the arguments
 // torch.distributed passes a backend's creator (store, rank, size, and a timeout as a timedelta
-// or None), tutti's Reducer, and registered memory as tensors.
+// or None), tutti's Reducer, registered memory as tensors, and the registered CPU allocator.
 #include <ATen/Functions.h>
 #include <pybind11/chrono.h>
 #include <pybind11/stl.h>
@@ -11,6 +11,7 @@
 
 #include "integrations/torch/src/process_group_tutti.hpp"
 #include "integrations/torch/src/reducer_binding.hpp"
+#include "integrations/torch/src/registered_allocator.hpp"
 
 namespace py = pybind11;
 
@@ -41,4 +42,18 @@ PYBIND11_MODULE(_C, module) {
             memory, {bytes}, [](void* data) { tutti_mem_free(data); }, at::kByte);
       },
       py::arg("bytes"));
+  module.def("enable_registered_allocator", &tutti_torch::enableRegisteredAllocator,
+             py::arg("min_bytes"), py::arg("max_cached_bytes"));
+  module.def("disable_registered_allocator", &tutti_torch::disableRegisteredAllocator);
+  module.def("registered_allocator_stats", [] {
+    const tutti_torch::RegisteredAllocatorStats stats = tutti_torch::registeredAllocatorStats();
+    py::dict result;
+    result["enabled"] = stats.enabled;
+    result["min_bytes"] = stats.minBytes;
+    result["max_cached_bytes"] = stats.maxCachedBytes;
+    result["live_bytes"] = stats.liveBytes;
+    result["cached_bytes"] = stats.cachedBytes;
+    result["fallbacks"] = stats.fallbacks;
+    return result;
+  });
 }

@@ -1,20 +1,28 @@
-"""tutti_torch.registered_zeros: tensors in tutti's registered memory, 2 and 3 processes.
+"""Tensors in tutti's registered memory, 2 and 3 processes: tutti_torch.registered_zeros, and
+torch's own tensors under tutti_torch.enable_registered_allocator().
 
-They come zero-filled with the asked shape and dtype; all-reduced through torch.distributed they
-give the reference sums (each process regenerates every rank's seeded input), and each rank's
-trace (TUTTI_TRACE_FILE, written when the group is destroyed) shows that those all-reduces ran
-tutti's direct algorithm, reading the peers' tensors in place, while the same all-reduce on
+registered_zeros' tensors come zero-filled with the asked shape and dtype; all-reduced through
+torch.distributed they give the reference sums (each process regenerates every rank's seeded
+input). Under the allocator, a large tensor torch creates is registered and a small one is not;
+torch's DistributedDataParallel over tutti trains to the parameters DDP over gloo reaches with
+ordinary memory; and when the process runs out of file descriptors the allocator serves ordinary
+memory instead (counted, the tensors still right). Each rank's trace (TUTTI_TRACE_FILE, written
+when the group is destroyed) shows that the all-reduces of registered memory, DDP's buckets
+included, ran tutti's direct algorithm, reading the peers' tensors in place, and that those of
 ordinary tensors did not.
 """
 import gc
 import json
 import os
+import resource
 import sys
 import tempfile
 from typing import List
 
 import torch
 import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
 
 import world
 
@@ -27,10 +35,80 @@ def seeded(rank: int, dtype: torch.dtype) -> torch.Tensor:
     return torch.randint(-50, 50, SHAPE, generator=generator).to(dtype)  # exact in every dtype
 
 
+MIN_BYTES = 1 << 20
+DDP_STEPS = 5
+
+
+def train_ddp(group) -> nn.Module:
+    """A few SGD steps of a model whose first layer (1 MiB of weights) puts DDP's buckets above the
+    direct algorithm's threshold."""
+    torch.manual_seed(3)
+    model = DDP(nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 4)),
+                process_group=group)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    generator = torch.Generator().manual_seed(11 + dist.get_rank())
+    for _ in range(DDP_STEPS):
+        x, y = torch.randn(16, 256, generator=generator), torch.randn(16, 4, generator=generator)
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return model.module
+
+
+def check_allocator(rank: int, size: int, gloo) -> None:
+    import tutti_torch
+
+    for bad, error in (((0,), ValueError), ((MIN_BYTES, -1), ValueError), (("1",), TypeError)):
+        try:
+            tutti_torch.enable_registered_allocator(*bad)
+        except error as raised:
+            print(f"rank {rank}: as expected: {raised}")
+        else:
+            raise AssertionError(f"enable_registered_allocator{bad} did not raise")
+    assert not tutti_torch.registered_allocator_stats()["enabled"]
+
+    tutti_torch.enable_registered_allocator(min_bytes=MIN_BYTES)
+    large = seeded(rank, torch.float32).repeat(2, 1)  # 2.4 MB, allocated by torch
+    assert tutti_torch.registered_allocator_stats()["live_bytes"] >= large.numel() * 4
+    dist.all_reduce(large)
+    expected = sum(seeded(r, torch.int64) for r in range(size)).to(torch.float32).repeat(2, 1)
+    assert torch.equal(large, expected), "all_reduce of an allocator tensor differs"
+    small = torch.full((1000,), float(rank + 1))
+    dist.all_reduce(small)
+    assert torch.equal(small, torch.full((1000,), float(size * (size + 1) // 2)))
+
+    over_tutti = train_ddp(None)
+    tutti_torch.disable_registered_allocator()
+    over_gloo = train_ddp(gloo)
+    for (name, mine), (_, theirs) in zip(over_tutti.state_dict().items(),
+                                         over_gloo.state_dict().items()):
+        torch.testing.assert_close(mine, theirs, rtol=1e-6, atol=1e-7, msg=name)
+    stats = tutti_torch.registered_allocator_stats()
+    assert not stats["enabled"] and stats["cached_bytes"] == 0, stats
+
+    # Out of file descriptors: each registered block needs one, so the allocator falls back.
+    tutti_torch.enable_registered_allocator(min_bytes=MIN_BYTES, max_cached_bytes=0)
+    live_before = tutti_torch.registered_allocator_stats()["live_bytes"]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowest_free = os.dup(0)
+    os.close(lowest_free)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))  # no new descriptor at all
+    try:
+        held = [torch.full((MIN_BYTES // 4,), float(i)) for i in range(6)]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    stats = tutti_torch.registered_allocator_stats()
+    assert stats["fallbacks"] == len(held) and stats["live_bytes"] == live_before, stats
+    for i, tensor in enumerate(held):
+        assert torch.equal(tensor, torch.full((MIN_BYTES // 4,), float(i))), i
+    tutti_torch.disable_registered_allocator()
+
+
 def worker(args: List[str]) -> None:
     import tutti_torch
 
     dist.init_process_group("tutti")
+    gloo = dist.new_group(backend="gloo")
     rank, size = dist.get_rank(), dist.get_world_size()
     for dtype in DTYPES:
         tensor = tutti_torch.registered_zeros(*SHAPE, dtype=dtype)
@@ -44,6 +122,7 @@ def worker(args: List[str]) -> None:
     dist.all_reduce(plain)
     assert torch.equal(plain, sum(seeded(r, torch.float32) for r in range(size)))
     assert tutti_torch.registered_zeros((0, 3)).shape == (0, 3)
+    check_allocator(rank, size, gloo)
     dist.barrier()
     dist.destroy_process_group()
     gc.collect()  # the last reference to the group goes: its communicator writes the trace
@@ -51,11 +130,15 @@ def worker(args: List[str]) -> None:
     trace = os.environ["TUTTI_TRACE_FILE"].replace("%r", str(rank))
     with open(trace) as f:
         events = json.load(f)["traceEvents"]
-    algorithms = [e["args"]["algorithm"] for e in events
-                  if e["ph"] == "X" and e["name"] == "allreduce"]
-    print(f"rank {rank}: all-reduce algorithms {algorithms}")
+    reduces = [(e["args"]["algorithm"], e["args"]["bytes"]) for e in events
+               if e["ph"] == "X" and e["name"] == "allreduce"]
+    print(f"rank {rank}: all-reduces (algorithm, bytes) {reduces}")
+    algorithms = [algorithm for algorithm, _ in reduces]
     assert algorithms[:len(DTYPES)] == ["direct"] * len(DTYPES), algorithms
-    assert algorithms[len(DTYPES)] != "direct", algorithms
+    plain, large, small = algorithms[len(DTYPES):len(DTYPES) + 3]
+    assert plain != "direct" and large == "direct" and small != "direct", algorithms
+    buckets = [algorithm for algorithm, size in reduces[len(DTYPES) + 3:] if size >= MIN_BYTES]
+    assert buckets == ["direct"] * DDP_STEPS, f"DDP's large buckets ran {buckets}"
 
 
 if __name__ == "__main__":

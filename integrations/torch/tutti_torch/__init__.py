@@ -12,9 +12,12 @@ import torch
 import torch.distributed as dist
 from torch.distributed.constants import default_pg_timeout
 
-from ._C import ProcessGroupTutti, registered_bytes
+from ._C import ProcessGroupTutti, registered_allocator_stats, registered_bytes
+from ._C import disable_registered_allocator
+from ._C import enable_registered_allocator as _enable_registered_allocator
 
-__all__ = ["ProcessGroupTutti", "registered_zeros"]
+__all__ = ["ProcessGroupTutti", "registered_zeros", "enable_registered_allocator",
+           "disable_registered_allocator", "registered_allocator_stats"]
 
 
 def registered_zeros(*size, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -28,6 +31,29 @@ def registered_zeros(*size, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     shape = torch.Size(size)
     itemsize = torch.empty((), dtype=dtype).element_size()
     return registered_bytes(shape.numel() * itemsize).view(dtype).view(shape)
+
+
+
+def enable_registered_allocator(min_bytes: int = 1 << 20, max_cached_bytes: int = 1 << 30) -> None:
+    """Makes torch allocate CPU tensors of min_bytes and more in tutti's registered memory, so
+    that the tensors torch creates itself, DistributedDataParallel's gradient buckets among them,
+    are all-reduced by tutti's direct algorithm. Freed blocks are kept for reuse up to
+    max_cached_bytes. Smaller tensors, and those the system refuses (registered_allocator_stats()
+    counts them as fallbacks), come from torch's own allocator. Registered memory is shared with
+    processes forked afterwards, as after Tensor.share_memory_(): enable it after starting
+    DataLoader workers, or leave it off if they write to tensors they inherit. Calling it again
+    changes the limits; disable_registered_allocator() restores torch's allocator."""
+    for name, value in (("min_bytes", min_bytes), ("max_cached_bytes", max_cached_bytes)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"enable_registered_allocator: {name} must be an int, not "
+                            f"{type(value).__name__}")
+    if min_bytes <= 0:
+        raise ValueError(f"enable_registered_allocator: min_bytes must be positive, not {min_bytes}")
+    if max_cached_bytes < 0:
+        raise ValueError("enable_registered_allocator: max_cached_bytes must not be negative, not "
+                         f"{max_cached_bytes}")
+    _enable_registered_allocator(min_bytes, max_cached_bytes)
+
 
 _TUTTIRUN_TO_TORCHRUN = {
     "TUTTI_RANK": "RANK",
