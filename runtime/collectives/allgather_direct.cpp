@@ -9,7 +9,7 @@ namespace tutti::runtime {
 
 void allgatherDirect(OpContext& ctx, const CollectiveArgs& args) {
   const size_t blockBytes = args.count * ctx.typeSize();
-  const auto peers = reachPeers(ctx, PeerReads::kSend, args.send, blockBytes);
+  const auto peers = reachPeers(ctx, PeerAccess::kReadSend, args.send, blockBytes);
   if (!peers) return runInstead(ctx, Collective::kAllGather, args);
   for (size_t rank = 0; rank < peers->send.size(); ++rank) {
     void* dst = static_cast<std::byte*>(args.recv) + rank * blockBytes;

@@ -86,10 +86,10 @@ bool everyRank(OpContext& ctx, bool mine) {
 
 }  // namespace
 
-std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerReads reads, const void* send,
-                                      size_t sendBytes, const void* recv, size_t recvBytes) {
+std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const void* send,
+                                      size_t sendBytes, void* recv, size_t recvBytes) {
   const int n = ctx.comm.size(), r = ctx.comm.rank();
-  const bool wantsRecv = reads == PeerReads::kSendAndRecv;
+  const bool wantsRecv = access == PeerAccess::kReadSendWriteRecv;
   const auto offers =
       exchangeOffers(ctx, offerOf(ctx, wantsRecv, send, sendBytes, recv, recvBytes));
   checkSameCall(ctx, offers);
@@ -101,7 +101,7 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerReads reads, const voi
   peers.send[static_cast<size_t>(r)] = static_cast<const std::byte*>(send);
   if (wantsRecv) {
     peers.recv.resize(static_cast<size_t>(n));
-    peers.recv[static_cast<size_t>(r)] = static_cast<const std::byte*>(recv);
+    peers.recv[static_cast<size_t>(r)] = static_cast<std::byte*>(recv);
   }
   auto reach = [&](int peer, const RegisteredRange& range, size_t bytes) {
     return ctx.comm.peerBuffers().map(peer, ctx.comm.peer(peer).pid, range, bytes);
@@ -125,13 +125,19 @@ void runInstead(OpContext& ctx, Collective collective, const CollectiveArgs& arg
   instead.run(ctx, args);
 }
 
-void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset, void* out,
-                     size_t count) {
+void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset,
+                     std::span<void* const> outs, size_t count) {
   std::vector<const void*> inputs(peers.send.size());
   for (size_t rank = 0; rank < inputs.size(); ++rank) inputs[rank] = peers.send[rank] + offset;
-  kernels::reduce(&out, 1, inputs.data(), static_cast<int>(inputs.size()), count, ctx.dtype,
-                  ctx.op);
-  finishAverage(ctx, out, count);
+  // avg divides after the sum: once, in the first output, whose bits the others then receive.
+  const bool average = ctx.op == kernels::RedOp::kAvg;
+  kernels::reduce(outs.data(), average ? 1 : static_cast<int>(outs.size()), inputs.data(),
+                  static_cast<int>(inputs.size()), count, ctx.dtype, ctx.op);
+  if (!average) return;
+  finishAverage(ctx, outs[0], count);
+  if (outs.size() > 1)
+    kernels::copy(outs.data() + 1, static_cast<int>(outs.size() - 1), outs[0],
+                  count * ctx.typeSize());
 }
 
 void barrier(OpContext& ctx) {

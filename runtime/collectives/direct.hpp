@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "runtime/collectives/algorithm.hpp"
@@ -21,26 +22,26 @@ namespace tutti::runtime {
 // Every rank's buffers, addressable here (this rank's own included), by rank.
 struct DirectPeers {
   std::vector<const std::byte*> send;
-  std::vector<const std::byte*> recv;  // empty unless asked for
+  std::vector<std::byte*> recv;  // empty unless asked for
 };
 
-// Which of the peers' buffers an algorithm reads, and so must be registered on every rank.
-enum class PeerReads { kSend, kSendAndRecv };
+// Which of the peers' buffers an algorithm touches, and so must be registered on every rank:
+// their send buffers, which it reads, and maybe their recv buffers, which it writes.
+enum class PeerAccess { kReadSend, kReadSendWriteRecv };
 
 // nullopt on every rank alike when some buffer cannot be reached. recv/recvBytes matter only for
-// PeerReads::kSendAndRecv.
-std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerReads reads, const void* send,
-                                      size_t sendBytes, const void* recv = nullptr,
-                                      size_t recvBytes = 0);
+// PeerAccess::kReadSendWriteRecv.
+std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const void* send,
+                                      size_t sendBytes, void* recv = nullptr, size_t recvBytes = 0);
 
 // The algorithm the planner picks for `collective` without direct, run in its place.
 void runInstead(OpContext& ctx, Collective collective, const CollectiveArgs& args);
 
 // Reduces `count` elements at byte `offset` of every rank's send buffer, folding ranks in rank
-// order, into `out`, and finishes avg there: the block a rank owns in all-reduce and
-// reduce-scatter.
-void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset, void* out,
-                     size_t count);
+// order, into each of `outs` (avg finishes in the first, which is then copied to the others): the
+// block a rank owns in all-reduce and reduce-scatter.
+void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset,
+                     std::span<void* const> outs, size_t count);
 
 // Returns once every rank has called it: no rank reads a block before its owner finished it,
 // and no rank returns (letting its caller reuse the buffer) while a peer may still read it.
