@@ -1,6 +1,7 @@
 #include "runtime/collectives/direct.hpp"
 
 #include <cstring>
+#include <string>
 
 #include "kernels/kernels.hpp"
 #include "runtime/collectives/p2p.hpp"
@@ -37,6 +38,15 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
   return offer;
 }
 
+// "allreduce with 800000 bytes of float32 (sum)"; allgather has no operation to name.
+std::string describeCall(const char* collective, uint64_t bytes, uint8_t dtype, uint8_t op) {
+  std::string call = fmt::format("{} with {} bytes of {}", collective, bytes,
+                                 kernels::typeName(static_cast<kernels::DataType>(dtype)));
+  if (std::strcmp(collective, collectiveName(Collective::kAllGather)) != 0)
+    call += fmt::format(" ({})", kernels::opName(static_cast<kernels::RedOp>(op)));
+  return call;
+}
+
 void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
   const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
   for (size_t peer = 0; peer < offers.size(); ++peer) {
@@ -46,12 +56,10 @@ void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
         theirs.dtype == mine.dtype && theirs.op == mine.op)
       continue;
     raise(ErrorCode::kInvalidUsage,
-          "{}: rank {} calls {} with {} bytes of {} ({}) where this rank has {} bytes of {} ({}): "
-          "the ranks called different collectives, counts or types",
-          ctx.where(), peer, theirs.collective, theirs.bytes,
-          kernels::typeName(static_cast<kernels::DataType>(theirs.dtype)),
-          kernels::opName(static_cast<kernels::RedOp>(theirs.op)), ctx.bytes,
-          kernels::typeName(ctx.dtype), kernels::opName(ctx.op));
+          "{}: rank {} calls {} where this rank calls {}: the ranks called different "
+          "collectives, counts or types",
+          ctx.where(), peer, describeCall(theirs.collective, theirs.bytes, theirs.dtype, theirs.op),
+          describeCall(mine.collective, mine.bytes, mine.dtype, mine.op));
   }
 }
 

@@ -205,9 +205,9 @@ TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both
     return std::string(tutti_get_error_string(rc)) + ": " + tutti_get_last_error();
   });
   CHECK_THAT(errors[0], Contains("rank 1 calls allreduce with 800004 bytes of float32 (sum) where "
-                                 "this rank has 800000 bytes"));
+                                 "this rank calls allreduce with 800000 bytes of float32 (sum)"));
   CHECK_THAT(errors[1], Contains("rank 0 calls allreduce with 800000 bytes of float32 (sum) where "
-                                 "this rank has 800004 bytes"));
+                                 "this rank calls allreduce with 800004 bytes of float32 (sum)"));
   for (const std::string& error : errors) CHECK_THAT(error, Contains("invalid usage"));
 }
 
@@ -224,8 +224,10 @@ TEST_CASE("direct: a reduce-scatter never meets an allgather of the same size", 
                                     world.comm(rank), nullptr);
     return std::string(tutti_get_error_string(rc)) + ": " + tutti_get_last_error();
   });
-  CHECK_THAT(errors[0], Contains("rank 1 calls allgather with 800000 bytes"));
-  CHECK_THAT(errors[1], Contains("rank 0 calls reduce_scatter with 800000 bytes"));
+  CHECK_THAT(errors[0], Contains("rank 1 calls allgather with 800000 bytes of float32 where this "
+                                 "rank calls reduce_scatter with 800000 bytes of float32 (sum)"));
+  CHECK_THAT(errors[1], Contains("rank 0 calls reduce_scatter with 800000 bytes of float32 (sum) "
+                                 "where this rank calls allgather with 800000 bytes of float32:"));
 }
 
 TEST_CASE("tiny FIFOs do not deadlock any algorithm", "[ranks][slots]") {
