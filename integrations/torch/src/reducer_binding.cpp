@@ -129,14 +129,15 @@ void bindReducer(py::module& module) {
   module.def(
       "sync_module_states",
       [](const Group& group, const std::vector<at::Tensor>& tensors,
-         const std::vector<std::string>& names) {
+         const std::vector<std::string>& names, bool verify) {
         const auto buffers = buffersOf(tensors, names, "sync_module_states");
         py::gil_scoped_release release;
-        bucketing::verifyShapesAcrossRanks(group->comm(), buffers);
+        if (verify) bucketing::verifyShapesAcrossRanks(group->comm(), buffers);
         bucketing::broadcastFromRank0(group->comm(), buffers);
       },
-      py::arg("group"), py::arg("tensors"), py::arg("names"),
-      "Checks that every rank has the same tensors, then copies rank 0's values everywhere.");
+      py::arg("group"), py::arg("tensors"), py::arg("names"), py::arg("verify") = true,
+      "Checks (unless verify is false) that every rank has the same tensors, then copies rank "
+      "0's values everywhere.");
 
   module.def(
       "compute_bucket_assignment_by_size",

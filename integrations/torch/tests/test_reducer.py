@@ -71,6 +71,10 @@ class Sequential(nn.Sequential):
         return super().forward(x)
 
 
+class BatchNormed(Sequential):
+    """A Sequential with a batch norm: its buffers differ between ranks unless broadcast."""
+
+
 # Each variant: the options both DDPs get, the model, the communication hook, whether each step
 # accumulates a no_sync micro-batch first, and zero_grad's set_to_none.
 Variant = namedtuple("Variant", "options model hook no_sync set_to_none", defaults=(
@@ -86,6 +90,9 @@ VARIANTS = {
         set_to_none=True),
     "fp16": Variant(hook=default_hooks.fp16_compress_hook),
     "bf16": Variant(hook=default_hooks.bf16_compress_hook),
+    # Rank 0's running statistics reach every rank before each forward that follows a
+    # synchronising one (here: before each no_sync forward, not before the synchronising one).
+    "batch_norm": Variant(model=BatchNormed, no_sync=True),
 }
 # Compression rounds each averaged gradient to 11 (fp16) or 8 (bf16) significant bits, and the
 # two sides round at different points: torch's hooks round, then divide in 16 bits; tutti's
@@ -100,6 +107,8 @@ TOLERANCE = {"fp16": 4e-4, "bf16": 3e-3}
 def model_of(variant: Variant) -> nn.Module:
     if variant.model is Branchy:
         return Branchy()
+    if variant.model is BatchNormed:
+        return BatchNormed(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 4))
     return Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
                       nn.Linear(32, 4))
 
@@ -216,6 +225,8 @@ def worker(variants: List[str]) -> None:
             torch.testing.assert_close(a, b, rtol=tolerance, atol=tolerance,
                                        msg=f"{name}: {key}")
             assert (a.grad is None) == (b.grad is None), f"{name}: {key}: .grad {a.grad} {b.grad}"
+        for (key, a), (_, b) in zip(mine.module.named_buffers(), theirs.module.named_buffers()):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6, msg=f"{name}: buffer {key}")
         if variant.model is Branchy:
             assert mine.module.never.weight.grad is None, "a parameter never used got a gradient"
         if variant.options.get("gradient_as_bucket_view"):

@@ -4,7 +4,9 @@ Gradients are averaged in buckets, all-reduced asynchronously strictly in bucket
 backward goes on, as torch's DDP does; the point is to measure tutti's overlap against torch's
 reducer (bench/ddp-step). Supported, with torch's semantics: float32/float64 CPU parameters,
 no_sync, find_unused_parameters (found by walking the autograd graph from the forward's output,
-as torch does), gradient_as_bucket_view, and the built-in communication hooks through
+as torch does), gradient_as_bucket_view, broadcast_buffers (rank 0's buffers, such as batch-norm
+statistics, copied to every rank before a forward, as torch decides), and the built-in
+communication hooks through
 register_comm_hook (torch's allreduce_hook, fp16_compress_hook, bf16_compress_hook, or their
 names "allreduce", "fp16", "bf16"), which run in C++. Not supported: other Python hooks, static
 graphs, sparse or device gradients. Differences from torch are listed in docs/torch.md.
@@ -35,7 +37,7 @@ class DistributedDataParallel(nn.Module):
     def __init__(self, module: nn.Module, process_group: Optional[ProcessGroupTutti] = None,
                  bucket_cap_mb: float = 25, first_bucket_mb: float = 1,
                  find_unused_parameters: bool = False,
-                 gradient_as_bucket_view: bool = False) -> None:
+                 gradient_as_bucket_view: bool = False, broadcast_buffers: bool = True) -> None:
         super().__init__()
         group = process_group or dist.distributed_c10d._get_default_group()
         if not isinstance(group, ProcessGroupTutti):
@@ -45,6 +47,10 @@ class DistributedDataParallel(nn.Module):
         self.process_group = group
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.broadcast_buffers = broadcast_buffers
+        # torch's rule: buffers are broadcast before a forward that follows a synchronising one
+        # (or comes first), not after a no_sync() or no-grad forward.
+        self._require_forward_param_sync = True
         named = [(name, p) for name, p in module.named_parameters() if p.requires_grad]
         self._parameters_in_order = [p for _, p in named]
         states = list(module.state_dict().items())
@@ -71,10 +77,23 @@ class DistributedDataParallel(nn.Module):
             self._accumulators.append(accumulator)
 
     def forward(self, *inputs, **kwargs):
+        if self.broadcast_buffers and self._require_forward_param_sync:
+            self._broadcast_buffers()
         output = self.module(*inputs, **kwargs)
-        if torch.is_grad_enabled() and self._reducer.sync_enabled():
+        self._require_forward_param_sync = (torch.is_grad_enabled() and
+                                            self._reducer.sync_enabled())
+        if self._require_forward_param_sync:
             self._prepare_for_backward(output)
         return output
+
+    def _broadcast_buffers(self) -> None:
+        """Rank 0's buffers everywhere, read from the module each time (they may have been
+        reassigned), as torch's _sync_buffers; construction already checked the shapes."""
+        named = list(self.module.named_buffers())
+        if named:
+            with torch.no_grad():
+                sync_module_states(self.process_group, [b for _, b in named],
+                                   [name for name, _ in named], verify=False)
 
     @contextmanager
     def no_sync(self) -> Iterator[None]:
