@@ -63,9 +63,10 @@ class CompressedReduction : public PendingReduction {
   CompressedReduction(tuttiComm_t comm, const Codec& codec, void* data, size_t count,
                       tuttiDataType_t dtype)
       : codec_(codec), data_(data), dtype_(dtype), wire_(count) {
-    const double factor = 1.0 / worldSize(comm);
+    // As torch's hooks: round to 16 bits, then divide there (in float, rounded again).
+    const auto size = static_cast<float>(worldSize(comm));
     for (size_t i = 0; i < count; ++i)
-      wire_[i] = codec.encode(static_cast<float>(load(i) * factor));
+      wire_[i] = codec.encode(codec.decode(codec.encode(static_cast<float>(load(i)))) / size);
     tuttiRequest_t request = nullptr;
     check(tutti_allreduce(wire_.data(), wire_.data(), count, codec.wireType, tuttiSum, comm,
                           &request));
