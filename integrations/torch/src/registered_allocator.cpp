@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -13,6 +14,9 @@ namespace tutti_torch {
 namespace {
 
 constexpr size_t kPageBytes = 4096;
+// Larger requests go to the previous allocator, whose error torch users know; rounding them up
+// to pages would wrap around.
+constexpr size_t kMaxBytes = std::numeric_limits<size_t>::max() / 2;
 
 class RegisteredAllocator final : public c10::Allocator {
  public:
@@ -22,7 +26,7 @@ class RegisteredAllocator final : public c10::Allocator {
     {
       std::lock_guard lock(mutex_);
       previous = previous_;
-      if (enabled_ && bytes >= minBytes_) {
+      if (enabled_ && bytes >= minBytes_ && bytes <= kMaxBytes) {
         if (auto cached = cached_.find(blockBytes); cached != cached_.end()) {
           void* data = cached->second;
           cached_.erase(cached);

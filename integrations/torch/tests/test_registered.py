@@ -86,9 +86,19 @@ def check_allocator(rank: int, size: int, gloo) -> None:
     stats = tutti_torch.registered_allocator_stats()
     assert not stats["enabled"] and stats["cached_bytes"] == 0, stats
 
+    # More than the host has: torch's own error, as without the allocator.
+    tutti_torch.enable_registered_allocator(min_bytes=MIN_BYTES)
+    try:
+        torch.empty(1 << 62, dtype=torch.uint8)
+    except RuntimeError as raised:
+        assert "can't allocate memory" in str(raised), raised
+    else:
+        raise AssertionError("a 4 EiB tensor was allocated")
+    tutti_torch.disable_registered_allocator()
+
     # Out of file descriptors: each registered block needs one, so the allocator falls back.
     tutti_torch.enable_registered_allocator(min_bytes=MIN_BYTES, max_cached_bytes=0)
-    live_before = tutti_torch.registered_allocator_stats()["live_bytes"]
+    before = tutti_torch.registered_allocator_stats()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     lowest_free = os.dup(0)
     os.close(lowest_free)
@@ -98,7 +108,8 @@ def check_allocator(rank: int, size: int, gloo) -> None:
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     stats = tutti_torch.registered_allocator_stats()
-    assert stats["fallbacks"] == len(held) and stats["live_bytes"] == live_before, stats
+    assert stats["fallbacks"] - before["fallbacks"] == len(held), (before, stats)
+    assert stats["live_bytes"] == before["live_bytes"], (before, stats)
     for i, tensor in enumerate(held):
         assert torch.equal(tensor, torch.full((MIN_BYTES // 4,), float(i))), i
     tutti_torch.disable_registered_allocator()
