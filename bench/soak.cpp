@@ -1,6 +1,7 @@
 // tutti-soak: ranks run random collectives for a given time and check every result.
 //
 //   tutti-soak [--seconds 60] [--ranks 4] [--max-bytes 4M] [--seed 1] [--report-every 10]
+//              [--buffers host|registered]
 //
 // Started by hand it spawns --ranks local ranks of itself (the launch library, as tutti-bench
 // --ranks); under tuttirun, mpirun, torchrun or srun each process is one rank. TUTTI_TRANSPORT
@@ -9,7 +10,9 @@
 // Every rank draws the same sequence from the seed: collective (tutti-bench's table: every one),
 // type, operation, root, size (log-uniform up to --max-bytes), in or out of place, and for
 // all-reduce the algorithm (tutti_comm_set_algorithm). Inputs are tutti-bench's CheckData
-// patterns, whose results are known exactly without tutti; every element of every result is
+// patterns, whose results are known exactly without tutti; with --buffers registered the buffers
+// are tutti_mem_alloc memory, so the direct algorithms run (all-reduce: also when drawn, at any
+// size; the others from 512 KiB). Every element of every result is
 // compared with them. All-reduce results must also be bitwise identical on every rank: each rank
 // folds a checksum of its results, and the checksums are compared at every control point.
 //
@@ -30,11 +33,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/buffer.hpp"
 #include "bench/check_data.hpp"
 #include "bench/collectives.hpp"
 #include "bench/options.hpp"
@@ -48,7 +53,7 @@ using tutti::bench::CollectiveSpec;
 using tutti::bench::Layout;
 
 constexpr int kControlEvery = 32;
-constexpr const char* kAlgorithms[] = {"auto", "ring", "tree", "oneshot"};
+constexpr const char* kAlgorithms[] = {"auto", "ring", "tree", "oneshot", "direct"};
 
 struct SoakOptions {
   double seconds = 60;
@@ -56,6 +61,7 @@ struct SoakOptions {
   size_t maxBytes = 4 << 20;
   uint64_t seed = 1;
   double reportEvery = 10;
+  bool registered = false;
 };
 
 // What each rank contributes at a control point.
@@ -99,8 +105,8 @@ class Soak {
       : o_(options),
         comm_(comm),
         rng_(options.seed),
-        send_(options.maxBytes + 64),
-        recv_(options.maxBytes + 64) {
+        send_(options.maxBytes + 64, options.registered),
+        recv_(options.maxBytes + 64, options.registered) {
     tutti_comm_rank(comm, &rank_);
     tutti_comm_size(comm, &n_);
   }
@@ -235,7 +241,7 @@ class Soak {
   int rank_ = 0;
   int n_ = 1;
   std::mt19937_64 rng_;
-  std::vector<unsigned char> send_, recv_;
+  tutti::bench::Buffer send_, recv_;
   int64_t calls_ = 0;
   int64_t corruptions_ = 0;
   int64_t checksumMismatches_ = 0;
@@ -267,19 +273,31 @@ int main(int argc, char** argv) {
   app.add_option("--seed", options.seed, "the sequence of calls (the same on every rank)");
   app.add_option("--report-every", options.reportEvery, "seconds between progress lines")
       ->check(CLI::PositiveNumber);
+  std::string buffers = "host";
+  app.add_option("--buffers", buffers,
+                 "host: ordinary memory; registered: tutti_mem_alloc memory (direct algorithms)")
+      ->check(CLI::IsMember({"host", "registered"}));
   CLI11_PARSE(app, argc, argv);
   const auto parsed = tutti::bench::parseSize(maxBytes);
   if (!parsed || *parsed < 8) {
-    std::fprintf(stderr, "tutti-soak: --max-bytes %s is not a size of at least 8 bytes\n",
+    std::fprintf(stderr,
+                 "tutti-soak: --max-bytes %s is not a size of at least 8 bytes (digits with an "
+                 "optional K, M or G)\n",
                  maxBytes.c_str());
     return 2;
   }
   options.maxBytes = *parsed;
+  options.registered = buffers == "registered";
   if (!underLauncher()) return spawnSelf(options, argc, argv);
 
   tuttiComm_t comm = nullptr;
   if (tutti_comm_init_env(&comm) != tuttiSuccess) fail(-1, "tutti_comm_init_env");
-  const int status = Soak(options, comm).run();
+  int status = 1;
+  try {
+    status = Soak(options, comm).run();
+  } catch (const std::exception& error) {  // the buffers could not be allocated
+    std::fprintf(stderr, "tutti-soak: %s\n", error.what());
+  }
   tutti_comm_destroy(comm);
   return status;
 }

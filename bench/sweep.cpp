@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/buffer.hpp"
 #include "bench/check_data.hpp"
 #include "bench/fault.hpp"
 #include "bench/progress.hpp"
@@ -31,22 +32,6 @@
 
 namespace tutti::bench {
 namespace {
-
-// Page-aligned and zeroed; --buffers registered: tutti_mem_alloc memory.
-struct Buffer {
-  Buffer(size_t bytes, bool registered) : data(nullptr, registered ? freeRegistered : std::free) {
-    bytes = std::max<size_t>(bytes, 1);
-    void* memory = nullptr;
-    if (registered)
-      check(tutti_mem_alloc(&memory, bytes), "tutti_mem_alloc");
-    else if ((memory = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)))
-      std::memset(memory, 0, bytes);
-    if (!memory) throw std::runtime_error("out of memory");
-    data.reset(static_cast<unsigned char*>(memory));
-  }
-  static void freeRegistered(void* p) { tutti_mem_free(p); }
-  std::unique_ptr<unsigned char, void (*)(void*)> data;
-};
 
 // One table of rows: a type, an op (sum when the collective takes none) and a root (-1).
 struct Case {
@@ -218,10 +203,10 @@ class Benchmark {
   }
 
   unsigned char* sendBuffer(const Case& c) const {
-    return send_.data.get() + (o_.misaligned ? typeSize(c.dtype) : 0);
+    return send_.data() + (o_.misaligned ? typeSize(c.dtype) : 0);
   }
   unsigned char* recvBuffer(const Case& c) const {
-    return recv_.data.get() + (o_.misaligned ? typeSize(c.dtype) : 0);
+    return recv_.data() + (o_.misaligned ? typeSize(c.dtype) : 0);
   }
 
   void call(const Case& c, const Layout& l, bool inPlace) {
