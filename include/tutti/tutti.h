@@ -153,8 +153,9 @@ tuttiResult_t tutti_request_free(tuttiRequest_t request);
  * allgather whose send buffers) lie in such memory on every rank of a one-host communicator reads
  * the peers' buffers in place (algorithm "direct") instead of copying through shared-memory
  * FIFOs: about twice as fast for large messages. Any collective accepts it like other memory.
- * Each allocation holds a file descriptor until freed: allocate few, large, long-lived buffers. Peers that mapped it keep it alive until their communicator is
- * destroyed. bytes 0 is tuttiInvalidArgument; memory the system cannot give, tuttiSystemError. */
+ * Each allocation holds a file descriptor until freed: allocate few, large, long-lived buffers.
+ * Peers that mapped it keep it alive until their communicator is destroyed. bytes 0 is
+ * tuttiInvalidArgument; memory the system cannot give, tuttiSystemError. */
 tuttiResult_t tutti_mem_alloc(void** ptr, size_t bytes);
 /* ptr must be what tutti_mem_alloc returned (tuttiInvalidArgument otherwise); NULL is ignored. */
 tuttiResult_t tutti_mem_free(void* ptr);

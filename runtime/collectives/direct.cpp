@@ -52,7 +52,7 @@ void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
   for (size_t peer = 0; peer < offers.size(); ++peer) {
     Offer theirs = offers[peer];
     theirs.collective[sizeof theirs.collective - 1] = '\0';  // whatever the peer sent
-    if (std::strcmp(theirs.collective, mine.collective) == 0 && theirs.bytes == ctx.bytes &&
+    if (std::strcmp(theirs.collective, mine.collective) == 0 && theirs.bytes == mine.bytes &&
         theirs.dtype == mine.dtype && theirs.op == mine.op)
       continue;
     raise(ErrorCode::kInvalidUsage,

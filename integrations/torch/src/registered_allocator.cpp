@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
+#include <atomic>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -22,31 +23,24 @@ class RegisteredAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t bytes) const override {
     const size_t blockBytes = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
-    c10::Allocator* previous = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      previous = previous_;
-      if (enabled_ && bytes >= minBytes_ && bytes <= kMaxBytes) {
-        if (auto cached = cached_.find(blockBytes); cached != cached_.end()) {
-          void* data = cached->second;
-          cached_.erase(cached);
-          cachedBytes_ -= blockBytes;
-          return dataPtr(data, blockBytes);
-        }
-        previous = nullptr;
-      }
+    std::unique_lock lock(mutex_);
+    c10::Allocator* previous = previous_;
+    if (!enabled_ || bytes < minBytes_ || bytes > kMaxBytes) {
+      lock.unlock();  // other threads allocate small tensors meanwhile
+      return previous->allocate(bytes);
     }
-    // Outside the lock: other threads allocate small tensors meanwhile.
-    if (previous) return previous->allocate(bytes);
-    if (void* data = allocateRegistered(blockBytes)) {
-      std::lock_guard lock(mutex_);
+    if (auto cached = cached_.find(blockBytes); cached != cached_.end()) {
+      void* data = cached->second;
+      cached_.erase(cached);
+      cachedBytes_ -= blockBytes;
       return dataPtr(data, blockBytes);
     }
-    {
-      std::lock_guard lock(mutex_);
-      ++fallbacks_;
-      previous = previous_;
+    lock.unlock();  // tutti_mem_alloc takes its own lock and makes system calls
+    if (void* data = allocateRegistered(blockBytes)) {
+      lock.lock();
+      return dataPtr(data, blockBytes);
     }
+    ++fallbacks_;
     return previous->allocate(bytes);
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
@@ -82,7 +76,7 @@ class RegisteredAllocator final : public c10::Allocator {
 
   RegisteredAllocatorStats stats() const {
     std::lock_guard lock(mutex_);
-    return {enabled_, minBytes_, maxCachedBytes_, liveBytes_, cachedBytes_, fallbacks_};
+    return {enabled_, minBytes_, maxCachedBytes_, liveBytes_, cachedBytes_, fallbacks_.load()};
   }
 
  private:
@@ -91,15 +85,17 @@ class RegisteredAllocator final : public c10::Allocator {
     size_t bytes;
   };
 
-  // Called with mutex_ released: tutti_mem_alloc takes its own lock and makes system calls.
+  // Called with mutex_ released.
   void* allocateRegistered(size_t blockBytes) const {
     void* data = nullptr;
     if (tutti_mem_alloc(&data, blockBytes) == tuttiSuccess) return data;
+    bool trimmed = false;
     {
       std::lock_guard lock(mutex_);
+      trimmed = cachedBytes_ > 0;
       trimLocked(0);  // the cached blocks' descriptors and memory may be what was missing
     }
-    if (tutti_mem_alloc(&data, blockBytes) == tuttiSuccess) return data;
+    if (trimmed && tutti_mem_alloc(&data, blockBytes) == tuttiSuccess) return data;
     TORCH_WARN_ONCE("tutti: the registered allocator serves ordinary memory for a tensor of ",
                     blockBytes, " bytes: ", tutti_get_last_error(),
                     " (later such tensors are not reported)");
@@ -140,7 +136,7 @@ class RegisteredAllocator final : public c10::Allocator {
   size_t minBytes_ = 0, maxCachedBytes_ = 0;
   mutable std::multimap<size_t, void*> cached_;  // free blocks by size
   mutable size_t liveBytes_ = 0, cachedBytes_ = 0;
-  mutable uint64_t fallbacks_ = 0;
+  mutable std::atomic<uint64_t> fallbacks_ = 0;
 };
 
 // Never destroyed: tensors may be freed during interpreter shutdown, after static destructors.

@@ -33,7 +33,6 @@ def registered_zeros(*size, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     return registered_bytes(shape.numel() * itemsize).view(dtype).view(shape)
 
 
-
 def enable_registered_allocator(min_bytes: int = 1 << 20, max_cached_bytes: int = 1 << 30) -> None:
     """Makes torch allocate CPU tensors of min_bytes and more in tutti's registered memory, so
     that the tensors torch creates itself, DistributedDataParallel's gradient buckets among them,
