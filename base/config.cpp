@@ -23,7 +23,12 @@ const std::vector<Var>& table() {
        "force a transport (auto: shm within a host, tcp across hosts)"},
       {"TUTTI_ALGO", Type::kChoice, "auto", "auto|ring|tree|oneshot|direct", 0, 0,
        "force the all-reduce algorithm (auto: the cost model picks per size; direct reads the "
-       "peers' buffers in place when all are tutti_mem_alloc memory, else runs what auto picks)"},
+       "peers' buffers in place when all are reachable (TUTTI_DIRECT_BUFFERS), else runs what "
+       "auto picks)"},
+      {"TUTTI_DIRECT_BUFFERS", Type::kChoice, "any", "any|registered", 0, 0,
+       "which buffers the direct algorithms reach in place: any (tutti_mem_alloc memory mapped, "
+       "ordinary memory copied through the kernel with process_vm_readv/writev) or registered "
+       "(tutti_mem_alloc memory only; other buffers go through the FIFOs)"},
       {"TUTTI_CHECK_CALLS", Type::kChoice, "0", "0|1", 0, 0,
        "1: ranks compare each collective's count, type, operation, root and sequence number "
        "before moving data, and fail with both calls named on a mismatch"},

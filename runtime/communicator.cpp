@@ -46,6 +46,7 @@ Settings Settings::fromConfig() {
   settings.transport = config::getString("TUTTI_TRANSPORT");
   settings.algorithm = config::getString("TUTTI_ALGO");
   settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
+  settings.directBuffers = config::getString("TUTTI_DIRECT_BUFFERS");
   settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));
   settings.flightRecorderEntries =
       static_cast<size_t>(config::getInt("TUTTI_FLIGHT_RECORDER_ENTRIES"));

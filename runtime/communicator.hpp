@@ -27,7 +27,8 @@ struct Settings {
   int slots = 0;
   int socketsPerPeer = 1;
   std::string transport;             // auto | shm | tcp
-  std::string algorithm;             // auto | ring | tree | oneshot
+  std::string algorithm;             // auto | ring | tree | oneshot | direct
+  std::string directBuffers;         // TUTTI_DIRECT_BUFFERS: any | registered
   bool checkCalls = false;           // TUTTI_CHECK_CALLS
   size_t flightRecorderEntries = 0;  // TUTTI_FLIGHT_RECORDER_ENTRIES
   std::string dumpDir;               // TUTTI_DUMP_DIR ("": no dumps)

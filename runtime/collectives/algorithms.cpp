@@ -24,8 +24,8 @@ double treeAllReduceCost(size_t bytes, int n, double alpha, double beta) {
 double oneShotAllReduceCost(size_t bytes, int n, double alpha, double beta) {
   return alpha + (n - 1) * static_cast<double>(bytes) * beta;
 }
-// Three small rounds (offers, the vote, a barrier; the last barrier overlaps the caller's next
-// step) and each byte read once from a peer; what it saves over the ring, the copies into and
+// Up to three small rounds (offers, the vote on mappings, a barrier; the last barrier overlaps
+// the caller's next step) and each byte read once from a peer; what it saves over the ring, the copies into and
 // out of FIFO slots, is in beta's memory traffic, which the model folds into one figure.
 double directAllReduceCost(size_t bytes, int n, double alpha, double beta) {
   return 3 * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
@@ -43,9 +43,11 @@ double chainCost(size_t bytes, int n, double alpha, double beta) {
 
 // One-shot sends the whole buffer to every peer: worth it only while latency dominates.
 constexpr size_t kOneShotMaxBytes = 64 << 10;
-// Below this, the offers' round costs unregistered buffers more than 2% (tutti-bench --algo all
-// with --buffers host and registered; README, "Measured").
-constexpr size_t kDirectMinBytes = 512 << 10;
+// Below this the direct algorithms' rounds (offers, a barrier) cost more than the copies they
+// save: 2 ranks, ordinary buffers, 32 KiB 6.0 us direct vs 5.6 one-shot, 64 KiB 9.4 vs 11.7
+// (tutti-bench --algo direct / auto; README, "Measured"). With TUTTI_DIRECT_BUFFERS=registered,
+// ordinary buffers above it pay the offers' round and then run the ring.
+constexpr size_t kDirectMinBytes = 64 << 10;
 
 struct LinkModel {
   double alphaUs;

@@ -1,16 +1,20 @@
-// Direct all-reduce, for buffers in registered memory (tutti_mem_alloc) on every rank of one host
-// (direct.hpp: reaching them, or falling back): each rank reduces its block of every rank's input,
-// read straight from the peers' memory, and writes the result into every rank's output. Each byte
-// is read once and written once per rank instead of going through FIFO slots (written by one
-// rank, read by the next) as in the ring: from 1 to 16 MiB on 2 ranks about twice the ring's busbw
-// (README, "Measured").
+// Direct all-reduce on one host (direct.hpp: reaching the peers' buffers, or falling back): each
+// rank reduces its block of every rank's input, read straight from the peers' memory, folding
+// ranks in rank order, so every element is reduced once and all ranks hold identical bits, run
+// after run. Each byte is read once per rank instead of going through FIFO slots (written by one
+// rank, read by the next) as in the ring.
 //
-// Only block r's owner, rank r, touches block r of any buffer, reading it before writing it
-// (kernels::reduce works block by block), so in place needs no barrier between the reads and the
-// writes; the barrier at the end says that every output is complete and no input is read any
-// more. Every element is reduced once, folding ranks in rank order: all ranks hold identical
-// bits, run after run.
-#include <utility>
+// Push, when every rank's output is mapped here (registered memory, or a thread world): the
+// reduction writes the block into every rank's output at once. Only block r's owner, rank r,
+// touches block r of any buffer, reading it before writing it (kernels::reduce works block by
+// block), so in place needs no barrier between the reads and the writes; the barrier at the end
+// says that every output is complete and no input is read any more. From 1 to 16 MiB on 2 ranks
+// about twice the ring's busbw (README, "Measured").
+//
+// Pull, when some output is only reachable through the kernel, which is never written into (a
+// peer that gave up could have reused it): each rank reduces its block into its own output, a
+// barrier, then each copies the other blocks out of their owners' outputs.
+#include <algorithm>
 
 #include "runtime/collectives/chunking.hpp"
 #include "runtime/collectives/direct.hpp"
@@ -19,16 +23,33 @@ namespace tutti::runtime {
 
 void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   const auto peers =
-      reachPeers(ctx, PeerAccess::kReadSendWriteRecv, args.send, ctx.bytes, args.recv, ctx.bytes);
+      reachPeers(ctx, PeerAccess::kSendAndRecv, args.send, ctx.bytes, args.recv, ctx.bytes);
   if (!peers) return runInstead(ctx, Collective::kAllReduce, args);
-  const int n = ctx.comm.size(), r = ctx.comm.rank();
-  const Range mine = evenSplit(args.count, static_cast<size_t>(n), static_cast<size_t>(r));
-  const size_t offset = mine.offset * ctx.typeSize();
-  std::vector<void*> outputs;
-  for (std::byte* recv : peers->recv) outputs.push_back(recv + offset);
-  std::swap(outputs[0], outputs[static_cast<size_t>(r)]);  // avg finishes in this rank's own
-  reduceFromPeers(ctx, *peers, offset, outputs, mine.count);
-  barrier(ctx);
+  const auto n = static_cast<size_t>(ctx.comm.size()), r = static_cast<size_t>(ctx.comm.rank());
+  const size_t typeSize = ctx.typeSize();
+  const Range mine = evenSplit(args.count, n, r);
+  auto blockOf = [&](void* buffer, const Range& block) -> void* {
+    return static_cast<std::byte*>(buffer) + block.offset * typeSize;
+  };
+  const bool allMapped =
+      std::ranges::all_of(peers->recv, [](const PeerBuffer& recv) { return recv.local; });
+  if (allMapped) {  // push
+    std::vector<void*> outputs{blockOf(args.recv, mine)};
+    for (const PeerBuffer& recv : peers->recv)
+      if (recv.rank != ctx.comm.rank()) outputs.push_back(blockOf(recv.local, mine));
+    reduceFromPeers(ctx, *peers, mine.offset * typeSize, outputs, mine.count);
+  } else {  // pull
+    void* output = blockOf(args.recv, mine);
+    reduceFromPeers(ctx, *peers, mine.offset * typeSize, {&output, 1}, mine.count);
+    barrier(ctx);
+    for (size_t rank = 0; rank < n; ++rank) {
+      const Range block = evenSplit(args.count, n, rank);
+      if (rank != r)
+        copyFromPeer(ctx, peers->recv[rank], block.offset * typeSize, blockOf(args.recv, block),
+                     block.count * typeSize);
+    }
+  }
+  finish(ctx, *peers);
 }
 
 }  // namespace tutti::runtime

@@ -7,12 +7,12 @@
 namespace tutti::runtime {
 
 void reduceScatterDirect(OpContext& ctx, const CollectiveArgs& args) {
-  const auto peers = reachPeers(ctx, PeerAccess::kReadSend, args.send, ctx.bytes);
+  const auto peers = reachPeers(ctx, PeerAccess::kSend, args.send, ctx.bytes);
   if (!peers) return runInstead(ctx, Collective::kReduceScatter, args);
   const size_t offset = static_cast<size_t>(ctx.comm.rank()) * args.count * ctx.typeSize();
   // In place, args.recv is this rank's own block of its input.
   reduceFromPeers(ctx, *peers, offset, {&args.recv, 1}, args.count);
-  barrier(ctx);
+  finish(ctx, *peers);
 }
 
 }  // namespace tutti::runtime

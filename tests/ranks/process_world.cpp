@@ -1,10 +1,19 @@
 // A rank of a process world: started by tuttirun, mpirun or torchrun, it initialises from the
 // environment and runs seeded random cases of every collective, checking each against the
 // independent reference. All-reduce outputs are also compared across ranks (a hash allgathered).
-//   process_world [--seed S] [--cases-per-kind K] [--max-bytes B] [--registered] [--loop]
+//   process_world [--seed S] [--cases-per-kind K] [--max-bytes B] [--registered]
+//                 [--refuse-ptrace] [--loop]
 // --registered puts every case's buffers in tutti_mem_alloc memory.
+// --refuse-ptrace makes the process one that its peers may not ptrace, so the kernel refuses
+// their copies from and into its memory: not dumpable, and without CAP_SYS_PTRACE (with which
+// root would pass anyway).
 // --loop all-reduces forever after printing "ready" (for the killed-rank tests). Exit status 0
 // when every case passed on this rank.
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +30,16 @@ uint64_t fnv1a(const std::vector<char>& bytes) {
   uint64_t hash = 1469598103934665603ULL;
   for (char byte : bytes) hash = (hash ^ static_cast<unsigned char>(byte)) * 1099511628211ULL;
   return hash;
+}
+
+bool refusePtrace() {
+  if (prctl(PR_SET_DUMPABLE, 0) != 0) return false;
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct caps[2] = {};
+  if (syscall(SYS_capget, &header, caps) != 0) return false;
+  caps[0].effective &= ~(1u << CAP_SYS_PTRACE);
+  caps[0].permitted &= ~(1u << CAP_SYS_PTRACE);
+  return syscall(SYS_capset, &header, caps) == 0;
 }
 
 int fail(const char* what) {
@@ -45,7 +64,12 @@ int main(int argc, char** argv) {
       maxBytes = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--registered")
       registered = true;
-    else if (arg == "--loop")
+    else if (arg == "--refuse-ptrace") {
+      if (!refusePtrace()) {
+        std::perror("process_world: --refuse-ptrace");
+        return 2;
+      }
+    } else if (arg == "--loop")
       loop = true;
     else {
       std::fprintf(stderr, "process_world: unknown argument %s\n", argv[i]);

@@ -308,7 +308,7 @@ TEST_CASE("the C++ API wraps the C ABI", "[api][cpp]") {
       group.recv(comm, &fromPrev, 1, (rank + 2) % 3);
     }
     // Registered arrays: zero-filled, and all-reduced in place (the direct algorithm from
-    // 512 KiB; below it the planner's choice).
+    // 64 KiB; below it the planner's choice).
     for (size_t count : {size_t{10}, size_t{100003}}) {
       tutti::RegisteredArray<double> registered(count);
       if (registered.size() != count || registered[count - 1] != 0.0) return -1.0;

@@ -8,8 +8,9 @@ torch's DistributedDataParallel over tutti trains to the parameters DDP over glo
 ordinary memory; and when the process runs out of file descriptors the allocator serves ordinary
 memory instead (counted, the tensors still right). Each rank's trace (TUTTI_TRACE_FILE, written
 when the group is destroyed) shows that the all-reduces of registered memory, DDP's buckets
-included, ran tutti's direct algorithm, reading the peers' tensors in place, and that those of
-ordinary tensors did not.
+included, ran tutti's direct algorithm, reading the peers' tensors in place; that of a large
+ordinary tensor did too with 3 processes (copied through the kernel) and did not with 2, which
+run with TUTTI_DIRECT_BUFFERS=registered.
 """
 import gc
 import json
@@ -27,7 +28,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import world
 
 DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.int32)
-SHAPE = (300, 1000)  # 600 KB and up: above the direct algorithm's 512 KiB threshold
+SHAPE = (300, 1000)  # 600 KB and up: above the direct algorithm's 64 KiB threshold
 
 
 def seeded(rank: int, dtype: torch.dtype) -> torch.Tensor:
@@ -147,7 +148,9 @@ def worker(args: List[str]) -> None:
     algorithms = [algorithm for algorithm, _ in reduces]
     assert algorithms[:len(DTYPES)] == ["direct"] * len(DTYPES), algorithms
     plain, large, small = algorithms[len(DTYPES):len(DTYPES) + 3]
-    assert plain != "direct" and large == "direct" and small != "direct", algorithms
+    ordinary_reached = os.environ["TUTTI_DIRECT_BUFFERS"] == "any"
+    assert (plain == "direct") == ordinary_reached, algorithms
+    assert large == "direct" and small != "direct", algorithms  # small: 4 KB, below the threshold
     buckets = [algorithm for algorithm, size in reduces[len(DTYPES) + 3:] if size >= MIN_BYTES]
     assert buckets == ["direct"] * DDP_STEPS, f"DDP's large buckets ran {buckets}"
 
@@ -156,8 +159,9 @@ if __name__ == "__main__":
     if world.is_worker():
         world.worker_main(worker, final_barrier=False)
     ok = True
-    for size in (2, 3):
+    for size, direct_buffers in ((2, "registered"), (3, "any")):
         with tempfile.TemporaryDirectory() as traces:
-            env = {"TUTTI_TRACE_FILE": os.path.join(traces, "trace-%r.json")}
+            env = {"TUTTI_TRACE_FILE": os.path.join(traces, "trace-%r.json"),
+                   "TUTTI_DIRECT_BUFFERS": direct_buffers}
             ok = world.check_world(__file__, size, ["registered"], env) and ok
     sys.exit(0 if ok else 1)
