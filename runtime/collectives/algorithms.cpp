@@ -43,11 +43,12 @@ double chainCost(size_t bytes, int n, double alpha, double beta) {
 
 // One-shot sends the whole buffer to every peer: worth it only while latency dominates.
 constexpr size_t kOneShotMaxBytes = 64 << 10;
-// Below this the direct algorithms' rounds (offers, a barrier) cost more than the copies they
-// save: 2 ranks, ordinary buffers, 32 KiB 6.0 us direct vs 5.6 one-shot, 64 KiB 9.4 vs 11.7
-// (tutti-bench --algo direct / auto; README, "Measured"). With TUTTI_DIRECT_BUFFERS=registered,
-// ordinary buffers above it pay the offers' round and then run the ring.
-constexpr size_t kDirectMinBytes = 64 << 10;
+// Below this ordinary buffers, which most are, gain nothing from the direct algorithms and pay
+// their round of offers (2 ranks, tutti-bench --algo ring / direct, out of place: 64 KiB 17.4 us
+// direct against 14.6 for the ring, 128 KiB 29-32 against 28-31, 256 KiB 39-44 against 54-56;
+// allreduce_direct.cpp). Ordinary buffers above it that the all-reduce would not pull (in place,
+// above 8 MiB; or with TUTTI_DIRECT_BUFFERS=registered) pay that round and run the ring.
+constexpr size_t kDirectMinBytes = 256 << 10;
 
 struct LinkModel {
   double alphaUs;

@@ -14,9 +14,11 @@
 // Pull, when some output is only reachable through the kernel, which is never written into (a
 // peer that gave up could have reused it): each rank reduces its block into its own output, a
 // barrier, then each copies the other blocks out of their owners' outputs. The blocks the
-// owners have just written cross between cores' caches once more than in the push, so above
-// kPullMaxBytes the ring is faster (out of place, 2 ranks: 16 MiB 3.5-4.0 GB/s against the
-// ring's 4.8-5.0) and runs instead.
+// owners have just written cross between cores' caches once more than in the push, which costs
+// enough that the pull beats the ring only out of place and from 256 KiB to 8 MiB (2 ranks,
+// tutti-bench --algo ring/direct, µs out of place / in place: 64 KiB 17.4/23.0 against the
+// ring's 14.6/13.6, 512 KiB 76-87/129-157 against 105-135/72-88, 16 MiB 3.5-4.0 GB/s out of
+// place against 4.8-5.0); elsewhere the planner's other choice runs.
 #include <algorithm>
 
 #include "runtime/collectives/chunking.hpp"
@@ -25,7 +27,13 @@
 namespace tutti::runtime {
 namespace {
 
-constexpr size_t kPullMaxBytes = 8 << 20;
+constexpr size_t kPullMinBytes = 256 << 10, kPullMaxBytes = 8 << 20;
+
+// Whether the pull is worth it; the same on every rank, which all see the same offers.
+bool pullPays(const OpContext& ctx, const DirectPeers& peers) {
+  if (ctx.comm.settings().algorithm == "direct") return true;  // forced
+  return !peers.someInPlace && ctx.bytes >= kPullMinBytes && ctx.bytes <= kPullMaxBytes;
+}
 
 }  // namespace
 
@@ -41,8 +49,7 @@ void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   };
   const bool allMapped =
       std::ranges::all_of(peers->recv, [](const PeerBuffer& recv) { return recv.local; });
-  if (!allMapped && ctx.bytes > kPullMaxBytes && ctx.comm.settings().algorithm != "direct")
-    return runInstead(ctx, Collective::kAllReduce, args);
+  if (!allMapped && !pullPays(ctx, *peers)) return runInstead(ctx, Collective::kAllReduce, args);
   if (allMapped) {  // push
     std::vector<void*> outputs{blockOf(args.recv, mine)};
     for (const PeerBuffer& recv : peers->recv)

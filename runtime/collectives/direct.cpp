@@ -165,6 +165,9 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
   if (anyKernel && !*reached.crossMemory) return std::nullopt;
 
   DirectPeers peers;
+  peers.someInPlace = wantsRecv && std::ranges::any_of(offers, [](const Offer& offer) {
+                        return offer.send.address == offer.recv.address;
+                      });
   for (int peer = 0; peer < n; ++peer)
     if (offers[static_cast<size_t>(peer)].timeoutMs <
         offers[static_cast<size_t>(peers.shortestTimeoutRank)].timeoutMs)

@@ -45,6 +45,7 @@ struct DirectPeers {
   // later). What this rank read from a peer's buffer is trusted only if it finishes before.
   std::chrono::steady_clock::time_point offered, trustedUntil;
   int shortestTimeoutRank = 0;  // whose timeout sets trustedUntil
+  bool someInPlace = false;     // some rank's send and recv buffers are one
 };
 
 // Which of the peers' buffers an algorithm touches, and so must be reachable from every rank:

@@ -4,14 +4,16 @@
 # algorithm ran:
 # - tutti_mem_alloc buffers (process_world --registered), mapped through /proc/<pid>/fd, and
 #   ordinary buffers, copied through the kernel (process_vm_readv/writev): every all-reduce
-#   (forced) and every reduce-scatter and allgather of 64 KiB or more (the planner's threshold)
+#   (forced) and every reduce-scatter and allgather of 256 KiB or more (the planner's threshold)
 #   ran "direct";
 # - ordinary buffers of processes whose memory the kernel will not let peers copy
 #   (--refuse-ptrace), or with TUTTI_DIRECT_BUFFERS=registered: none did, and the results are
-#   still right.
-# Usage: direct_between_processes.sh TUTTIRUN PROCESS_WORLD
+#   still right;
+# - the planner's choice for ordinary buffers (tutti-bench, 2 ranks, checked results): the
+#   all-reduce pulls through the kernel out of place at 1 MiB, not in place, not at 16 MiB.
+# Usage: direct_between_processes.sh TUTTIRUN PROCESS_WORLD TUTTI_BENCH
 set -u
-tuttirun=$1 world=$2
+tuttirun=$1 world=$2 bench=$3
 dir=$(mktemp -d) && trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
 
@@ -31,7 +33,7 @@ expected = sys.argv[2]
 ops = [e for e in events if e["ph"] == "X"]
 algorithms = [e["args"]["algorithm"] for e in ops if e["name"] == "allreduce"]
 large = [(e["name"], e["args"]["bytes"], e["args"]["algorithm"]) for e in ops
-         if e["name"] in ("reduce_scatter", "allgather") and e["args"]["bytes"] >= 64 << 10]
+         if e["name"] in ("reduce_scatter", "allgather") and e["args"]["bytes"] >= 256 << 10]
 print(sys.argv[1], algorithms, large)
 assert len(algorithms) == 4, algorithms
 assert {name for name, _, _ in large} == {"reduce_scatter", "allgather"}, large  # seed 7 has both
@@ -51,3 +53,22 @@ run fallback --refuse-ptrace
 grep -q "the kernel does not copy from pid" "$dir/log" || fail "no rank logged the refusal"
 TUTTI_DIRECT_BUFFERS=registered run fallback
 echo "where the kernel refuses, or registered memory only is asked for, they ran another algorithm"
+
+rm -f "$dir"/trace-*.json
+TUTTI_TRACE_FILE="$dir/trace-%r.json" "$bench" allreduce --ranks 2 -b 1M -e 16M -f 16 -n 3 -w 1 \
+  > "$dir/log" 2>&1 || { cat "$dir/log"; fail "tutti-bench exited non-zero"; }
+grep -q "Out of bounds values : 0 OK" "$dir/log" || { cat "$dir/log"; fail "tutti-bench's check"; }
+python3 - "$dir/trace-0.json" <<'PY' || fail "the planner's choices"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+ran = [(e["args"]["bytes"], e["args"]["algorithm"]) for e in events
+       if e["ph"] == "X" and e["name"] == "allreduce" and e["args"]["bytes"] >= 1 << 20]
+print(ran)
+at_1m = [algorithm for size, algorithm in ran if size == 1 << 20]
+# tutti-bench runs a size's out-of-place calls, then its in-place ones.
+pulled = at_1m.index("ring") if "ring" in at_1m else len(at_1m)
+assert pulled > 0 and set(at_1m[:pulled]) == {"direct"}, at_1m
+assert pulled < len(at_1m) and "direct" not in at_1m[pulled:], at_1m
+assert "direct" not in [algorithm for size, algorithm in ran if size == 16 << 20], ran
+PY
+echo "the all-reduce of ordinary buffers ran direct out of place at 1 MiB, not in place or at 16 MiB"

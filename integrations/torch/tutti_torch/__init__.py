@@ -22,9 +22,9 @@ __all__ = ["ProcessGroupTutti", "registered_zeros", "enable_registered_allocator
 
 def registered_zeros(*size, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """A zero-filled CPU tensor in tutti's registered memory (tutti_mem_alloc). When every rank
-    of a one-host group all-reduces such tensors (64 KiB and up), each process reads the others'
-    tensors in place (tutti's direct algorithm), where ordinary tensors are copied once through
-    the kernel: at 1 MiB about twice the bandwidth. Keep reusing the tensor (in-place ops, copy_) rather than
+    of a one-host group all-reduces such tensors (256 KiB and up), each process reads the others'
+    tensors in place (tutti's direct algorithm) instead of copying through shared-memory FIFOs:
+    about twice the bandwidth. Keep reusing the tensor (in-place ops, copy_) rather than
     replacing it, since results of out-of-place ops live in ordinary memory."""
     if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
         size = tuple(size[0])
