@@ -13,8 +13,9 @@
 // patterns, whose results are known exactly without tutti; with --buffers registered the buffers
 // are tutti_mem_alloc memory, which the direct algorithms map (all-reduce: when drawn, at any
 // size; the others from 256 KiB), else ordinary memory, which they copy through the kernel.
-// Every element of every result is compared with them. All-reduce results must also be bitwise identical on every rank: each rank
-// folds a checksum of its results, and the checksums are compared at every control point.
+// Every element of every result is compared with them. All-reduce results must also be bitwise
+// identical on every rank: each rank folds a checksum of its results, and the checksums are
+// compared at every control point.
 //
 // Control points (every 32 calls): one allgather carries each rank's counters, its resident
 // memory and rank 0's decision to stop, so that all ranks stop after the same call. Rank 0 prints a
