@@ -25,8 +25,9 @@ double oneShotAllReduceCost(size_t bytes, int n, double alpha, double beta) {
   return alpha + (n - 1) * static_cast<double>(bytes) * beta;
 }
 // Up to three small rounds (offers, the vote on mappings, a barrier; the last barrier overlaps
-// the caller's next step) and each byte read once from a peer; what it saves over the ring, the copies into and
-// out of FIFO slots, is in beta's memory traffic, which the model folds into one figure.
+// the caller's next step) and each byte read once from a peer; what it saves over the ring, the
+// copies into and out of FIFO slots, is in beta's memory traffic, which the model folds into one
+// figure.
 double directAllReduceCost(size_t bytes, int n, double alpha, double beta) {
   return 3 * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
 }
