@@ -98,6 +98,35 @@ void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
   }
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define TUTTI_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TUTTI_THREAD_SANITIZER 1
+#endif
+#endif
+#ifdef TUTTI_THREAD_SANITIZER
+extern "C" void __tsan_acquire(void* address);
+extern "C" void __tsan_release(void* address);
+#endif
+
+// The ranks of a thread world reach each other's buffers at their own addresses, and order
+// their accesses by rounds through shared-memory FIFOs that every rank maps at an address of its
+// own, which ThreadSanitizer cannot pair. Around each round, tell it what the round does: what
+// any rank did before it happens before what every rank does after it.
+template <typename Round>
+auto orderedRound(Round round) {
+#ifdef TUTTI_THREAD_SANITIZER
+  static char order;
+  __tsan_release(&order);
+  auto result = round();
+  __tsan_acquire(&order);
+  return result;
+#else
+  return round();
+#endif
+}
+
 // Every rank's offer, in rank order.
 std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
   const int r = ctx.comm.rank();
@@ -109,8 +138,10 @@ std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
     exchange.push_back({true, peer, &mine, nullptr, sizeof mine});
     exchange.push_back({false, peer, nullptr, &offers[static_cast<size_t>(peer)], sizeof mine});
   }
-  runTransfers(ctx, exchange);
-  return offers;
+  return orderedRound([&] {
+    runTransfers(ctx, exchange);
+    return offers;
+  });
 }
 
 // True on every rank when `mine` is true on every rank; also a barrier.
@@ -123,8 +154,10 @@ bool everyRank(OpContext& ctx, bool mine) {
                  1,
                  kernels::DataType::kUint8,
                  kernels::RedOp::kMin};
-  allreduceOneShot(vote, {&flag, &flag, 1, 0});
-  return flag == 1;
+  return orderedRound([&] {
+    allreduceOneShot(vote, {&flag, &flag, 1, 0});
+    return flag == 1;
+  });
 }
 
 }  // namespace
