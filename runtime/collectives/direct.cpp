@@ -6,9 +6,8 @@
 #include <string>
 
 #include "kernels/kernels.hpp"
-#include "runtime/collectives/p2p.hpp"
+#include "runtime/collectives/direct_rounds.hpp"
 #include "runtime/memory/cross_memory.hpp"
-#include "runtime/memory/registered_memory.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -17,205 +16,81 @@ namespace {
 // staying in cache between the copy and the reduction.
 constexpr size_t kStagedBytes = 128 << 10;
 
-// One of an offer's two buffers.
-struct OfferedBuffer {
-  uint64_t address = 0;
-  uint8_t registered = 0;
-  RegisteredRange range;
+// Which ways some rank reaches some other's buffer; nullopt when one cannot be reached at all.
+struct Ways {
+  bool kernel = false, mapping = false;
 };
+std::optional<Ways> waysOfReaching(const std::vector<Offer>& offers, bool wantsRecv) {
+  Ways ways;
+  for (const Offer& reader : offers)
+    for (const Offer& owner : offers) {
+      if (&reader == &owner) continue;
+      for (const OfferedBuffer* buffer : {&owner.send, wantsRecv ? &owner.recv : nullptr}) {
+        const Reach reach = buffer ? reachOf(reader, owner, *buffer) : Reach::kAddress;
+        if (reach == Reach::kNone) return std::nullopt;
+        ways.kernel |= reach == Reach::kKernel;
+        ways.mapping |= reach == Reach::kMapping;
+      }
+    }
+  return ways;
+}
 
-// Plain bytes (no bool): it comes from another process.
-struct Offer {
-  char collective[16] = {};  // its name, so that an allgather never meets a reduce-scatter
-  uint64_t bytes = 0;
-  uint8_t dtype = 0, op = 0;
-  uint8_t anyBuffers = 0;  // TUTTI_DIRECT_BUFFERS=any: its ordinary memory may be reached too
-  uint64_t timeoutMs = 0;  // its communicator's, when it made the offer
-  ProcessIdentity process;
-  OfferedBuffer send, recv;
-};
-
-OfferedBuffer offeredBuffer(const void* data, size_t bytes) {
-  OfferedBuffer offered;
-  offered.address = reinterpret_cast<uint64_t>(data);
-  if (const auto range = findRegistered(data, bytes)) {
-    offered.registered = 1;
-    offered.range = *range;
+// Whether the kernel copies between this rank and every peer in another process: found out by
+// all ranks together at the first call that needs it, then remembered.
+bool kernelCopies(OpContext& ctx, const std::vector<Offer>& offers) {
+  std::optional<bool>& known = ctx.comm.peerBuffers().crossMemory;
+  if (!known) {
+    const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
+    bool works = true;
+    for (int peer = 0; works && peer < ctx.comm.size(); ++peer) {
+      const Offer& theirs = offers[static_cast<size_t>(peer)];
+      if (!sameProcess(mine, theirs))
+        works = crossMemoryReaches(ctx.comm.peer(peer).pid, theirs.process);
+    }
+    known = everyRank(ctx, works);
   }
-  return offered;
+  return *known;
 }
 
-Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sendBytes,
-              const void* recv, size_t recvBytes) {
-  Offer offer;
-  std::strncpy(offer.collective, ctx.collective, sizeof offer.collective - 1);
-  offer.bytes = ctx.bytes;
-  offer.dtype = static_cast<uint8_t>(ctx.dtype);
-  offer.op = static_cast<uint8_t>(ctx.op);
-  offer.timeoutMs = static_cast<uint64_t>(ctx.comm.timeout().count());
-  if (ctx.comm.localSize() != ctx.comm.size()) return offer;  // nothing reachable
-  offer.anyBuffers = ctx.comm.settings().directBuffers == "any" ? 1 : 0;
-  offer.process = thisProcess();
-  offer.send = offeredBuffer(send, sendBytes);
-  if (wantsRecv) offer.recv = offeredBuffer(recv, recvBytes);
-  return offer;
-}
-
-enum class Reach { kAddress, kMapping, kKernel, kNone };
-
-// How the rank that offered `reader` reaches `owner`'s buffer: every rank works it out alike for
-// every pair, from the same offers, so that all agree on the rounds that follow.
-Reach reachOf(const Offer& reader, const Offer& owner, const OfferedBuffer& buffer) {
-  const bool sameProcess = reader.process.nonce == owner.process.nonce &&
-                           reader.process.address == owner.process.address;
-  if (buffer.registered == 1) return sameProcess ? Reach::kAddress : Reach::kMapping;
-  if (reader.anyBuffers != 1 || owner.anyBuffers != 1) return Reach::kNone;
-  return sameProcess ? Reach::kAddress : Reach::kKernel;
-}
-
-// "allreduce with 800000 bytes of float32 (sum)"; allgather has no operation to name.
-std::string describeCall(const char* collective, uint64_t bytes, uint8_t dtype, uint8_t op) {
-  std::string call = fmt::format("{} with {} bytes of {}", collective, bytes,
-                                 kernels::typeName(static_cast<kernels::DataType>(dtype)));
-  if (std::strcmp(collective, collectiveName(Collective::kAllGather)) != 0)
-    call += fmt::format(" ({})", kernels::opName(static_cast<kernels::RedOp>(op)));
-  return call;
-}
-
-void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
-  const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
-  for (size_t peer = 0; peer < offers.size(); ++peer) {
-    Offer theirs = offers[peer];
-    theirs.collective[sizeof theirs.collective - 1] = '\0';  // whatever the peer sent
-    if (std::strcmp(theirs.collective, mine.collective) == 0 && theirs.bytes == mine.bytes &&
-        theirs.dtype == mine.dtype && theirs.op == mine.op)
-      continue;
-    raise(ErrorCode::kInvalidUsage,
-          "{}: rank {} calls {} where this rank calls {}: the ranks called different "
-          "collectives, counts or types",
-          ctx.where(), peer, describeCall(theirs.collective, theirs.bytes, theirs.dtype, theirs.op),
-          describeCall(mine.collective, mine.bytes, mine.dtype, mine.op));
-  }
-}
-
-#if defined(__SANITIZE_THREAD__)
-#define TUTTI_THREAD_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TUTTI_THREAD_SANITIZER 1
-#endif
-#endif
-#ifdef TUTTI_THREAD_SANITIZER
-extern "C" void __tsan_acquire(void* address);
-extern "C" void __tsan_release(void* address);
-#endif
-
-// The ranks of a thread world reach each other's buffers at their own addresses, and order
-// their accesses by rounds through shared-memory FIFOs that every rank maps at an address of its
-// own, which ThreadSanitizer cannot pair. Around each round, tell it what the round does: what
-// any rank did before it happens before what every rank does after it.
-template <typename Round>
-auto orderedRound(Round round) {
-#ifdef TUTTI_THREAD_SANITIZER
-  static char order;
-  __tsan_release(&order);
-  auto result = round();
-  __tsan_acquire(&order);
-  return result;
-#else
-  return round();
-#endif
-}
-
-// Every rank's offer, in rank order.
-std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
-  const int r = ctx.comm.rank();
-  std::vector<Offer> offers(static_cast<size_t>(ctx.comm.size()));
-  offers[static_cast<size_t>(r)] = mine;
-  std::vector<P2PTransfer> exchange;
-  for (int peer = 0; peer < ctx.comm.size(); ++peer) {
-    if (peer == r) continue;
-    exchange.push_back({true, peer, &mine, nullptr, sizeof mine});
-    exchange.push_back({false, peer, nullptr, &offers[static_cast<size_t>(peer)], sizeof mine});
-  }
-  return orderedRound([&] {
-    runTransfers(ctx, exchange);
-    return offers;
-  });
-}
-
-// True on every rank when `mine` is true on every rank; also a barrier.
-bool everyRank(OpContext& ctx, bool mine) {
-  uint8_t flag = mine ? 1 : 0;
-  OpContext vote{ctx.comm,
-                 ctx.collective,
-                 ctx.algorithm,
-                 ctx.sequence,
-                 1,
-                 kernels::DataType::kUint8,
-                 kernels::RedOp::kMin};
-  return orderedRound([&] {
-    allreduceOneShot(vote, {&flag, &flag, 1, 0});
-    return flag == 1;
-  });
+// DirectPeers' window of trust: the shortest timeout among the ranks, from this rank's offer.
+DirectPeers trustWindow(const std::vector<Offer>& offers,
+                        std::chrono::steady_clock::time_point offered) {
+  DirectPeers peers;
+  for (size_t peer = 0; peer < offers.size(); ++peer)
+    if (offers[peer].timeoutMs < offers[static_cast<size_t>(peers.shortestTimeoutRank)].timeoutMs)
+      peers.shortestTimeoutRank = static_cast<int>(peer);
+  peers.offered = offered;
+  peers.trustedUntil =
+      offered +
+      std::chrono::milliseconds(offers[static_cast<size_t>(peers.shortestTimeoutRank)].timeoutMs);
+  return peers;
 }
 
 }  // namespace
 
 std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const void* send,
                                       size_t sendBytes, void* recv, size_t recvBytes) {
-  const int n = ctx.comm.size(), r = ctx.comm.rank();
   const bool wantsRecv = access == PeerAccess::kSendAndRecv;
   const auto offered = std::chrono::steady_clock::now();
   const auto offers =
       exchangeOffers(ctx, offerOf(ctx, wantsRecv, send, sendBytes, recv, recvBytes));
   checkSameCall(ctx, offers);
-  auto buffersOf = [&](const Offer& offer) {
-    std::vector<const OfferedBuffer*> buffers{&offer.send};
-    if (wantsRecv) buffers.push_back(&offer.recv);
-    return buffers;
-  };
-  bool anyKernel = false, anyMapping = false;
-  for (const Offer& reader : offers)
-    for (const Offer& owner : offers) {
-      if (&reader == &owner) continue;
-      for (const OfferedBuffer* buffer : buffersOf(owner)) {
-        const Reach reach = reachOf(reader, owner, *buffer);
-        if (reach == Reach::kNone) return std::nullopt;
-        anyKernel |= reach == Reach::kKernel;
-        anyMapping |= reach == Reach::kMapping;
-      }
-    }
-  PeerBuffers& reached = ctx.comm.peerBuffers();
-  if (anyKernel && !reached.crossMemory) {
-    bool works = true;
-    for (int peer = 0; works && peer < n; ++peer)
-      if (peer != r && offers[static_cast<size_t>(peer)].process.nonce != thisProcess().nonce)
-        works =
-            crossMemoryReaches(ctx.comm.peer(peer).pid, offers[static_cast<size_t>(peer)].process);
-    reached.crossMemory = everyRank(ctx, works);
-  }
-  if (anyKernel && !*reached.crossMemory) return std::nullopt;
+  const auto ways = waysOfReaching(offers, wantsRecv);
+  if (!ways) return std::nullopt;
+  if (ways->kernel && !kernelCopies(ctx, offers)) return std::nullopt;
 
-  DirectPeers peers;
+  DirectPeers peers = trustWindow(offers, offered);
   peers.someInPlace = wantsRecv && std::ranges::any_of(offers, [](const Offer& offer) {
                         return offer.send.address == offer.recv.address;
                       });
-  for (int peer = 0; peer < n; ++peer)
-    if (offers[static_cast<size_t>(peer)].timeoutMs <
-        offers[static_cast<size_t>(peers.shortestTimeoutRank)].timeoutMs)
-      peers.shortestTimeoutRank = peer;
-  peers.offered = offered;
-  peers.trustedUntil =
-      offered +
-      std::chrono::milliseconds(offers[static_cast<size_t>(peers.shortestTimeoutRank)].timeoutMs);
+  const int r = ctx.comm.rank();
   bool mapped = true;
   auto reach = [&](int peer, const OfferedBuffer& buffer, size_t bytes) {
     PeerBuffer reachable{peer, nullptr, buffer.address, ctx.comm.peer(peer).pid};
     switch (reachOf(offers[static_cast<size_t>(r)], offers[static_cast<size_t>(peer)], buffer)) {
       case Reach::kAddress: reachable.local = reinterpret_cast<std::byte*>(buffer.address); break;
       case Reach::kMapping:
-        reachable.local = reached.map(peer, reachable.pid, buffer.range, bytes);
+        reachable.local = ctx.comm.peerBuffers().map(peer, reachable.pid, buffer.range, bytes);
         mapped = mapped && reachable.local;
         break;
       case Reach::kKernel:
@@ -223,7 +98,7 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
     }
     return reachable;
   };
-  for (int peer = 0; peer < n; ++peer) {
+  for (int peer = 0; peer < ctx.comm.size(); ++peer) {
     const Offer& offer = offers[static_cast<size_t>(peer)];
     peers.send.push_back(peer == r ? PeerBuffer{r, static_cast<std::byte*>(const_cast<void*>(send))}
                                    : reach(peer, offer.send, sendBytes));
@@ -231,7 +106,7 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
       peers.recv.push_back(peer == r ? PeerBuffer{r, static_cast<std::byte*>(recv)}
                                      : reach(peer, offer.recv, recvBytes));
   }
-  if (anyMapping && !everyRank(ctx, mapped)) return std::nullopt;
+  if (ways->mapping && !everyRank(ctx, mapped)) return std::nullopt;
   return peers;
 }
 

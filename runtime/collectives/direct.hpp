@@ -1,17 +1,17 @@
 // What the direct algorithms share: reaching the peers' buffers on this host in place, or
 // learning, all ranks together, that they cannot be reached.
 //
-// The ranks exchange offers (what each calls, where its buffers are, which process it is). A
-// buffer is reached by its address when its owner is this process (a thread world), by mapping
-// it when it is registered memory (tutti_mem_alloc; runtime/memory/peer_buffers.hpp), else by
-// copies through the kernel (runtime/memory/cross_memory.hpp) unless a rank set
-// TUTTI_DIRECT_BUFFERS=registered. Whether the kernel allows those copies is found out once per
-// communicator, by every rank reading each peer's published identity and a vote. Every rank
-// derives from the same offers whether some buffer cannot be reached; then all of them run the
-// algorithm the planner would have picked without direct, at the price of that one small round.
-// Mappings are voted on before anybody touches peer memory. Because the data no longer passes
-// through slots whose sizes would show a mismatch, the offers also carry the call: ranks that
-// disagree on it fail, naming both calls.
+// The ranks exchange offers (direct_rounds.hpp: what each calls, where its buffers are, which
+// process it is). A buffer is reached by its address when its owner is this process (a thread
+// world), by mapping it when it is registered memory (tutti_mem_alloc;
+// runtime/memory/peer_buffers.hpp), else by copies through the kernel
+// (runtime/memory/cross_memory.hpp) unless a rank set TUTTI_DIRECT_BUFFERS=registered. Whether
+// the kernel allows those copies is found out once per communicator, by every rank reading each
+// peer's published identity and a vote. Every rank derives from the same offers whether some
+// buffer cannot be reached; then all of them run the algorithm the planner would have picked
+// without direct, at the price of that one small round. Mappings are voted on before anybody
+// touches peer memory. Because the data no longer passes through slots whose sizes would show a
+// mismatch, the offers also carry the call: ranks that disagree on it fail, naming both calls.
 #pragma once
 
 #include <chrono>

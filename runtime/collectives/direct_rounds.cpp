@@ -1,0 +1,137 @@
+#include "runtime/collectives/direct_rounds.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "kernels/kernels.hpp"
+#include "runtime/collectives/algorithm.hpp"
+#include "runtime/collectives/p2p.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+OfferedBuffer offeredBuffer(const void* data, size_t bytes) {
+  OfferedBuffer offered;
+  offered.address = reinterpret_cast<uint64_t>(data);
+  if (const auto range = findRegistered(data, bytes)) {
+    offered.registered = 1;
+    offered.range = *range;
+  }
+  return offered;
+}
+
+// "allreduce with 800000 bytes of float32 (sum)"; allgather has no operation to name.
+std::string describeCall(const char* collective, uint64_t bytes, uint8_t dtype, uint8_t op) {
+  std::string call = fmt::format("{} with {} bytes of {}", collective, bytes,
+                                 kernels::typeName(static_cast<kernels::DataType>(dtype)));
+  if (std::strcmp(collective, collectiveName(Collective::kAllGather)) != 0)
+    call += fmt::format(" ({})", kernels::opName(static_cast<kernels::RedOp>(op)));
+  return call;
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define TUTTI_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TUTTI_THREAD_SANITIZER 1
+#endif
+#endif
+#ifdef TUTTI_THREAD_SANITIZER
+extern "C" void __tsan_acquire(void* address);
+extern "C" void __tsan_release(void* address);
+#endif
+
+// The ranks of a thread world reach each other's buffers at their own addresses, and order
+// their accesses by rounds through shared-memory FIFOs that every rank maps at an address of its
+// own, which ThreadSanitizer cannot pair. Around each round, tell it what the round does: what
+// any rank did before it happens before what every rank does after it.
+template <typename Round>
+auto orderedRound(Round round) {
+#ifdef TUTTI_THREAD_SANITIZER
+  static char order;
+  __tsan_release(&order);
+  auto result = round();
+  __tsan_acquire(&order);
+  return result;
+#else
+  return round();
+#endif
+}
+
+}  // namespace
+
+Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sendBytes,
+              const void* recv, size_t recvBytes) {
+  Offer offer;
+  std::strncpy(offer.collective, ctx.collective, sizeof offer.collective - 1);
+  offer.bytes = ctx.bytes;
+  offer.dtype = static_cast<uint8_t>(ctx.dtype);
+  offer.op = static_cast<uint8_t>(ctx.op);
+  offer.timeoutMs = static_cast<uint64_t>(ctx.comm.timeout().count());
+  if (ctx.comm.localSize() != ctx.comm.size()) return offer;  // nothing reachable
+  offer.anyBuffers = ctx.comm.settings().directBuffers == "any" ? 1 : 0;
+  offer.process = thisProcess();
+  offer.send = offeredBuffer(send, sendBytes);
+  if (wantsRecv) offer.recv = offeredBuffer(recv, recvBytes);
+  return offer;
+}
+
+void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
+  const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
+  for (size_t peer = 0; peer < offers.size(); ++peer) {
+    Offer theirs = offers[peer];
+    theirs.collective[sizeof theirs.collective - 1] = '\0';  // whatever the peer sent
+    if (std::strcmp(theirs.collective, mine.collective) == 0 && theirs.bytes == mine.bytes &&
+        theirs.dtype == mine.dtype && theirs.op == mine.op)
+      continue;
+    raise(ErrorCode::kInvalidUsage,
+          "{}: rank {} calls {} where this rank calls {}: the ranks called different "
+          "collectives, counts or types",
+          ctx.where(), peer, describeCall(theirs.collective, theirs.bytes, theirs.dtype, theirs.op),
+          describeCall(mine.collective, mine.bytes, mine.dtype, mine.op));
+  }
+}
+
+bool sameProcess(const Offer& a, const Offer& b) {
+  return a.process.nonce == b.process.nonce && a.process.address == b.process.address;
+}
+
+Reach reachOf(const Offer& reader, const Offer& owner, const OfferedBuffer& buffer) {
+  const bool here = sameProcess(reader, owner);
+  if (buffer.registered == 1) return here ? Reach::kAddress : Reach::kMapping;
+  if (reader.anyBuffers != 1 || owner.anyBuffers != 1) return Reach::kNone;
+  return here ? Reach::kAddress : Reach::kKernel;
+}
+
+std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
+  const int r = ctx.comm.rank();
+  std::vector<Offer> offers(static_cast<size_t>(ctx.comm.size()));
+  offers[static_cast<size_t>(r)] = mine;
+  std::vector<P2PTransfer> exchange;
+  for (int peer = 0; peer < ctx.comm.size(); ++peer) {
+    if (peer == r) continue;
+    exchange.push_back({true, peer, &mine, nullptr, sizeof mine});
+    exchange.push_back({false, peer, nullptr, &offers[static_cast<size_t>(peer)], sizeof mine});
+  }
+  return orderedRound([&] {
+    runTransfers(ctx, exchange);
+    return offers;
+  });
+}
+
+bool everyRank(OpContext& ctx, bool mine) {
+  uint8_t flag = mine ? 1 : 0;
+  OpContext vote{ctx.comm,
+                 ctx.collective,
+                 ctx.algorithm,
+                 ctx.sequence,
+                 1,
+                 kernels::DataType::kUint8,
+                 kernels::RedOp::kMin};
+  return orderedRound([&] {
+    allreduceOneShot(vote, {&flag, &flag, 1, 0});
+    return flag == 1;
+  });
+}
+
+}  // namespace tutti::runtime

@@ -1,0 +1,53 @@
+// The small rounds the direct algorithms run besides moving data (direct.hpp): the offers, in
+// which every rank says what it calls, where its buffers are and which process it is, checked to
+// be the same call everywhere; and one-byte votes, which double as barriers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/collectives/op_context.hpp"
+#include "runtime/memory/cross_memory.hpp"
+#include "runtime/memory/registered_memory.hpp"
+
+namespace tutti::runtime {
+
+// One of an offer's two buffers.
+struct OfferedBuffer {
+  uint64_t address = 0;
+  uint8_t registered = 0;
+  RegisteredRange range;
+};
+
+// Plain bytes (no bool): it comes from another process.
+struct Offer {
+  char collective[16] = {};  // its name, so that an allgather never meets a reduce-scatter
+  uint64_t bytes = 0;
+  uint8_t dtype = 0, op = 0;
+  uint8_t anyBuffers = 0;  // TUTTI_DIRECT_BUFFERS=any: its ordinary memory may be reached too
+  uint64_t timeoutMs = 0;  // its communicator's, when it made the offer
+  ProcessIdentity process;
+  OfferedBuffer send, recv;
+};
+
+Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sendBytes,
+              const void* recv, size_t recvBytes);
+
+// Every rank's offer, in rank order.
+std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine);
+
+// kInvalidUsage, naming both calls, when some rank's call differs from this rank's.
+void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers);
+
+bool sameProcess(const Offer& a, const Offer& b);
+
+enum class Reach { kAddress, kMapping, kKernel, kNone };
+
+// How the rank that offered `reader` reaches `owner`'s buffer: every rank works it out alike for
+// every pair, from the same offers, so that all agree on the rounds that follow.
+Reach reachOf(const Offer& reader, const Offer& owner, const OfferedBuffer& buffer);
+
+// True on every rank when `mine` is true on every rank; also a barrier.
+bool everyRank(OpContext& ctx, bool mine);
+
+}  // namespace tutti::runtime
