@@ -77,12 +77,12 @@ inline Doorbell doorbellAt(std::byte* base, size_t offset) {
 // The producer's end; `base` is the FIFO's start in the receiver's segment, mapped here.
 class FifoSender final : public SendConn {
  public:
-  // `what` names the receiving peer in messages, e.g. "rank 3".
+  // `what` names the receiving peer in messages, e.g. "rank 3". The FIFO is fresh (its counters
+  // are zero), and it is the receiver's memory, which the receiver may not have backed yet
+  // (connect() runs on both sides at once): touching it before the barrier that follows could
+  // fault on a full /dev/shm and die of SIGBUS, so the constructor does not.
   FifoSender(std::byte* base, const FifoLayout& layout, std::string what)
-      : base_(base), layout_(layout), what_(std::move(what)) {
-    tail_ = counterAt(base_, FifoLayout::kTailOffset).load(std::memory_order_relaxed);
-    headCache_ = counterAt(base_, FifoLayout::kHeadOffset).load(std::memory_order_acquire);
-  }
+      : base_(base), layout_(layout), what_(std::move(what)) {}
 
   size_t slotBytes() const override { return layout_.slotBytes; }
 
