@@ -25,12 +25,11 @@ std::optional<Ways> waysOfReaching(const std::vector<Offer>& offers, bool wantsR
   for (const Offer& reader : offers)
     for (const Offer& owner : offers) {
       if (&reader == &owner) continue;
-      for (const OfferedBuffer* buffer : {&owner.send, wantsRecv ? &owner.recv : nullptr}) {
-        const Reach reach = buffer ? reachOf(reader, owner, *buffer) : Reach::kAddress;
-        if (reach == Reach::kNone) return std::nullopt;
-        ways.kernel |= reach == Reach::kKernel;
-        ways.mapping |= reach == Reach::kMapping;
-      }
+      const Reach send = reachOf(reader, owner, owner.send);
+      const Reach recv = wantsRecv ? reachOf(reader, owner, owner.recv) : send;
+      if (send == Reach::kNone || recv == Reach::kNone) return std::nullopt;
+      ways.kernel |= send == Reach::kKernel || recv == Reach::kKernel;
+      ways.mapping |= send == Reach::kMapping || recv == Reach::kMapping;
     }
   return ways;
 }
@@ -60,8 +59,7 @@ DirectPeers trustWindow(const std::vector<Offer>& offers,
     if (offers[peer].timeoutMs < offers[static_cast<size_t>(peers.shortestTimeoutRank)].timeoutMs)
       peers.shortestTimeoutRank = static_cast<int>(peer);
   peers.offered = offered;
-  peers.trustedUntil =
-      offered +
+  peers.shortestTimeout =
       std::chrono::milliseconds(offers[static_cast<size_t>(peers.shortestTimeoutRank)].timeoutMs);
   return peers;
 }
@@ -127,8 +125,7 @@ void copyFromPeer(OpContext& ctx, const PeerBuffer& from, size_t offset, void* t
   const int error = readCrossMemory(from.pid, to, from.remote + offset, bytes);
   if (error == ESRCH)
     raise(ErrorCode::kRemote,
-          "{}: rank {} ({}) is gone: its process exited while this rank read "
-          "its buffer",
+          "{}: rank {} ({}) is gone: its process exited while this rank read its buffer",
           ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)));
   if (error != 0)
     raise(ErrorCode::kSystem,
@@ -177,17 +174,15 @@ void barrier(OpContext& ctx) {
 
 void finish(OpContext& ctx, const DirectPeers& peers) {
   barrier(ctx);
-  const auto now = std::chrono::steady_clock::now();
-  if (now < peers.trustedUntil) return;
   using std::chrono::duration_cast, std::chrono::milliseconds;
+  const auto took = duration_cast<milliseconds>(std::chrono::steady_clock::now() - peers.offered);
+  if (took < peers.shortestTimeout) return;
   raise(ErrorCode::kTimeout,
         "{}: this rank finished {} ms after it offered its buffers, past rank {}'s timeout of {} "
         "ms: that rank may have given up on the operation and reused the buffers this rank read, "
         "so the result is not trusted (was this rank stopped, or starved of CPU? a larger "
         "TUTTI_TIMEOUT covers longer operations)",
-        ctx.where(), duration_cast<milliseconds>(now - peers.offered).count(),
-        peers.shortestTimeoutRank,
-        duration_cast<milliseconds>(peers.trustedUntil - peers.offered).count());
+        ctx.where(), took.count(), peers.shortestTimeoutRank, peers.shortestTimeout.count());
 }
 
 }  // namespace tutti::runtime

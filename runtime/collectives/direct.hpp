@@ -39,12 +39,14 @@ struct PeerBuffer {
 struct DirectPeers {
   std::vector<PeerBuffer> send;
   std::vector<PeerBuffer> recv;  // empty unless asked for
-  // Until when every peer is sure to be in this operation: a peer that times out gives its
-  // buffers back to its caller, but not before its timeout has passed since this rank sent its
-  // offer (every wait of the peer that could time out after it has passed the offers starts
-  // later). What this rank read from a peer's buffer is trusted only if it finishes before.
-  std::chrono::steady_clock::time_point offered, trustedUntil;
-  int shortestTimeoutRank = 0;  // whose timeout sets trustedUntil
+  // Every peer is sure to be in this operation until `shortestTimeout` after `offered`: a peer
+  // that times out gives its buffers back to its caller, but not before its timeout has passed
+  // since this rank sent its offer (every wait of the peer that could time out after it has passed
+  // the offers starts later). What this rank read from a peer's buffer is trusted only if it
+  // finishes before.
+  std::chrono::steady_clock::time_point offered;
+  std::chrono::milliseconds shortestTimeout{0};
+  int shortestTimeoutRank = 0;  // whose timeout that is
   bool someInPlace = false;     // some rank's send and recv buffers are one
 };
 
@@ -74,7 +76,8 @@ void barrier(OpContext& ctx);
 
 // The last barrier, after which no rank touches another's buffers (so no rank returns, letting
 // its caller reuse them, while a peer may still read them); then kTimeout if this rank finished
-// too late to trust what it read (peers.trustedUntil): it was stalled while the others gave up.
+// too late to trust what it read (peers.shortestTimeout after peers.offered): it was stalled while
+// the others gave up.
 void finish(OpContext& ctx, const DirectPeers& peers);
 
 }  // namespace tutti::runtime
