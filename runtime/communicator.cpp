@@ -35,7 +35,33 @@ char processState(long pid) {
   return close != std::string::npos && close + 2 < text.size() ? text[close + 2] : '?';
 }
 
+// The words of `a` and `b` (space-separated, in the same order) that differ, each side's joined.
+std::pair<std::string, std::string> differingWords(const std::string& a, const std::string& b) {
+  std::istringstream inA(a), inB(b);
+  std::string wordA, wordB, onlyA, onlyB;
+  auto append = [](std::string& to, const std::string& word) {
+    to += (to.empty() ? "" : " ") + (word.empty() ? std::string("(nothing)") : word);
+  };
+  while (true) {
+    const bool gotA = static_cast<bool>(inA >> wordA), gotB = static_cast<bool>(inB >> wordB);
+    if (!gotA && !gotB) break;
+    if (!gotA) wordA.clear();
+    if (!gotB) wordB.clear();
+    if (wordA == wordB) continue;
+    append(onlyA, wordA);
+    append(onlyB, wordB);
+  }
+  return {onlyA, onlyB};
+}
+
 }  // namespace
+
+std::string Settings::agreed() const {
+  return fmt::format(
+      "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
+      "TUTTI_ALGO={}",
+      slotBytes, slots, int(checkCalls), transport, algorithm);
+}
 
 Settings Settings::fromConfig() {
   config::validateAll();
@@ -74,20 +100,17 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
   comm->recorder_ = std::make_unique<FlightRecorder>(settings.flightRecorderEntries);
   comm->engine_ = std::make_unique<Engine>(
       [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
-  // Checking calls on some ranks only would make the checking ranks wait for signatures the
-  // others never send; ranks on different rings would wait for data from different neighbours.
   const PeerInfo& self = comm->peers_[static_cast<size_t>(rank)];
   for (const PeerInfo& peer : comm->peers_) {
-    if (peer.slotBytes != settings.slotBytes || peer.slots != settings.slots ||
-        peer.checkCalls != settings.checkCalls)
+    if (const auto [theirs, mine] = differingWords(peer.agreedSettings, self.agreedSettings);
+        theirs != mine)
       raise(ErrorCode::kInvalidUsage,
-            "rank {}: settings differ between ranks: rank {} ({}) uses TUTTI_CHUNK_BYTES={} "
-            "TUTTI_SLOTS={} TUTTI_CHECK_CALLS={}, rank {} uses TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} "
-            "TUTTI_CHECK_CALLS={}; set them alike on every rank",
-            rank, peer.rank, describe(peer), peer.slotBytes, peer.slots, int(peer.checkCalls), rank,
-            settings.slotBytes, settings.slots, int(settings.checkCalls));
-    // Records carry a fingerprint, not the order: n ranks each fetching n orders of n ranks
-    // would not scale. Each rank names its own value.
+            "rank {}: settings differ between ranks: rank {} ({}) uses {}, rank {} uses {}; set "
+            "them alike on every rank",
+            rank, peer.rank, describe(peer), theirs, rank, mine);
+    // Ranks on different rings would wait for data from different neighbours. Records carry a
+    // fingerprint, not the order: n ranks each fetching n orders of n ranks would not scale. Each
+    // rank names its own value.
     if (peer.ringOrderHash != self.ringOrderHash)
       raise(ErrorCode::kInvalidUsage,
             "rank {}: settings differ between ranks: rank {} ({}) uses another TUTTI_RING_ORDER "

@@ -38,6 +38,10 @@ struct Settings {
   std::chrono::milliseconds timeout{0};
 
   static Settings fromConfig();  // validates the TUTTI_* variables
+  // What must be alike on every rank, as space-separated "VARIABLE=value" words: ranks with other
+  // FIFO geometries, transports or forced algorithms would wait for messages never sent; ranks
+  // checking calls for signatures the others never send.
+  std::string agreed() const;
 };
 
 // What a world and the communicators split from it share: the store, what keeps it served, the

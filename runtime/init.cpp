@@ -15,8 +15,7 @@ void checkRankAndSize(int rank, int nranks) {
 std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks,
                                         const Settings& settings) {
   const Deadline deadline = Deadline::after(settings.timeout);
-  const PeerInfo self = PeerInfo::local(rank, settings.slotBytes, settings.slots,
-                                        settings.checkCalls, settings.ringOrder);
+  const PeerInfo self = PeerInfo::local(rank, settings.agreed(), settings.ringOrder);
   bootstrap::Store* store = job.store.get();
   store->join(rank, nranks, describe(self), deadline);
   // The tag names this world's shm segments and prefixes its store keys: random, so that two

@@ -169,7 +169,8 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
       comm, collectiveName(call.collective), algorithm.name, sequence, bytes, call.dtype, call.op};
   if (comm.settings().checkCalls)
     checkSameCall(ctx, {static_cast<uint32_t>(call.collective), static_cast<uint32_t>(call.dtype),
-                        static_cast<uint32_t>(call.op), call.root, call.count, sequence});
+                        static_cast<uint32_t>(call.op), call.root, call.count, sequence,
+                        static_cast<uint64_t>(&algorithm - algorithms().data())});
   CollectiveArgs args{call.send, call.recv, call.count, call.root};
   // In-place reduce-scatter writes the rank's block of the input.
   if (call.collective == Collective::kReduceScatter && call.send == call.recv)

@@ -27,8 +27,7 @@ std::string bootId() {
 
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots, bool checkCalls,
-                         const std::vector<int>& ringOrder) {
+PeerInfo PeerInfo::local(int rank, std::string agreedSettings, const std::vector<int>& ringOrder) {
   PeerInfo info;
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -36,9 +35,7 @@ PeerInfo PeerInfo::local(int rank, size_t slotBytes, int slots, bool checkCalls,
   info.hostName = host;
   info.hostId = info.hostName + "/" + bootId() + "/" + readLink("/proc/self/ns/net");
   info.pid = getpid();
-  info.slotBytes = slotBytes;
-  info.slots = slots;
-  info.checkCalls = checkCalls;
+  info.agreedSettings = std::move(agreedSettings);
   if (!ringOrder.empty()) {  // FNV-1a over the ranks, never 0 (unset)
     uint64_t hash = 14695981039346656037ULL;
     for (int ringRank : ringOrder)
@@ -56,9 +53,7 @@ std::string PeerInfo::encode() const {
       << hostName << '\n'
       << hostId << '\n'
       << pid << '\n'
-      << slotBytes << '\n'
-      << slots << '\n'
-      << checkCalls << '\n'
+      << agreedSettings << '\n'
       << package << ' ' << numa << ' ' << core << ' ' << smpGBs << ' ' << netGBs << '\n'
       << ringOrderHash << '\n';
   return out.str();
@@ -77,9 +72,7 @@ PeerInfo PeerInfo::decode(const std::string& text) {
     info.hostName = next();
     info.hostId = next();
     info.pid = std::stol(next());
-    info.slotBytes = std::stoull(next());
-    info.slots = std::stoi(next());
-    info.checkCalls = std::stoi(next()) != 0;
+    info.agreedSettings = next();
     std::istringstream place(next());
     if (!(place >> info.package >> info.numa >> info.core >> info.smpGBs >> info.netGBs))
       raise(ErrorCode::kRemote, "malformed peer record '{}'", text);

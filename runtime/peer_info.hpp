@@ -14,23 +14,20 @@ struct PeerInfo {
   // namespaces count as different hosts, so namespace "hosts" talk TCP as real ones would.
   std::string hostId;
   long pid = 0;
-  // Settings that must agree on every rank (FIFO geometry, call checking, the ring's order); a
-  // mismatch is an error naming them.
-  size_t slotBytes = 0;
-  int slots = 0;
+  // Settings that must agree on every rank, as "VARIABLE=value" words (Settings::agreed()), and
+  // the ring's order; a mismatch is an error naming them.
+  std::string agreedSettings;
   uint64_t ringOrderHash = 0;  // TUTTI_RING_ORDER's ranks, hashed (0: unset, planned from places)
   // Where it runs and its host's links, from the topology (runtime/topology_plan.hpp): -1 and 0
   // where unknown.
   int package = -1, numa = -1, core = -1;
   double smpGBs = 0;  // the host's slowest CPU interconnect link (0: one NUMA node)
   double netGBs = 0;  // the host's fastest network port
-  bool checkCalls = false;
 
   std::string encode() const;
   // Throws kRemote for a malformed record.
   static PeerInfo decode(const std::string& text);
-  static PeerInfo local(int rank, size_t slotBytes, int slots, bool checkCalls,
-                        const std::vector<int>& ringOrder);
+  static PeerInfo local(int rank, std::string agreedSettings, const std::vector<int>& ringOrder);
 };
 
 // "host:pid", for messages.

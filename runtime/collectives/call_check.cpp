@@ -25,6 +25,10 @@ std::string describeCall(const CallSignature& call) {
   return text + fmt::format(") as call #{}", call.sequence);
 }
 
+std::string algorithmName(uint64_t index) {
+  return index < algorithms().size() ? algorithms()[index].name : "?";
+}
+
 }  // namespace
 
 void checkSameCall(OpContext& ctx, const CallSignature& mine) {
@@ -38,9 +42,18 @@ void checkSameCall(OpContext& ctx, const CallSignature& mine) {
   }
   runTransfers(ctx, exchange);
   for (int peer = 0; peer < n; ++peer) {
-    if (peer == self || theirs[static_cast<size_t>(peer)] == mine) continue;
+    const CallSignature& call = theirs[static_cast<size_t>(peer)];
+    if (peer == self || call == mine) continue;
+    CallSignature otherwiseSame = call;
+    otherwiseSame.algorithm = mine.algorithm;
+    if (otherwiseSame == mine)
+      raise(ErrorCode::kInvalidUsage,
+            "rank {} runs {} by {}; rank {} by {}: the ranks were given different algorithms "
+            "(tutti_comm_set_algorithm)",
+            self, describeCall(mine), algorithmName(mine.algorithm), peer,
+            algorithmName(call.algorithm));
     raise(ErrorCode::kInvalidUsage, "rank {} called {}; rank {} called {}", self,
-          describeCall(mine), peer, describeCall(theirs[static_cast<size_t>(peer)]));
+          describeCall(mine), peer, describeCall(call));
   }
 }
 

@@ -100,7 +100,7 @@ namespace {
 [[noreturn]] void raiseSizeMismatch(const OpContext& ctx, int peer, size_t got, size_t bytes) {
   raise(ErrorCode::kInvalidUsage,
         "{}: rank {} sent {} bytes where {} were expected: the ranks called different "
-        "collectives, counts or types",
+        "collectives, counts or types, or were given different algorithms",
         ctx.where(), peer, got, bytes);
 }
 

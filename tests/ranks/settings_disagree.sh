@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Settings that must agree on every rank (TUTTI_CHECK_CALLS, TUTTI_SLOTS, TUTTI_CHUNK_BYTES) make
-# init fail on every rank, naming the variable and both ranks' values, when one rank differs;
-# TUTTI_RING_ORDER too, each rank naming its own value (records carry only a fingerprint of it).
+# Settings that must agree on every rank (TUTTI_CHECK_CALLS, TUTTI_SLOTS, TUTTI_CHUNK_BYTES,
+# TUTTI_TRANSPORT, TUTTI_ALGO) make init fail on every rank, naming the variable that differs,
+# and no other, with both ranks' values; TUTTI_RING_ORDER too, each rank naming its own value
+# (records carry only a fingerprint of it).
 # Usage: settings_disagree.sh PROCESS_WORLD
 set -u
 world=$1
@@ -24,12 +25,18 @@ expect_refusal() {  # the variable rank 1 sets differently, its value, and how t
     fi
     grep -q "settings differ between ranks.*$shown" "$log" ||
       { echo "$variable: rank $rank's error does not name $shown:"; cat "$log"; status=1; }
+    local named
+    named=$(grep -m1 "settings differ between ranks" "$log" | grep -o "TUTTI_[A-Z_]*" | sort -u)
+    [ "$named" = "$variable" ] ||
+      { echo "$variable: rank $rank's error names $named:"; cat "$log"; status=1; }
     rm -f "$log"
   done
 }
 expect_refusal TUTTI_CHECK_CALLS 1
 expect_refusal TUTTI_SLOTS 4
 expect_refusal TUTTI_CHUNK_BYTES 65536
+expect_refusal TUTTI_TRANSPORT tcp
+expect_refusal TUTTI_ALGO tree "TUTTI_ALGO=auto, rank 1 uses TUTTI_ALGO=tree\|TUTTI_ALGO=tree, rank 0 uses TUTTI_ALGO=auto"
 expect_refusal TUTTI_RING_ORDER 1,0 "another TUTTI_RING_ORDER than rank [01], which uses TUTTI_RING_ORDER='[1 0]*'"
 [ $status = 0 ] && echo "every disagreement was refused on both ranks"
 exit $status

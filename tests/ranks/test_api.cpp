@@ -427,3 +427,24 @@ TEST_CASE("TUTTI_CHECK_CALLS names mismatched calls on every rank", "[api][check
                                    "rank 0 called allreduce(count=1024, float32, sum) as call #2"));
   CHECK_THAT(messages[1], Contains("rank 1 called broadcast"));
 }
+
+TEST_CASE("TUTTI_CHECK_CALLS names algorithms set differently on the ranks", "[api][check-calls]") {
+  ScopedEnv check("TUTTI_CHECK_CALLS", "1");
+  ThreadWorld world(3);
+  REQUIRE(world.ok());
+  const auto messages = onEveryRank<std::string>(3, [&](int rank) {
+    if (tutti_comm_set_algorithm(world.comm(rank), rank == 1 ? "tree" : "ring") != tuttiSuccess)
+      return std::string("set_algorithm failed");
+    std::vector<float> data(1024, 1.0f);
+    const tuttiResult_t rc = tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32,
+                                             tuttiSum, world.comm(rank), nullptr);
+    return rc == tuttiInvalidUsage ? std::string(tutti_get_last_error()) : std::string("no error");
+  });
+  CHECK_THAT(messages[0], Contains("rank 0 runs allreduce(count=1024, float32, sum) as call #1 by "
+                                   "ring; rank 1 by tree: the ranks were given different "
+                                   "algorithms (tutti_comm_set_algorithm)"));
+  CHECK_THAT(messages[1], Contains("rank 1 runs allreduce(count=1024, float32, sum) as call #1 by "
+                                   "tree; rank 0 by ring"));
+  CHECK_THAT(messages[2], Contains("rank 2 runs allreduce(count=1024, float32, sum) as call #1 by "
+                                   "ring; rank 1 by tree"));
+}
