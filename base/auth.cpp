@@ -79,6 +79,17 @@ std::string Secret::hex() const {
   return text;
 }
 
+std::string segmentNamePrefix(const Secret& secret) {
+  initSodium();
+  std::array<uint8_t, crypto_generichash_BYTES_MIN> digest{};
+  static const char kContext[] = "tutti shm names v1";
+  crypto_generichash(digest.data(), digest.size(), secret.bytes.data(), secret.bytes.size(),
+                     reinterpret_cast<const uint8_t*>(kContext), sizeof(kContext) - 1);
+  char hex[2 * 6 + 1];
+  sodium_bin2hex(hex, sizeof(hex), digest.data(), 6);
+  return std::string("tutti-") + hex + "-";
+}
+
 void authenticateAsServer(int fd, const Secret& secret, const Deadline& deadline,
                           const std::string& what) {
   if (!secret.present) return;

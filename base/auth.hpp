@@ -21,6 +21,11 @@ struct Secret {
   std::string hex() const;
 };
 
+// "tutti-" and 12 hex digits of a keyed hash of the secret, then "-": how the job's shared-memory
+// segments are named in /dev/shm, so that a launcher holding the secret (tuttirun) can remove what
+// ranks killed in init left behind, while the names give nothing of the secret away.
+std::string segmentNamePrefix(const Secret& secret);
+
 // Both throw kRemote ("... did not prove the job secret") or kTimeout; `what` names the peer.
 void authenticateAsServer(int fd, const Secret& secret, const Deadline& deadline,
                           const std::string& what);

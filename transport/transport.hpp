@@ -83,7 +83,7 @@ struct Options {
   int rank = 0;
   int nranks = 1;
   std::string jobTag;  // unique per communicator: names shm segments, checked in TCP hellos
-  Secret secret;       // proves TCP hellos
+  Secret secret;       // proves TCP hellos; begins shm segment names (segmentNamePrefix)
   size_t slotBytes = 128 << 10;
   int slots = 8;
   int socketsPerPeer = 1;

@@ -119,14 +119,14 @@ class Job:
         return problems
 
     def shm_prefixes(self):
-        """"tutti-<job tag>-" of the /dev/shm segments the ranks have mapped (their names are
+        """"tutti-<secret's fingerprint>-<job tag>-" of the /dev/shm segments the ranks have mapped (their names are
         unlinked once everybody mapped them, but the mappings keep them): every segment of the
         job, or of a communicator split from it, starts with one of these."""
         prefixes = set()
         for r in self.ranks:
             try:
                 with open(f"/proc/{r.proc.pid}/maps") as maps:
-                    prefixes.update(re.findall(r"/dev/shm/(tutti-w[0-9a-f]+)", maps.read()))
+                    prefixes.update(re.findall(r"/dev/shm/(tutti-[0-9a-f]{12}-w[0-9a-f]+)", maps.read()))
             except OSError:
                 pass
         return {p + "-" for p in prefixes} | {p + "." for p in prefixes}

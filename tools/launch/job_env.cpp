@@ -1,11 +1,9 @@
 // What every rank of a local job is told: where rank 0 listens, and the job's secret.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sodium.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <string>
 #include <system_error>
@@ -30,15 +28,6 @@ int findFreePort() {
   }
   close(fd);
   return ntohs(addr.sin_port);
-}
-
-std::string randomSecretHex() {
-  if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialise");
-  std::array<unsigned char, 16> bytes{};
-  randombytes_buf(bytes.data(), bytes.size());
-  std::array<char, 2 * 16 + 1> hex{};
-  sodium_bin2hex(hex.data(), hex.size(), bytes.data(), bytes.size());
-  return std::string(hex.data());
 }
 
 std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& options, int rank,

@@ -17,7 +17,9 @@
 #include <optional>
 #include <system_error>
 
+#include "base/auth.hpp"
 #include "tools/launch/line_prefixer.hpp"
+#include "tools/launch/shm_leftovers.hpp"
 #include "tools/launch/spawn.hpp"
 
 namespace tutti::launch {
@@ -115,6 +117,7 @@ class Job {
     for (auto& rank : ranks_) closePipes(rank);
     // A job being stopped leaves nothing behind: whatever the ranks started goes too.
     if (stopping_) signalAll(SIGKILL);
+    removeLeftSharedMemory();
     result_.exitCode = result_.timedOut            ? 124
                        : result_.firstFailure >= 0 ? ranks_[result_.firstFailure].exit.shellCode()
                                                    : 0;
@@ -126,11 +129,14 @@ class Job {
   // Starts every rank; false when the program cannot be exec'd (the started ones are killed).
   bool startAll() {
     int port = findFreePort();
-    std::string secret = randomSecretHex();
+    const std::string secret = Secret::random().hex();
     for (int r = 0; r < options_.nranks; ++r) {
       detail::SpawnRequest request;
       request.argv = &options_.argv;
       request.env = rankEnvironment(options_, r, port, secret);
+      // The secret the ranks use: an extra TUTTI_SECRET (-x) replaces the fresh one.
+      for (const auto& [name, value] : request.env)
+        if (name == "TUTTI_SECRET") ranksSecret_ = Secret::fromHex(value);
       request.captureOutput = options_.prefixOutput;
       request.inheritStdin = r == 0 && !isatty(0);
       Rank& rank = ranks_[r];
@@ -156,6 +162,17 @@ class Job {
       }
     }
     return true;
+  }
+
+  void removeLeftSharedMemory() {
+    if (!ranksSecret_) return;  // a malformed secret: no rank got as far as shared memory
+    const auto removed = detail::removeSharedMemory(segmentNamePrefix(*ranksSecret_));
+    if (removed.empty()) return;
+    fmt::print(stderr,
+               "{}: removed {} shared-memory segment{} that ranks killed during init left "
+               "in /dev/shm: {}\n",
+               options_.launcherName, removed.size(), removed.size() == 1 ? "" : "s",
+               fmt::join(removed, " "));
   }
 
   void killStarted(int count) {
@@ -284,6 +301,7 @@ class Job {
   Clock::time_point timeoutAt_ = kNever;
   Clock::time_point termAt_ = kNever;
   Clock::time_point killAt_ = kNever;
+  std::optional<Secret> ranksSecret_;
   bool stopping_ = false;  // a rank failed, the job timed out, or a signal came to stop it
 };
 

@@ -7,7 +7,8 @@
 // `graceSeconds` to finish, then SIGTERM, then SIGKILL one second later; the job's exit code is
 // that first failing rank's (128+signal for a signal). SIGINT/SIGTERM/SIGHUP sent to the launcher
 // are forwarded to every rank and start the same escalation. `timeoutSeconds` bounds the whole job
-// (exit code 124).
+// (exit code 124). Once every rank has ended, shared memory the ranks left in /dev/shm (ranks
+// killed during init) is removed and named on stderr.
 #pragma once
 
 #include <sys/types.h>
@@ -62,8 +63,5 @@ std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& 
 
 // A port on 127.0.0.1 that was free a moment ago (bind port 0, read it, close it).
 int findFreePort();
-
-// 32 lowercase hex digits from libsodium's generator.
-std::string randomSecretHex();
 
 }  // namespace tutti::launch

@@ -66,7 +66,7 @@ uint64_t hashJobTag(const std::string& jobTag) {
   return hash;
 }
 
-std::string randomSegmentName(const std::string& jobTag, int rank) {
+std::string randomSegmentName(const Secret& secret, const std::string& jobTag, int rank) {
   uint64_t random = 0;
   auto* p = reinterpret_cast<char*>(&random);
   size_t got = 0;
@@ -76,7 +76,7 @@ std::string randomSegmentName(const std::string& jobTag, int rank) {
     if (n < 0) throwSystemError("getrandom", errno);
     got += static_cast<size_t>(n);
   }
-  return fmt::format("/tutti-{}-{}-{:016x}", jobTag, rank, random);
+  return fmt::format("/{}{}-{}-{:016x}", segmentNamePrefix(secret), jobTag, rank, random);
 }
 
 OwnSegment::OwnSegment(std::string name, size_t bytes, const SegmentHeader& header)

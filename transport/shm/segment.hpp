@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/auth.hpp"
 #include "base/socket.hpp"
 
 namespace tutti::transport::shm {
@@ -50,8 +51,9 @@ struct SegmentHeader {
 
 uint64_t hashJobTag(const std::string& jobTag);
 
-// "/tutti-<jobTag>-<rank>-<16 random hex digits>": unguessable, so nobody else can pre-create it.
-std::string randomSegmentName(const std::string& jobTag, int rank);
+// "/<segmentNamePrefix(secret)><jobTag>-<rank>-<16 random hex digits>": unguessable, so nobody
+// else can pre-create it, and known to the job's launcher by its prefix (base/auth.hpp).
+std::string randomSegmentName(const Secret& secret, const std::string& jobTag, int rank);
 
 // The segment this rank owns. The constructor creates it (O_CREAT|O_EXCL, mode 0600) with its
 // full size as a sparse file and allocates only the header page; allocate() backs a range with

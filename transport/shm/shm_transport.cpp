@@ -50,7 +50,7 @@ class ShmTransport final : public Transport {
   explicit ShmTransport(const Options& options)
       : options_(checked(options)),
         layout_(FifoLayout::of(options.slots, options.slotBytes)),
-        segment_(randomSegmentName(options.jobTag, options.rank), segmentBytes(),
+        segment_(randomSegmentName(options.secret, options.jobTag, options.rank), segmentBytes(),
                  headerOf(options.rank)),
         links_(options.nranks) {}
 

@@ -118,7 +118,7 @@ TEST_CASE("shm: two processes stream through each other's segments", "[transport
       &channel);
   auto transport = makeShmTransport(smallOptions(0, 2, tag));
   const std::string childAddress = receiveText(channel.get());
-  REQUIRE(childAddress.rfind("/tutti-" + tag + "-1-", 0) == 0);
+  REQUIRE(childAddress.rfind("/" + shmPrefix(tag) + "1-", 0) == 0);
   sendText(channel.get(), transport->localAddress());
   transport->connect({1}, {transport->localAddress(), childAddress}, Deadline::after(seconds(20)));
   REQUIRE(receiveText(channel.get()) == "connected");
@@ -182,6 +182,18 @@ TEST_CASE("shm: no segment survives a rank killed mid-stream", "[transport][shm]
   CHECK(shmSegmentsOf(tag).empty());
 }
 
+TEST_CASE("shm: segment names begin with a hash of the job's secret", "[transport][shm]") {
+  const Secret one = Secret::random(), other = Secret::random();
+  const std::string prefix = segmentNamePrefix(one);
+  REQUIRE(prefix.size() == 6 + 12 + 1);
+  CHECK(prefix.rfind("tutti-", 0) == 0);
+  CHECK(prefix.back() == '-');
+  CHECK(prefix.find_first_not_of("0123456789abcdef", 6) == prefix.size() - 1);
+  CHECK(segmentNamePrefix(one) == prefix);  // a launcher holding the secret finds the names
+  CHECK(segmentNamePrefix(other) != prefix);
+  CHECK(one.hex().find(prefix.substr(6, 12)) == std::string::npos);  // not the secret itself
+}
+
 TEST_CASE("shm: segment names vanish at connected() or destruction", "[transport][shm]") {
   const std::string tag = uniqueTag();
   std::vector<std::unique_ptr<Transport>> world;
@@ -189,8 +201,8 @@ TEST_CASE("shm: segment names vanish at connected() or destruction", "[transport
   std::vector<std::string> expected;
   for (int r = 0; r < 3; ++r) {
     const std::string address = world[r]->localAddress();
-    // "/tutti-<tag>-<rank>-<16 hex digits>"
-    const std::string prefix = "/tutti-" + tag + "-" + std::to_string(r) + "-";
+    // "/tutti-<12 hex digits of the secret's hash>-<tag>-<rank>-<16 hex digits>"
+    const std::string prefix = "/" + shmPrefix(tag) + std::to_string(r) + "-";
     REQUIRE(address.rfind(prefix, 0) == 0);
     REQUIRE(address.size() == prefix.size() + 16);
     CHECK(address.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos);
@@ -228,7 +240,8 @@ TEST_CASE("shm: a request /dev/shm cannot hold is an Error naming /dev/shm", "[t
   options.slots = 1024;  // 1 TiB per FIFO
   auto transport = makeShmTransport(options);
   try {
-    transport->connect({1}, {transport->localAddress(), "/tutti-" + tag + "-1-0000000000000000"},
+    transport->connect({1},
+                       {transport->localAddress(), "/" + shmPrefix(tag) + "1-0000000000000000"},
                        Deadline::after(seconds(5)));
     FAIL("connect did not throw");
   } catch (const Error& e) {

@@ -36,13 +36,15 @@ std::string uniqueTag() {
   return fmt::format("test{}x{}x{:x}", getpid(), counter++, std::random_device{}());
 }
 
+// Made before main, so that forked ranks share it and name their segments alike.
+const Secret kTestSecret = Secret::random();
+
 Options smallOptions(int rank, int nranks, const std::string& tag) {
-  static const Secret secret = Secret::random();
   Options options;
   options.rank = rank;
   options.nranks = nranks;
   options.jobTag = tag;
-  options.secret = secret;
+  options.secret = kTestSecret;
   options.slotBytes = 4096;
   options.slots = 4;
   options.bindHost = "127.0.0.1";
@@ -245,9 +247,13 @@ bool LogCapture::contains(const std::string& text) const {
   return false;
 }
 
+std::string shmPrefix(const std::string& tag) {
+  return segmentNamePrefix(kTestSecret) + tag + "-";
+}
+
 std::vector<std::string> shmSegmentsOf(const std::string& tag) {
   std::vector<std::string> names;
-  const std::string prefix = "tutti-" + tag + "-";
+  const std::string prefix = shmPrefix(tag);
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(prefix, 0) == 0) names.push_back(name);

@@ -100,7 +100,10 @@ class LogCapture {
   std::vector<std::string> warnings_;
 };
 
-// Names in /dev/shm that belong to job `tag` ("tutti-<tag>-...").
+// How smallOptions' segments of job `tag` are named in /dev/shm: "tutti-<the secret's 12 hex
+// digits>-<tag>-", then rank and random digits.
+std::string shmPrefix(const std::string& tag);
+// Names in /dev/shm that belong to job `tag`.
 std::vector<std::string> shmSegmentsOf(const std::string& tag);
 
 }  // namespace tutti::transport::test
