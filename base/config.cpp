@@ -21,17 +21,18 @@ const std::vector<Var>& table() {
        "(tutti_comm_set_timeout replaces it for one communicator's operations)"},
       {"TUTTI_TRANSPORT", Type::kChoice, "auto", "auto|shm|tcp", 0, 0,
        "force a transport (auto: shm within a host, tcp across hosts)"},
-      {"TUTTI_ALGO", Type::kChoice, "auto", "auto|ring|tree|oneshot|direct", 0, 0,
+      {"TUTTI_ALGO", Type::kChoice, "auto", "auto|oneshot|ring|tree|direct", 0, 0,
        "force the all-reduce algorithm (auto: the cost model picks per size; direct reads the "
        "peers' buffers in place when all are reachable (TUTTI_DIRECT_BUFFERS), else runs what "
        "auto picks)"},
       {"TUTTI_DIRECT_BUFFERS", Type::kChoice, "any", "any|registered", 0, 0,
        "which buffers the direct algorithms reach in place: any (tutti_mem_alloc memory mapped, "
-       "ordinary memory copied through the kernel with process_vm_readv/writev) or registered "
+       "ordinary memory read through the kernel with process_vm_readv) or registered "
        "(tutti_mem_alloc memory only; other buffers go through the FIFOs)"},
       {"TUTTI_CHECK_CALLS", Type::kChoice, "0", "0|1", 0, 0,
-       "1: ranks compare each collective's count, type, operation, root and sequence number "
-       "before moving data, and fail with both calls named on a mismatch"},
+       "1: ranks compare each collective's count, type, operation, root, sequence number and "
+       "the algorithm each picked before moving data, and fail with both calls named on a "
+       "mismatch"},
       {"TUTTI_CHUNK_BYTES", Type::kBytes, "256K", "", 4096, 64 << 20,
        "bytes per pipeline slot (one chunk of a collective step)"},
       {"TUTTI_SLOTS", Type::kInt, "8", "", 2, 64, "slots per connection FIFO"},

@@ -229,10 +229,10 @@ void Communicator::progress() {
 }
 
 void Communicator::setAlgorithm(const std::string& algorithm) {
-  if (algorithm != "auto" && !isAllReduceAlgorithm(algorithm))
-    raise(ErrorCode::kInvalidArgument,
-          "rank {}: algorithm '{}' is not one of auto, ring, tree, oneshot, direct", rank_,
-          algorithm);
+  const std::vector<std::string> choices = allReduceChoices();
+  if (std::find(choices.begin(), choices.end(), algorithm) == choices.end())
+    raise(ErrorCode::kInvalidArgument, "rank {}: algorithm '{}' is not one of {}", rank_, algorithm,
+          fmt::join(choices, ", "));
   // Through the engine, so that operations already issued keep the algorithm they were issued with.
   engine_->run([&] { settings_.algorithm = algorithm; });
 }

@@ -42,9 +42,9 @@ const std::vector<Algorithm>& algorithms();
 // applies; never the one named `skip` (direct's own fallback).
 const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
                                std::string_view skip = {});
-// "ring, tree, ..." for all-reduce: what TUTTI_ALGO and tutti_comm_set_algorithm accept besides
-// "auto".
-bool isAllReduceAlgorithm(std::string_view name);
+// What TUTTI_ALGO and tutti_comm_set_algorithm accept: "auto", then the table's all-reduce
+// algorithms.
+std::vector<std::string> allReduceChoices();
 
 // Entry points, one file each.
 void allreduceRing(OpContext& ctx, const CollectiveArgs& args);

@@ -133,10 +133,11 @@ const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Commun
   return *best;
 }
 
-bool isAllReduceAlgorithm(std::string_view name) {
+std::vector<std::string> allReduceChoices() {
+  std::vector<std::string> choices = {"auto"};
   for (const Algorithm& algorithm : algorithms())
-    if (algorithm.collective == Collective::kAllReduce && algorithm.name == name) return true;
-  return false;
+    if (algorithm.collective == Collective::kAllReduce) choices.emplace_back(algorithm.name);
+  return choices;
 }
 
 void finishAverage(OpContext& ctx, void* data, size_t count) {
