@@ -30,9 +30,9 @@ const std::vector<Var>& table() {
        "ordinary memory read through the kernel with process_vm_readv) or registered "
        "(tutti_mem_alloc memory only; other buffers go through the FIFOs)"},
       {"TUTTI_CHECK_CALLS", Type::kChoice, "0", "0|1", 0, 0,
-       "1: ranks compare each collective's count, type, operation, root, sequence number and "
-       "the algorithm each picked before moving data, and fail with both calls named on a "
-       "mismatch"},
+       "1: ranks compare each collective's count, type, operation, root, number among the "
+       "communicator's collectives and the algorithm each picked before moving data, and fail "
+       "with both calls named on a mismatch"},
       {"TUTTI_CHUNK_BYTES", Type::kBytes, "256K", "", 4096, 64 << 20,
        "bytes per pipeline slot (one chunk of a collective step)"},
       {"TUTTI_SLOTS", Type::kInt, "8", "", 2, 64, "slots per connection FIFO"},

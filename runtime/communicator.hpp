@@ -110,6 +110,9 @@ class Communicator {
     return next;
   }
   uint64_t lastSequence() const { return sequence_.load(std::memory_order_relaxed); }
+  // Collectives issued so far, counted apart from send/recv, which only some ranks make: the
+  // number every rank agrees on for the same call (TUTTI_CHECK_CALLS compares it).
+  uint64_t nextCollective() { return ++collectives_; }
   FlightRecorder& recorder() { return *recorder_; }
   const FlightRecorder& recorder() const { return *recorder_; }
 
@@ -162,6 +165,7 @@ class Communicator {
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};
+  uint64_t collectives_ = 0;  // the issuing thread's only
   int splits_ = 0;
   std::atomic<bool> aborted_{false};
   std::chrono::steady_clock::time_point lastLivenessCheck_{};

@@ -156,8 +156,8 @@ OpSignature signatureOf(const CollectiveCall& call, size_t bytes) {
           .bytes = bytes};
 }
 
-void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
-                   uint64_t sequence) {
+void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes, uint64_t sequence,
+                   uint64_t ordinal) {
   comm.throwIfFailed();
   if (comm.size() == 1) {
     comm.recorder().started(sequence, "self");
@@ -169,7 +169,7 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
       comm, collectiveName(call.collective), algorithm.name, sequence, bytes, call.dtype, call.op};
   if (comm.settings().checkCalls)
     checkSameCall(ctx, {static_cast<uint32_t>(call.collective), static_cast<uint32_t>(call.dtype),
-                        static_cast<uint32_t>(call.op), call.root, call.count, sequence,
+                        static_cast<uint32_t>(call.op), call.root, call.count, sequence, ordinal,
                         static_cast<uint64_t>(&algorithm - algorithms().data())});
   CollectiveArgs args{call.send, call.recv, call.count, call.root};
   // In-place reduce-scatter writes the rank's block of the input.
@@ -182,8 +182,8 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
 
 auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes,
                     uint64_t sequence) {
-  return [&comm, call, bytes, sequence] {
-    recorded(comm, sequence, [&] { runCollective(comm, call, bytes, sequence); });
+  return [&comm, call, bytes, sequence, ordinal = comm.nextCollective()] {
+    recorded(comm, sequence, [&] { runCollective(comm, call, bytes, sequence, ordinal); });
   };
 }
 
@@ -298,6 +298,7 @@ void runBarrier(Communicator& comm, uint64_t sequence) {
 std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
+  comm.nextCollective();  // every rank's too, so the collectives' numbers stay alike
   auto task = [&comm, sequence] { recorded(comm, sequence, [&] { runBarrier(comm, sequence); }); };
   return issue(comm, sequence, {"barrier", 0, -1, -1, -1, 0}, std::move(task), async);
 }

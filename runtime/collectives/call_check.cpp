@@ -22,7 +22,9 @@ std::string describeCall(const CallSignature& call) {
     text += fmt::format(", {}", kernels::isValid(op) ? kernels::opName(op) : "?");
   }
   if (rooted) text += fmt::format(", root={}", call.root);
-  return text + fmt::format(") as call #{}", call.sequence);
+  text += fmt::format(") as call #{}", call.sequence);
+  if (call.ordinal != call.sequence) text += fmt::format(" (collective #{})", call.ordinal);
+  return text;
 }
 
 std::string algorithmName(uint64_t index) {
@@ -30,6 +32,12 @@ std::string algorithmName(uint64_t index) {
 }
 
 }  // namespace
+
+bool CallSignature::operator==(const CallSignature& other) const {
+  return collective == other.collective && dtype == other.dtype && op == other.op &&
+         root == other.root && count == other.count && ordinal == other.ordinal &&
+         algorithm == other.algorithm;
+}
 
 void checkSameCall(OpContext& ctx, const CallSignature& mine) {
   const int n = ctx.comm.size(), self = ctx.comm.rank();

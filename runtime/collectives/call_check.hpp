@@ -1,9 +1,9 @@
 // TUTTI_CHECK_CALLS=1: before a collective moves any data, every rank sends the signature of its
-// call (collective, count, type, operation, root, sequence number, and the algorithm it picked:
-// tutti_comm_set_algorithm is per rank) to every other rank and compares. A mismatch fails the
-// operation on every rank with both calls spelled out, instead of corrupting buffers or hanging.
-// The signature travels as the operation's first message on each connection, so the streams stay
-// aligned as long as every rank checks.
+// call (collective, count, type, operation, root, the number of collectives before it, and the
+// algorithm it picked: tutti_comm_set_algorithm is per rank) to every other rank and compares. A
+// mismatch fails the operation on every rank with both calls spelled out, instead of corrupting
+// buffers or hanging. The signature travels as the operation's first message on each connection, so
+// the streams stay aligned as long as every rank checks.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +18,12 @@ struct CallSignature {
   uint32_t op;
   int32_t root;
   uint64_t count;
-  uint64_t sequence;
+  uint64_t sequence;   // the communicator's operation number, send/recv included: for messages
+  uint64_t ordinal;    // its collectives' number (Communicator::nextCollective): compared
   uint64_t algorithm;  // its index in algorithms(); 64 bits, so that no padding travels
 
-  bool operator==(const CallSignature&) const = default;
+  // All but the sequence number, which differs between ranks that sent or received apart.
+  bool operator==(const CallSignature& other) const;
 };
 
 // Throws kInvalidUsage naming this rank's call and the first rank whose call differs.

@@ -428,6 +428,46 @@ TEST_CASE("TUTTI_CHECK_CALLS names mismatched calls on every rank", "[api][check
   CHECK_THAT(messages[1], Contains("rank 1 called broadcast"));
 }
 
+TEST_CASE("TUTTI_CHECK_CALLS lets send/recv between some ranks come between collectives",
+          "[api][check-calls]") {
+  ScopedEnv check("TUTTI_CHECK_CALLS", "1");
+  ThreadWorld world(3);
+  REQUIRE(world.ok());
+  // Ranks 0 and 1 exchange messages that rank 2 takes no part in, then all three all-reduce; then
+  // rank 2 skips an all-reduce that ranks 0 and 1 make, which the check must catch.
+  const auto results = onEveryRank<std::string>(3, [&](int rank) {
+    std::vector<int32_t> message(16, rank);
+    if (rank < 2) {
+      for (int round = 0; round < 3; ++round) {
+        const tuttiResult_t rc =
+            rank == 0 ? tutti_send(message.data(), 16, tuttiInt32, 1, world.comm(0), nullptr)
+                      : tutti_recv(message.data(), 16, tuttiInt32, 0, world.comm(1), nullptr);
+        if (rc != tuttiSuccess) return std::string("p2p: ") + tutti_get_last_error();
+      }
+    }
+    std::vector<float> data(1024, 1.0f);
+    if (tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32, tuttiSum,
+                        world.comm(rank), nullptr) != tuttiSuccess)
+      return std::string("allreduce: ") + tutti_get_last_error();
+    if (data[1023] != 3.0f) return std::string("wrong sum");
+    if (rank < 2)
+      tutti_allreduce(data.data(), data.data(), data.size(), tuttiFloat32, tuttiSum,
+                      world.comm(rank), nullptr);
+    std::vector<float> gathered(3 * 8);
+    const tuttiResult_t rc =
+        tutti_allgather(data.data(), gathered.data(), 8, tuttiFloat32, world.comm(rank), nullptr);
+    return rc == tuttiInvalidUsage ? std::string(tutti_get_last_error()) : std::string("no error");
+  });
+  CHECK_THAT(results[2], Contains("rank 2 called allgather(count=8, float32) as call #2; rank 0 "
+                                  "called allreduce(count=1024, float32, sum) as call #5 "
+                                  "(collective #2)"));
+  CHECK_THAT(results[0], Contains("rank 0 called allreduce(count=1024, float32, sum) as call #5 "
+                                  "(collective #2); rank 2 called allgather(count=8, float32) as "
+                                  "call #2"));
+  CHECK_THAT(results[1], Contains("rank 1 called allreduce(count=1024, float32, sum) as call #5 "
+                                  "(collective #2); rank 2 called allgather"));
+}
+
 TEST_CASE("TUTTI_CHECK_CALLS names algorithms set differently on the ranks", "[api][check-calls]") {
   ScopedEnv check("TUTTI_CHECK_CALLS", "1");
   ThreadWorld world(3);
