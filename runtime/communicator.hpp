@@ -112,7 +112,12 @@ class Communicator {
   uint64_t lastSequence() const { return sequence_.load(std::memory_order_relaxed); }
   // Collectives issued so far, counted apart from send/recv, which only some ranks make: the
   // number every rank agrees on for the same call (TUTTI_CHECK_CALLS compares it).
-  uint64_t nextCollective() { return ++collectives_; }
+  uint64_t nextCollective() {
+    const uint64_t next = collectives_.load(std::memory_order_relaxed) + 1;
+    collectives_.store(next, std::memory_order_relaxed);
+    return next;
+  }
+  uint64_t lastCollective() const { return collectives_.load(std::memory_order_relaxed); }
   FlightRecorder& recorder() { return *recorder_; }
   const FlightRecorder& recorder() const { return *recorder_; }
 
@@ -165,7 +170,7 @@ class Communicator {
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};
-  uint64_t collectives_ = 0;  // the issuing thread's only
+  std::atomic<uint64_t> collectives_{0};  // written by the issuing thread only, as sequence_
   int splits_ = 0;
   std::atomic<bool> aborted_{false};
   std::chrono::steady_clock::time_point lastLivenessCheck_{};

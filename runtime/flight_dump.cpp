@@ -20,6 +20,7 @@ json entryJson(const OpRecord& record) {
   const OpSignature& s = record.signature;
   json entry = {
       {"seq", record.sequence},
+      {"collective_seq", s.collectiveSeq ? json(s.collectiveSeq) : json(nullptr)},
       {"collective", s.collective},
       {"algorithm", record.algorithm ? json(record.algorithm) : json(nullptr)},
       {"count", s.count},
@@ -52,7 +53,7 @@ std::string flightRecordJson(const Communicator& comm, const std::string& reason
   const PeerInfo& self = comm.peer(comm.rank());
   const json dump = {
       {"format", "tutti-flight-recorder"},
-      {"version", 1},
+      {"version", 2},
       {"reason", reason},
       {"job", comm.jobId()},
       {"communicator", comm.tag()},
@@ -63,6 +64,7 @@ std::string flightRecordJson(const Communicator& comm, const std::string& reason
       // Both clocks read together: entries' steady times map to wall time across ranks.
       {"clock", {{"steady_ns", opclock::steadyNs()}, {"wall_ns", opclock::wallNs()}}},
       {"last_issued", comm.lastSequence()},
+      {"last_collective", comm.lastCollective()},
       {"capacity", recorder.capacity()},
       {"recorded", recorder.recorded()},
       {"dropped", recorder.dropped()},

@@ -72,6 +72,7 @@ void FlightRecorder::queued(uint64_t sequence, const OpSignature& signature, boo
   slot.algorithm.store(nullptr, kRelaxed);
   slot.count.store(signature.count, kRelaxed);
   slot.bytes.store(signature.bytes, kRelaxed);
+  slot.collectiveSeq.store(signature.collectiveSeq, kRelaxed);
   slot.dtype.store(signature.dtype, kRelaxed);
   slot.op.store(signature.op, kRelaxed);
   slot.root.store(signature.root, kRelaxed);
@@ -148,9 +149,10 @@ std::vector<OpRecord> FlightRecorder::snapshot() const {
       const uint32_t before = slot.version.load(std::memory_order_acquire);
       if (before & 1) continue;
       record.sequence = slot.sequence.load(kRelaxed);
-      record.signature = {slot.collective.load(kRelaxed), slot.count.load(kRelaxed),
-                          slot.dtype.load(kRelaxed),      slot.op.load(kRelaxed),
-                          slot.root.load(kRelaxed),       slot.bytes.load(kRelaxed)};
+      record.signature = {slot.collective.load(kRelaxed),   slot.count.load(kRelaxed),
+                          slot.dtype.load(kRelaxed),        slot.op.load(kRelaxed),
+                          slot.root.load(kRelaxed),         slot.bytes.load(kRelaxed),
+                          slot.collectiveSeq.load(kRelaxed)};
       record.algorithm = slot.algorithm.load(kRelaxed);
       record.state = static_cast<OpState>(slot.state.load(kRelaxed));
       record.enqueuedNs = slot.enqueuedNs.load(kRelaxed);

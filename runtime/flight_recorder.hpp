@@ -31,6 +31,10 @@ struct OpSignature {
   int op;     // kernels::RedOp
   int root;   // root of a rooted collective, peer of a send/recv
   uint64_t bytes;
+  // Its number among the communicator's collectives (Communicator::nextCollective), alike on
+  // every rank for the same call where operation numbers are not (send/recv between some ranks
+  // only); 0 for a send/recv.
+  uint64_t collectiveSeq;
 };
 
 // A consistent copy of one recorded operation.
@@ -76,7 +80,7 @@ class FlightRecorder {
     std::atomic<uint64_t> sequence{0};
     std::atomic<const char*> collective{nullptr};
     std::atomic<const char*> algorithm{nullptr};
-    std::atomic<uint64_t> count{0}, bytes{0};
+    std::atomic<uint64_t> count{0}, bytes{0}, collectiveSeq{0};
     std::atomic<int32_t> dtype{-1}, op{-1}, root{-1}, waitingOn{-1};
     std::atomic<uint8_t> state{0};
     std::atomic<int64_t> enqueuedNs{0}, startedNs{0}, endedNs{0};  // opclock stamps

@@ -142,7 +142,7 @@ void recorded(Communicator& comm, uint64_t sequence, Body&& body) {
   comm.recorder().finished(sequence);
 }
 
-OpSignature signatureOf(const CollectiveCall& call, size_t bytes) {
+OpSignature signatureOf(const CollectiveCall& call, size_t bytes, uint64_t collectiveSeq) {
   const bool reduces = call.collective == Collective::kAllReduce ||
                        call.collective == Collective::kReduceScatter ||
                        call.collective == Collective::kReduce;
@@ -153,7 +153,8 @@ OpSignature signatureOf(const CollectiveCall& call, size_t bytes) {
           .dtype = static_cast<int>(call.dtype),
           .op = reduces ? static_cast<int>(call.op) : -1,
           .root = rooted ? call.root : -1,
-          .bytes = bytes};
+          .bytes = bytes,
+          .collectiveSeq = collectiveSeq};
 }
 
 void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes, uint64_t sequence,
@@ -180,9 +181,9 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
   ctx.drainSends();
 }
 
-auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes,
-                    uint64_t sequence) {
-  return [&comm, call, bytes, sequence, ordinal = comm.nextCollective()] {
+auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes, uint64_t sequence,
+                    uint64_t ordinal) {
+  return [&comm, call, bytes, sequence, ordinal] {
     recorded(comm, sequence, [&] { runCollective(comm, call, bytes, sequence, ordinal); });
   };
 }
@@ -279,9 +280,9 @@ std::shared_ptr<Request> remembered(Call call) {
 std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& call, bool async) {
   const size_t bytes = validate(comm, call);
   comm.throwIfFailed();
-  const uint64_t sequence = comm.nextSequence();
-  return issue(comm, sequence, signatureOf(call, bytes),
-               collectiveTask(comm, call, bytes, sequence), async);
+  const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+  return issue(comm, sequence, signatureOf(call, bytes, ordinal),
+               collectiveTask(comm, call, bytes, sequence, ordinal), async);
 }
 
 void runBarrier(Communicator& comm, uint64_t sequence) {
@@ -298,9 +299,9 @@ void runBarrier(Communicator& comm, uint64_t sequence) {
 std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
-  comm.nextCollective();  // every rank's too, so the collectives' numbers stay alike
+  const uint64_t ordinal = comm.nextCollective();
   auto task = [&comm, sequence] { recorded(comm, sequence, [&] { runBarrier(comm, sequence); }); };
-  return issue(comm, sequence, {"barrier", 0, -1, -1, -1, 0}, std::move(task), async);
+  return issue(comm, sequence, {"barrier", 0, -1, -1, -1, 0, ordinal}, std::move(task), async);
 }
 
 std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void* sendBuffer,
@@ -316,7 +317,7 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
   GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}};
-  const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes};
+  const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes, 0};
   if (group.depth > 0) {
     comm.recorder().queued(sequence, signature, true);
     group.items.push_back(std::move(item));

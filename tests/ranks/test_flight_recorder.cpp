@@ -106,6 +106,41 @@ TEST_CASE("ranks waiting for a rank that skipped a collective time out and dump"
   }
 }
 
+TEST_CASE("dumps number collectives apart from send/recv, which only some ranks make") {
+  TempDir dir;
+  ScopedEnv dumpDir("TUTTI_DUMP_DIR", dir.path.string());
+  ThreadWorld world(3);
+  REQUIRE(world.ok());
+  const auto results = onEveryRank<int>(3, [&](int rank) {
+    std::vector<float> data(1024, 1.0f);
+    if (rank < 2) {  // rank 0 sends rank 1 a message: operation #1 of theirs, none of rank 2's
+      const tuttiResult_t rc =
+          rank == 0 ? tutti_send(data.data(), 8, tuttiFloat32, 1, world.comm(0), nullptr)
+                    : tutti_recv(data.data(), 8, tuttiFloat32, 0, world.comm(1), nullptr);
+      if (rc != tuttiSuccess) return -1;
+    }
+    return static_cast<int>(allreduce(world.comm(rank), data));
+  });
+  REQUIRE(results == std::vector<int>(3, tuttiSuccess));
+  for (int rank = 0; rank < 3; ++rank) REQUIRE(tutti_comm_abort(world.comm(rank)) == tuttiSuccess);
+  for (int rank = 0; rank < 3; ++rank) {
+    const auto dump = dumpOf(dir.path, rank);
+    REQUIRE(dump);
+    CHECK((*dump)["version"] == 2);
+    CHECK((*dump)["last_collective"] == 1);
+    const json& entries = (*dump)["entries"];
+    REQUIRE(entries.size() == (rank < 2 ? 2u : 1u));
+    if (rank < 2) {
+      CHECK(entries[0]["collective"] == (rank == 0 ? "send" : "recv"));
+      CHECK(entries[0]["collective_seq"].is_null());
+    }
+    CHECK(entries.back()["collective"] == "allreduce");
+    CHECK(entries.back()["seq"] == (rank < 2 ? 2 : 1));
+    CHECK(entries.back()["collective_seq"] == 1);
+    CHECK((*dump)["last_issued"] == (rank < 2 ? 2 : 1));
+  }
+}
+
 TEST_CASE("SIGUSR1 dumps every live communicator of the process") {
   TempDir dir;
   ScopedEnv dumpDir("TUTTI_DUMP_DIR", dir.path.string());

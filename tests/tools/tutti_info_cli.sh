@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tutti-info on hand-made dumps: usage and env; postmortem flags calls that differ at one sequence
-# number and names a rank that left no dump from who waits for it; bad input (no directory, no
-# dumps, malformed JSON, a missing field, two jobs, one rank twice) is an error naming it, exit 2.
+# number and names a rank that left no dump from who waits for it; in version 2 dumps it lines
+# collectives up by collective_seq, so that send/recv between some ranks neither hide a mismatch
+# nor make a rank look behind; bad input (no directory, no dumps, malformed JSON, a missing field,
+# two jobs, one rank twice) is an error naming it, exit 2.
 # Usage: tutti_info_cli.sh TUTTI_INFO
 set -u
 info=$1
@@ -63,6 +65,31 @@ grep -qxF "mismatch at #5: rank 0 called allreduce(count=1024, float32, sum); ra
   fail "the mismatch at #5 is not flagged"
 grep -qxF "rank 2 (host h2, pid 102) left no dump; ranks 0,1 are waiting for it in #5 allreduce(count=2048, float32, sum)" <<<"$report" ||
   fail "the rank without a dump is not named"
+
+# Version 2: ranks 0 and 1 exchanged a message (#1) that rank 2 took no part in, so their
+# collectives are numbered one higher. p2p ENTRY COLLECTIVE turns an entry into a send or recv;
+# v2 ENTRY COLLECTIVE_SEQ adds the field; to_v2 FILE LAST_COLLECTIVE converts a dump.
+p2p() { sed "s/\"collective\": \"allreduce\"/\"collective\": \"$2\"/; s/\"dtype\": \"float32\", \"op\": \"sum\"/\"dtype\": \"float32\", \"op\": null/; s/\"root\": null/\"root\": 1, \"collective_seq\": null/" <<<"$1"; }
+v2() { sed "s/\"seq\": \([0-9]*\),/\"seq\": \1, \"collective_seq\": $2,/" <<<"$1"; }
+to_v2() { sed -i "s/\"version\": 1/\"version\": 2/; s/\"last_issued\"/\"last_collective\": $2, \"last_issued\"/" "$1"; }
+mkdir "$dir/pipeline"
+dump "$dir/pipeline" wjob 0 3 3 "$(p2p "$(entry 1 done 16)" send)" "$(v2 "$(entry 2 done 1024)" 1)" "$(v2 "$(entry 3 failed 1024 2)" 2)"
+dump "$dir/pipeline" wjob 1 3 3 "$(p2p "$(entry 1 done 16)" recv)" "$(v2 "$(entry 2 done 1024)" 1)" "$(v2 "$(entry 3 running 1024 2)" 2)"
+dump "$dir/pipeline" wjob 2 3 1 "$(v2 "$(entry 1 done 1024)" 1)"
+for r in 0 1 2; do to_v2 "$dir/pipeline/tutti-wjob-rank$r.json" $((r == 2 ? 1 : 2)); done
+report=$("$info" postmortem "$dir/pipeline") || fail "postmortem exited $?"
+echo "$report"
+grep -q "mismatch" <<<"$report" && fail "a send/recv between some ranks was taken for a mismatch"
+grep -qxF "rank 2 (host h2, pid 102) is behind: last completed #1 allreduce; ranks 0,1 are waiting in #3 allreduce(count=1024, float32, sum) for rank 2" <<<"$report" ||
+  fail "the rank behind by one collective is not named with the collective awaited"
+# The same, but rank 2 went on to a collective of another count: a mismatch at collective #2.
+dump "$dir/pipeline" wjob 2 3 2 "$(v2 "$(entry 1 done 1024)" 1)" "$(v2 "$(entry 2 failed 2048 0)" 2)"
+to_v2 "$dir/pipeline/tutti-wjob-rank2.json" 2
+report=$("$info" postmortem "$dir/pipeline") || fail "postmortem exited $?"
+echo "$report"
+grep -qxF "mismatch at collective #2: ranks 0,1 called allreduce(count=1024, float32, sum); rank 2 called allreduce(count=2048, float32, sum)" <<<"$report" ||
+  fail "the mismatch at collective #2 is not flagged"
+grep -q ") is behind:" <<<"$report" && fail "a rank is called behind although all issued 2 collectives"
 
 mkdir "$dir/malformed"
 dump "$dir/malformed" wjob 0 2 1 "$(entry 1 done 8)"

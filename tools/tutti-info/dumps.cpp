@@ -38,7 +38,11 @@ std::optional<T> optionalField(const json& object, const char* name, const std::
   return field<T>(object, name, where);
 }
 
-DumpedOp readOp(const json& entry, const std::string& where) {
+bool isPointToPoint(const std::string& collective) {
+  return collective == "send" || collective == "recv";
+}
+
+DumpedOp readOp(const json& entry, int version, const std::string& where) {
   DumpedOp op;
   op.seq = field<uint64_t>(entry, "seq", where);
   const std::string at = fmt::format("{} entry #{}", where, op.seq);
@@ -51,6 +55,9 @@ DumpedOp readOp(const json& entry, const std::string& where) {
   op.root = optionalField<int>(entry, "root", at);
   op.state = field<std::string>(entry, "state", at);
   op.waitingOn = optionalField<int>(entry, "waiting_on", at);
+  op.collectiveSeq = version >= 2 ? nullable<uint64_t>(entry, "collective_seq", at)
+                     : isPointToPoint(op.collective) ? 0
+                                                     : op.seq;
   if (op.state == "failed") op.error = field<std::string>(entry, "error", at);
   static const char* kStates[] = {"queued", "running", "done", "failed"};
   if (std::find(std::begin(kStates), std::end(kStates), op.state) == std::end(kStates))
@@ -70,9 +77,10 @@ RankDump readDump(const fs::path& path) {
   }
   if (!doc.is_object() || doc.value("format", "") != "tutti-flight-recorder")
     throw InputError(fmt::format("{}: not a tutti flight-recorder dump", where));
-  if (const int version = field<int>(doc, "version", where); version != 1)
+  const int version = field<int>(doc, "version", where);
+  if (version != 1 && version != 2)
     throw InputError(
-        fmt::format("{}: dump format version {} (this tutti-info reads 1)", where, version));
+        fmt::format("{}: dump format version {} (this tutti-info reads 1 and 2)", where, version));
   RankDump dump;
   dump.path = where;
   dump.reason = field<std::string>(doc, "reason", where);
@@ -83,6 +91,8 @@ RankDump readDump(const fs::path& path) {
   dump.rank = field<int>(doc, "rank", where);
   dump.size = field<int>(doc, "size", where);
   dump.lastIssued = field<uint64_t>(doc, "last_issued", where);
+  dump.lastCollective =
+      version >= 2 ? field<uint64_t>(doc, "last_collective", where) : dump.lastIssued;
   dump.error = nullable<std::string>(doc, "error", where);
   if (dump.size < 1 || dump.rank < 0 || dump.rank >= dump.size)
     throw InputError(fmt::format("{}: rank {} is not in a communicator of size {}", where,
@@ -95,7 +105,7 @@ RankDump readDump(const fs::path& path) {
                           field<long>(peer, "pid", where + " peers")});
   const json entries = field<json>(doc, "entries", where);
   if (!entries.is_array()) throw InputError(fmt::format("{}: \"entries\" is not an array", where));
-  for (const json& entry : entries) dump.entries.push_back(readOp(entry, where));
+  for (const json& entry : entries) dump.entries.push_back(readOp(entry, version, where));
   std::sort(dump.entries.begin(), dump.entries.end(),
             [](const DumpedOp& a, const DumpedOp& b) { return a.seq < b.seq; });
   return dump;
@@ -127,7 +137,7 @@ std::string signature(const DumpedOp& op) {
   if (!op.dtype.empty()) text += ", " + op.dtype;
   if (!op.op.empty()) text += ", " + op.op;
   if (op.root) {
-    const bool p2p = op.collective == "send" || op.collective == "recv";
+    const bool p2p = isPointToPoint(op.collective);
     text += fmt::format(", {}={}", p2p ? "peer" : "root", *op.root);
   }
   return text + ")";

@@ -18,6 +18,9 @@ struct InputError : std::runtime_error {
 
 struct DumpedOp {
   uint64_t seq = 0;
+  // Its number among the communicator's collectives, alike on every rank for the same call; 0
+  // for send/recv. Version 1 dumps lack it: their collectives' operation numbers stand in.
+  uint64_t collectiveSeq = 0;
   std::string collective;
   std::string algorithm;  // "" before it started
   uint64_t count = 0;
@@ -44,7 +47,8 @@ struct RankDump {
   int rank = 0;
   int size = 0;
   uint64_t lastIssued = 0;
-  std::string error;  // the communicator's failure, "" when healthy
+  uint64_t lastCollective = 0;  // collectives issued (version 1: last_issued)
+  std::string error;            // the communicator's failure, "" when healthy
   std::vector<DumpedPeer> peers;
   std::vector<DumpedOp> entries;  // by sequence number
 };

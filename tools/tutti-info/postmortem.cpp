@@ -50,9 +50,9 @@ const DumpedOp* current(const RankDump& dump) {
   return nullptr;
 }
 
-const DumpedOp* find(const RankDump& dump, uint64_t seq) {
+const DumpedOp* findCollective(const RankDump& dump, uint64_t collectiveSeq) {
   for (const DumpedOp& op : dump.entries)
-    if (op.seq == seq) return &op;
+    if (op.collectiveSeq == collectiveSeq) return &op;
   return nullptr;
 }
 
@@ -73,50 +73,60 @@ std::string rankLine(const Communicator& comm, const RankDump& dump) {
   return line + "\n";
 }
 
-// Calls that differ at the same sequence number (send and recv legitimately differ).
+// Collectives that differ at the same number among the communicator's collectives (send and
+// recv are not collectives: they differ by nature, and between some ranks only). Where that
+// number is not also every call's operation number, the line says "collective #K".
 std::string mismatches(const Communicator& comm) {
   std::map<uint64_t, std::map<std::string, std::vector<int>>> calls;
+  std::set<uint64_t> renumbered;
   for (const RankDump* dump : comm.byRank)
     if (dump)
       for (const DumpedOp& op : dump->entries)
-        if (op.collective != "send" && op.collective != "recv")
-          calls[op.seq][signature(op)].push_back(dump->rank);
+        if (op.collectiveSeq != 0) {
+          calls[op.collectiveSeq][signature(op)].push_back(dump->rank);
+          if (op.seq != op.collectiveSeq) renumbered.insert(op.collectiveSeq);
+        }
   std::string text;
-  for (const auto& [seq, bySignature] : calls) {
+  for (const auto& [collectiveSeq, bySignature] : calls) {
     if (bySignature.size() < 2) continue;
     std::vector<std::string> parts;
     for (const auto& [call, ranks] : bySignature)
       parts.push_back(fmt::format("{} called {}", rankList(ranks), call));
-    text += fmt::format("mismatch at #{}: {}\n", seq, fmt::join(parts, "; "));
+    text +=
+        fmt::format("mismatch at {}#{}: {}\n", renumbered.count(collectiveSeq) ? "collective " : "",
+                    collectiveSeq, fmt::join(parts, "; "));
   }
   return text;
 }
 
 std::string behind(const Communicator& comm) {
+  // Collectives, not operations: send/recv between some ranks put no rank behind.
   uint64_t least = UINT64_MAX, most = 0;
   for (const RankDump* dump : comm.byRank)
     if (dump) {
-      least = std::min(least, dump->lastIssued);
-      most = std::max(most, dump->lastIssued);
+      least = std::min(least, dump->lastCollective);
+      most = std::max(most, dump->lastCollective);
     }
   std::string text;
   std::vector<int> ahead;
   const DumpedOp* awaited = nullptr;
   for (const RankDump* dump : comm.byRank)
-    if (dump && dump->lastIssued > least) {
+    if (dump && dump->lastCollective > least) {
       ahead.push_back(dump->rank);
-      if (!awaited) awaited = find(*dump, least + 1);
+      if (!awaited) awaited = findCollective(*dump, least + 1);
     }
   for (const RankDump* dump : comm.byRank) {
-    if (!dump || dump->lastIssued != least || least == most) continue;
+    if (!dump || dump->lastCollective != least || least == most) continue;
     const DumpedOp* now = current(*dump);
     const DumpedOp* done = lastDone(*dump);
     const std::string where =
         now    ? fmt::format("{} in {}", now->state, describeOp(now, now->seq))
         : done ? fmt::format("last completed #{} {}", done->seq, done->collective)
                : fmt::format("issued {} operations", dump->lastIssued);
+    const std::string next =
+        awaited ? describeOp(awaited, awaited->seq) : fmt::format("collective #{}", least + 1);
     text += fmt::format("{} is behind: {}; {} in {} for rank {}\n", who(comm, dump->rank), where,
-                        waiting(ahead), describeOp(awaited, least + 1), dump->rank);
+                        waiting(ahead), next, dump->rank);
   }
   for (int rank = 0; rank < comm.size; ++rank) {
     if (comm.byRank[static_cast<size_t>(rank)]) continue;
@@ -133,7 +143,7 @@ std::string behind(const Communicator& comm) {
     text += "\n";
   }
   if (text.empty()) {
-    text = fmt::format("no rank is behind: every rank issued #{}\n", most);
+    text = fmt::format("no rank is behind: every rank issued {} collectives\n", most);
     for (const RankDump* dump : comm.byRank)
       if (const DumpedOp* now = dump ? current(*dump) : nullptr; now && now->waitingOn)
         text += fmt::format("rank {} is {} in {} waiting for rank {}\n", dump->rank, now->state,

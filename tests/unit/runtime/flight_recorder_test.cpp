@@ -22,7 +22,8 @@ OpSignature allreduce(uint64_t count) {
           .dtype = 8,
           .op = 0,
           .root = -1,
-          .bytes = count * 4};
+          .bytes = count * 4,
+          .collectiveSeq = count + 1};
 }
 
 void complete(FlightRecorder& recorder, uint64_t sequence) {
@@ -59,6 +60,7 @@ TEST_CASE("a recorded operation keeps its signature, state, times and the peer i
   CHECK(r.signature.bytes == 4096);
   CHECK(r.signature.dtype == 8);
   CHECK(r.signature.root == -1);
+  CHECK(r.signature.collectiveSeq == 1025);
   CHECK(r.state == OpState::kDone);
   CHECK(r.waitingOn == -1);
   CHECK(r.enqueuedNs > 0);
