@@ -166,12 +166,23 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
   }
   const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm);
   comm.recorder().started(sequence, algorithm.name);
-  OpContext ctx{
-      comm, collectiveName(call.collective), algorithm.name, sequence, bytes, call.dtype, call.op};
-  if (comm.settings().checkCalls)
-    checkSameCall(ctx, {static_cast<uint32_t>(call.collective), static_cast<uint32_t>(call.dtype),
-                        static_cast<uint32_t>(call.op), call.root, call.count, sequence, ordinal,
-                        static_cast<uint64_t>(&algorithm - algorithms().data())});
+  const CallSignature signature{static_cast<uint32_t>(call.collective),
+                                static_cast<uint32_t>(call.dtype),
+                                static_cast<uint32_t>(call.op),
+                                call.root,
+                                call.count,
+                                sequence,
+                                ordinal,
+                                static_cast<uint64_t>(&algorithm - algorithms().data())};
+  OpContext ctx{.comm = comm,
+                .collective = collectiveName(call.collective),
+                .algorithm = algorithm.name,
+                .sequence = sequence,
+                .bytes = bytes,
+                .dtype = call.dtype,
+                .op = call.op,
+                .call = signature};
+  if (comm.settings().checkCalls) checkSameCall(ctx);
   CollectiveArgs args{call.send, call.recv, call.count, call.root};
   // In-place reduce-scatter writes the rank's block of the input.
   if (call.collective == Collective::kReduceScatter && call.send == call.recv)
@@ -247,7 +258,8 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
                   items[first].sequence,
                   bytes,
                   kernels::DataType::kUint8,
-                  kernels::RedOp::kSum};
+                  kernels::RedOp::kSum,
+                  {}};
     runTransfers(ctx, batch);
     ctx.drainSends();
     for (size_t done = first; done < i; ++done) comm.recorder().finished(items[done].sequence);
@@ -291,7 +303,7 @@ void runBarrier(Communicator& comm, uint64_t sequence) {
   if (comm.size() == 1) return;
   uint8_t token = 1;
   OpContext ctx{
-      comm, "barrier", "oneshot", sequence, 1, kernels::DataType::kUint8, kernels::RedOp::kMax};
+      comm, "barrier", "oneshot", sequence, 1, kernels::DataType::kUint8, kernels::RedOp::kMax, {}};
   allreduceOneShot(ctx, {&token, &token, 1, 0});
   ctx.drainSends();
 }

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "runtime/collectives/algorithm.hpp"
 #include "runtime/collectives/p2p.hpp"
 
 namespace tutti::runtime {
@@ -39,7 +40,22 @@ bool CallSignature::operator==(const CallSignature& other) const {
          algorithm == other.algorithm;
 }
 
-void checkSameCall(OpContext& ctx, const CallSignature& mine) {
+void requireSameCall(int self, const CallSignature& mine, int peer, const CallSignature& theirs) {
+  if (theirs == mine) return;
+  CallSignature otherwiseSame = theirs;
+  otherwiseSame.algorithm = mine.algorithm;
+  if (otherwiseSame == mine)
+    raise(ErrorCode::kInvalidUsage,
+          "rank {} runs {} by {}; rank {} by {}: the ranks were given different algorithms "
+          "(tutti_comm_set_algorithm)",
+          self, describeCall(mine), algorithmName(mine.algorithm), peer,
+          algorithmName(theirs.algorithm));
+  raise(ErrorCode::kInvalidUsage, "rank {} called {}; rank {} called {}", self, describeCall(mine),
+        peer, describeCall(theirs));
+}
+
+void checkSameCall(OpContext& ctx) {
+  const CallSignature& mine = ctx.call;
   const int n = ctx.comm.size(), self = ctx.comm.rank();
   std::vector<CallSignature> theirs(static_cast<size_t>(n));
   std::vector<P2PTransfer> exchange;
@@ -49,20 +65,8 @@ void checkSameCall(OpContext& ctx, const CallSignature& mine) {
     exchange.push_back({false, peer, nullptr, &theirs[static_cast<size_t>(peer)], sizeof(mine)});
   }
   runTransfers(ctx, exchange);
-  for (int peer = 0; peer < n; ++peer) {
-    const CallSignature& call = theirs[static_cast<size_t>(peer)];
-    if (peer == self || call == mine) continue;
-    CallSignature otherwiseSame = call;
-    otherwiseSame.algorithm = mine.algorithm;
-    if (otherwiseSame == mine)
-      raise(ErrorCode::kInvalidUsage,
-            "rank {} runs {} by {}; rank {} by {}: the ranks were given different algorithms "
-            "(tutti_comm_set_algorithm)",
-            self, describeCall(mine), algorithmName(mine.algorithm), peer,
-            algorithmName(call.algorithm));
-    raise(ErrorCode::kInvalidUsage, "rank {} called {}; rank {} called {}", self,
-          describeCall(mine), peer, describeCall(call));
-  }
+  for (int peer = 0; peer < n; ++peer)
+    if (peer != self) requireSameCall(self, mine, peer, theirs[static_cast<size_t>(peer)]);
 }
 
 }  // namespace tutti::runtime

@@ -6,27 +6,11 @@
 // the streams stay aligned as long as every rank checks.
 #pragma once
 
-#include <cstdint>
-
-#include "runtime/collectives/algorithm.hpp"
+#include "runtime/collectives/op_context.hpp"
 
 namespace tutti::runtime {
 
-struct CallSignature {
-  uint32_t collective;
-  uint32_t dtype;
-  uint32_t op;
-  int32_t root;
-  uint64_t count;
-  uint64_t sequence;   // the communicator's operation number, send/recv included: for messages
-  uint64_t ordinal;    // its collectives' number (Communicator::nextCollective): compared
-  uint64_t algorithm;  // its index in algorithms(); 64 bits, so that no padding travels
-
-  // All but the sequence number, which differs between ranks that sent or received apart.
-  bool operator==(const CallSignature& other) const;
-};
-
-// Throws kInvalidUsage naming this rank's call and the first rank whose call differs.
-void checkSameCall(OpContext& ctx, const CallSignature& mine);
+// Throws kInvalidUsage naming this rank's call (ctx.call) and the first rank whose call differs.
+void checkSameCall(OpContext& ctx);
 
 }  // namespace tutti::runtime

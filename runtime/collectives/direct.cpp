@@ -72,7 +72,7 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
   const auto offered = std::chrono::steady_clock::now();
   const auto offers =
       exchangeOffers(ctx, offerOf(ctx, wantsRecv, send, sendBytes, recv, recvBytes));
-  checkSameCall(ctx, offers);
+  requireSameCall(ctx, offers);
   const auto ways = waysOfReaching(offers, wantsRecv);
   if (!ways) return std::nullopt;
   if (ways->kernel && !kernelCopies(ctx, offers)) return std::nullopt;

@@ -1,8 +1,5 @@
 #include "runtime/collectives/direct_rounds.hpp"
 
-#include <cstring>
-#include <string>
-
 #include "kernels/kernels.hpp"
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/collectives/p2p.hpp"
@@ -18,15 +15,6 @@ OfferedBuffer offeredBuffer(const void* data, size_t bytes) {
     offered.range = *range;
   }
   return offered;
-}
-
-// "allreduce with 800000 bytes of float32 (sum)"; allgather has no operation to name.
-std::string describeCall(const char* collective, uint64_t bytes, uint8_t dtype, uint8_t op) {
-  std::string call = fmt::format("{} with {} bytes of {}", collective, bytes,
-                                 kernels::typeName(static_cast<kernels::DataType>(dtype)));
-  if (std::strcmp(collective, collectiveName(Collective::kAllGather)) != 0)
-    call += fmt::format(" ({})", kernels::opName(static_cast<kernels::RedOp>(op)));
-  return call;
 }
 
 #if defined(__SANITIZE_THREAD__)
@@ -63,10 +51,7 @@ auto orderedRound(Round round) {
 Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sendBytes,
               const void* recv, size_t recvBytes) {
   Offer offer;
-  std::strncpy(offer.collective, ctx.collective, sizeof offer.collective - 1);
-  offer.bytes = ctx.bytes;
-  offer.dtype = static_cast<uint8_t>(ctx.dtype);
-  offer.op = static_cast<uint8_t>(ctx.op);
+  offer.call = ctx.call;
   offer.timeoutMs = static_cast<uint64_t>(ctx.comm.timeout().count());
   if (ctx.comm.localSize() != ctx.comm.size()) return offer;  // nothing reachable
   offer.anyBuffers = ctx.comm.settings().directBuffers == "any" ? 1 : 0;
@@ -76,20 +61,12 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
   return offer;
 }
 
-void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
-  const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
-  for (size_t peer = 0; peer < offers.size(); ++peer) {
-    Offer theirs = offers[peer];
-    theirs.collective[sizeof theirs.collective - 1] = '\0';  // whatever the peer sent
-    if (std::strcmp(theirs.collective, mine.collective) == 0 && theirs.bytes == mine.bytes &&
-        theirs.dtype == mine.dtype && theirs.op == mine.op)
-      continue;
-    raise(ErrorCode::kInvalidUsage,
-          "{}: rank {} calls {} where this rank calls {}: the ranks called different "
-          "collectives, counts or types",
-          ctx.where(), peer, describeCall(theirs.collective, theirs.bytes, theirs.dtype, theirs.op),
-          describeCall(mine.collective, mine.bytes, mine.dtype, mine.op));
-  }
+void requireSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
+  const int self = ctx.comm.rank();
+  for (int peer = 0; peer < static_cast<int>(offers.size()); ++peer)
+    if (peer != self)
+      requireSameCall(self, offers[static_cast<size_t>(self)].call, peer,
+                      offers[static_cast<size_t>(peer)].call);
 }
 
 bool sameProcess(const Offer& a, const Offer& b) {
@@ -127,7 +104,8 @@ bool everyRank(OpContext& ctx, bool mine) {
                  ctx.sequence,
                  1,
                  kernels::DataType::kUint8,
-                 kernels::RedOp::kMin};
+                 kernels::RedOp::kMin,
+                 ctx.call};
   return orderedRound([&] {
     allreduceOneShot(vote, {&flag, &flag, 1, 0});
     return flag == 1;

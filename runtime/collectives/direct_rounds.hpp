@@ -21,9 +21,7 @@ struct OfferedBuffer {
 
 // Plain bytes (no bool): it comes from another process.
 struct Offer {
-  char collective[16] = {};  // its name, so that an allgather never meets a reduce-scatter
-  uint64_t bytes = 0;
-  uint8_t dtype = 0, op = 0;
+  CallSignature call{};    // so that an allgather never meets a reduce-scatter
   uint8_t anyBuffers = 0;  // TUTTI_DIRECT_BUFFERS=any: its ordinary memory may be reached too
   uint64_t timeoutMs = 0;  // its communicator's, when it made the offer
   ProcessIdentity process;
@@ -37,7 +35,7 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
 std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine);
 
 // kInvalidUsage, naming both calls, when some rank's call differs from this rank's.
-void checkSameCall(const OpContext& ctx, const std::vector<Offer>& offers);
+void requireSameCall(const OpContext& ctx, const std::vector<Offer>& offers);
 
 bool sameProcess(const Offer& a, const Offer& b);
 

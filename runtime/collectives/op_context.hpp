@@ -13,6 +13,7 @@
 
 #include "base/deadline.hpp"
 #include "kernels/kernels.hpp"
+#include "runtime/collectives/call_signature.hpp"
 #include "runtime/communicator.hpp"
 
 namespace tutti::runtime {
@@ -54,6 +55,7 @@ struct OpContext {
   size_t bytes;
   kernels::DataType dtype;
   kernels::RedOp op;
+  CallSignature call;  // of a collective call; zeros for send/recv and barriers
 
   size_t typeSize() const { return kernels::typeSize(dtype); }
   // Whole elements that fit in one slot.

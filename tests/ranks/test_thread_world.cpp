@@ -216,10 +216,10 @@ TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both
                                              tuttiSum, world.comm(rank), nullptr);
     return std::string(tutti_get_error_string(rc)) + ": " + tutti_get_last_error();
   });
-  CHECK_THAT(errors[0], Contains("rank 1 calls allreduce with 800004 bytes of float32 (sum) where "
-                                 "this rank calls allreduce with 800000 bytes of float32 (sum)"));
-  CHECK_THAT(errors[1], Contains("rank 0 calls allreduce with 800000 bytes of float32 (sum) where "
-                                 "this rank calls allreduce with 800004 bytes of float32 (sum)"));
+  CHECK_THAT(errors[0], Contains("rank 0 called allreduce(count=200000, float32, sum) as call #1; "
+                                 "rank 1 called allreduce(count=200001, float32, sum) as call #1"));
+  CHECK_THAT(errors[1], Contains("rank 1 called allreduce(count=200001, float32, sum) as call #1; "
+                                 "rank 0 called allreduce(count=200000, float32, sum) as call #1"));
   for (const std::string& error : errors) CHECK_THAT(error, Contains("invalid usage"));
 }
 
@@ -236,10 +236,11 @@ TEST_CASE("direct: a reduce-scatter never meets an allgather of the same size", 
                                     world.comm(rank), nullptr);
     return std::string(tutti_get_error_string(rc)) + ": " + tutti_get_last_error();
   });
-  CHECK_THAT(errors[0], Contains("rank 1 calls allgather with 800000 bytes of float32 where this "
-                                 "rank calls reduce_scatter with 800000 bytes of float32 (sum)"));
-  CHECK_THAT(errors[1], Contains("rank 0 calls reduce_scatter with 800000 bytes of float32 (sum) "
-                                 "where this rank calls allgather with 800000 bytes of float32:"));
+  CHECK_THAT(errors[0], Contains("rank 0 called reduce_scatter(count=100000, float32, sum) as call "
+                                 "#1; rank 1 called allgather(count=100000, float32) as call #1"));
+  CHECK_THAT(errors[1],
+             Contains("rank 1 called allgather(count=100000, float32) as call #1; rank 0 "
+                      "called reduce_scatter(count=100000, float32, sum) as call #1"));
 }
 
 TEST_CASE("tiny FIFOs do not deadlock any algorithm", "[ranks][slots]") {
