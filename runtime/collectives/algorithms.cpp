@@ -47,8 +47,9 @@ constexpr size_t kOneShotMaxBytes = 64 << 10;
 // Below this ordinary buffers, which most are, gain nothing from the direct algorithms and pay
 // their round of offers (2 ranks, tutti-bench --algo ring / direct, out of place: 64 KiB 17.4 us
 // direct against 14.6 for the ring, 128 KiB 29-32 against 28-31, 256 KiB 39-44 against 54-56;
-// allreduce_direct.cpp). Ordinary buffers above it that the all-reduce would not pull (in place,
-// above 8 MiB; or with TUTTI_DIRECT_BUFFERS=registered) pay that round and run the ring.
+// allreduce_direct.cpp). Ordinary buffers above it that the all-reduce would not pull (in place
+// below 4 MiB, above 16 MiB or with more than 2 ranks, out of place above 8 MiB; or with
+// TUTTI_DIRECT_BUFFERS=registered) pay that round and run the ring.
 constexpr size_t kDirectMinBytes = 256 << 10;
 
 struct LinkModel {
