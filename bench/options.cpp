@@ -21,8 +21,6 @@ struct RawOptions {
   std::string algo;
 };
 
-const std::vector<std::string> kAlgorithms = {"ring", "tree", "oneshot", "direct", "auto"};
-
 void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("-b,--minbytes", raw.minBytes, "smallest message size (K/M/G suffixes)")
       ->capture_default_str();
@@ -67,10 +65,12 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   CLI::Option* verbose =
       sub.add_flag("--verbose", o.verbose, "also print each case and warm-up as it starts");
   sub.add_flag("--quiet", o.quiet, "print the table only")->excludes(verbose);
+  std::vector<std::string> algoChoices = kAllReduceAlgorithms;
+  algoChoices.push_back("all");
   sub.add_option("--algo", raw.algo,
-                 "all-reduce algorithm: ring, tree, oneshot, direct, auto, or all (a column group "
-                 "each)")
-      ->check(CLI::IsMember({"ring", "tree", "oneshot", "direct", "auto", "all"}));
+                 fmt::format("all-reduce algorithm: {}, or all (a column group each)",
+                             fmt::join(kAllReduceAlgorithms, ", ")))
+      ->check(CLI::IsMember(algoChoices));
   sub.add_option("--transport", o.transport, "shm or tcp (sets TUTTI_TRANSPORT for the job)")
       ->check(CLI::IsMember({"shm", "tcp"}));
   sub.add_option("--buffers", o.buffers,
@@ -123,7 +123,7 @@ std::optional<std::string> finish(BenchOptions& o, const RawOptions& raw) {
     return fmt::format("unknown reduction op '{}' (-o)", raw.op);
   }
   if (raw.algo == "all") {
-    o.algorithms = kAlgorithms;
+    o.algorithms = kAllReduceAlgorithms;
   } else if (!raw.algo.empty()) {
     o.algorithms = {raw.algo};
   }
@@ -179,6 +179,8 @@ std::optional<std::string> finish(BenchOptions& o, const RawOptions& raw) {
 }
 
 }  // namespace
+
+const std::vector<std::string> kAllReduceAlgorithms = {"ring", "tree", "oneshot", "direct", "auto"};
 
 ParseResult parseCommandLine(int argc, const char* const* argv) {
   CLI::App app{"Measures collective bandwidth in nccl-tests' format.", "tutti-bench"};

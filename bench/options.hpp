@@ -13,6 +13,10 @@ namespace tutti::bench {
 // -a: how each rank's time is combined into the reported one.
 enum class Aggregate { kRank0 = 0, kAverage = 1, kMin = 2, kMax = 3 };
 
+// The all-reduce algorithms tutti_comm_set_algorithm takes: what --algo all measures side by
+// side and tutti-soak draws from.
+extern const std::vector<std::string> kAllReduceAlgorithms;
+
 struct BenchOptions {
   std::string collective;  // a name of collectives()
   size_t minBytes = 8;

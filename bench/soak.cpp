@@ -54,7 +54,6 @@ using tutti::bench::CollectiveSpec;
 using tutti::bench::Layout;
 
 constexpr int kControlEvery = 32;
-constexpr const char* kAlgorithms[] = {"auto", "ring", "tree", "oneshot", "direct"};
 
 struct SoakOptions {
   double seconds = 60;
@@ -161,7 +160,9 @@ class Soak {
         rng_() % 16 == 0 ? size_t{0}
                          : static_cast<size_t>(std::pow(
                                maxElems, std::uniform_real_distribution<double>(0.0, 1.0)(rng_)));
-    const char* algorithm = kAlgorithms[rng_() % std::size(kAlgorithms)];
+    const char* algorithm =
+        tutti::bench::kAllReduceAlgorithms[rng_() % tutti::bench::kAllReduceAlgorithms.size()]
+            .c_str();
     if (std::strcmp(spec.name, "allreduce") == 0 &&
         tutti_comm_set_algorithm(comm_, algorithm) != tuttiSuccess)
       fail(rank_, "tutti_comm_set_algorithm");

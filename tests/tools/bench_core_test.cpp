@@ -192,3 +192,14 @@ TEST_CASE("bandwidths follow nccl-tests", "[bench][report]") {
   CHECK(bw.busbw == Approx(3.0));
   CHECK(bandwidth(8, 0, 1).busbw == 0.0);
 }
+
+TEST_CASE("every algorithm --algo all measures is one tutti_comm_set_algorithm takes") {
+  tuttiComm_t comm = nullptr;
+  REQUIRE(tutti_comm_init_all(&comm, 1) == tuttiSuccess);
+  for (const std::string& algorithm : kAllReduceAlgorithms) {
+    INFO(algorithm);
+    CHECK(tutti_comm_set_algorithm(comm, algorithm.c_str()) == tuttiSuccess);
+  }
+  CHECK(tutti_comm_set_algorithm(comm, "all") == tuttiInvalidArgument);
+  CHECK(tutti_comm_destroy(comm) == tuttiSuccess);
+}
