@@ -23,7 +23,8 @@
 // 4.6-5.0, 32 MiB 2.3-2.4 against 3.5-4.0); elsewhere the planner's other choice runs. In place
 // only for 2 ranks: 4 ranks on the 2 cores tie with the ring at 4 and 8 MiB and lose at 16 MiB
 // (2.0-2.1 against 2.7), and nothing else every rank knows alike tells more cores from fewer.
-#include <algorithm>
+
+#include <vector>
 
 #include "runtime/collectives/chunking.hpp"
 #include "runtime/collectives/direct.hpp"
@@ -57,10 +58,11 @@ void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   auto blockOf = [&](void* buffer, const Range& block) -> void* {
     return static_cast<std::byte*>(buffer) + block.offset * typeSize;
   };
-  const bool allMapped =
-      std::ranges::all_of(peers->recv, [](const PeerBuffer& recv) { return recv.local; });
-  if (!allMapped && !pullPays(ctx, *peers)) return runInstead(ctx, Collective::kAllReduce, args);
-  if (allMapped) {  // push
+  // Every rank decides alike, from the offers: with some outputs registered and some not, the
+  // ranks that map all of theirs would push while the others pull.
+  const bool push = !peers->recvThroughKernel;
+  if (!push && !pullPays(ctx, *peers)) return runInstead(ctx, Collective::kAllReduce, args);
+  if (push) {
     std::vector<void*> outputs{blockOf(args.recv, mine)};
     for (const PeerBuffer& recv : peers->recv)
       if (recv.rank != ctx.comm.rank()) outputs.push_back(blockOf(recv.local, mine));

@@ -18,7 +18,7 @@ constexpr size_t kStagedBytes = 128 << 10;
 
 // Which ways some rank reaches some other's buffer; nullopt when one cannot be reached at all.
 struct Ways {
-  bool kernel = false, mapping = false;
+  bool sendKernel = false, recvKernel = false, mapping = false;
 };
 std::optional<Ways> waysOfReaching(const std::vector<Offer>& offers, bool wantsRecv) {
   Ways ways;
@@ -28,7 +28,8 @@ std::optional<Ways> waysOfReaching(const std::vector<Offer>& offers, bool wantsR
       const Reach send = reachOf(reader, owner, owner.send);
       const Reach recv = wantsRecv ? reachOf(reader, owner, owner.recv) : send;
       if (send == Reach::kNone || recv == Reach::kNone) return std::nullopt;
-      ways.kernel |= send == Reach::kKernel || recv == Reach::kKernel;
+      ways.sendKernel |= send == Reach::kKernel;
+      ways.recvKernel |= wantsRecv && recv == Reach::kKernel;
       ways.mapping |= send == Reach::kMapping || recv == Reach::kMapping;
     }
   return ways;
@@ -75,12 +76,14 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
   requireSameCall(ctx, offers);
   const auto ways = waysOfReaching(offers, wantsRecv);
   if (!ways) return std::nullopt;
-  if (ways->kernel && !kernelCopies(ctx, offers)) return std::nullopt;
+  if ((ways->sendKernel || ways->recvKernel) && !kernelCopies(ctx, offers)) return std::nullopt;
 
   DirectPeers peers = trustWindow(offers, offered);
   peers.someInPlace = wantsRecv && std::ranges::any_of(offers, [](const Offer& offer) {
                         return offer.send.address == offer.recv.address;
                       });
+  peers.sendThroughKernel = ways->sendKernel;
+  peers.recvThroughKernel = ways->recvKernel;
   const int r = ctx.comm.rank();
   bool mapped = true;
   auto reach = [&](int peer, const OfferedBuffer& buffer, size_t bytes) {

@@ -48,6 +48,9 @@ struct DirectPeers {
   std::chrono::milliseconds shortestTimeout{0};
   int shortestTimeoutRank = 0;  // whose timeout that is
   bool someInPlace = false;     // some rank's send and recv buffers are one
+  // Some rank reaches some other's send (recv) buffer only through the kernel. From the offers,
+  // so alike on every rank: what one rank reaches by mapping, another may not.
+  bool sendThroughKernel = false, recvThroughKernel = false;
 };
 
 // Which of the peers' buffers an algorithm touches, and so must be reachable from every rank:

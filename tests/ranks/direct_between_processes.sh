@@ -3,15 +3,18 @@
 # against the reference by process_world; each rank's trace (TUTTI_TRACE_FILE) shows which
 # algorithm ran:
 # - tutti_mem_alloc buffers (process_world --registered), mapped through /proc/<pid>/fd, and
-#   ordinary buffers, copied through the kernel (process_vm_readv/writev): every all-reduce
+#   ordinary buffers, copied through the kernel (process_vm_readv): every all-reduce
 #   (forced) and every reduce-scatter and allgather of 256 KiB or more (the planner's threshold)
 #   ran "direct";
+# - registered buffers on every rank but rank 2, whose ordinary output the others reach only
+#   through the kernel: every rank pulls (rank 2, which maps every peer's, too), and every
+#   all-reduce ran "direct";
 # - ordinary buffers of processes whose memory the kernel will not let peers copy
 #   (--refuse-ptrace), or with TUTTI_DIRECT_BUFFERS=registered: none did, and the results are
 #   still right;
 # - the planner's choice for ordinary buffers (tutti-bench, 2 ranks, checked results): the
 #   all-reduce pulls through the kernel out of place at 1 MiB, not in place; in place at 16 MiB,
-#   not out of place.
+#   not out of place; the reduce-scatter reads through the kernel at 1 MiB, not at 16 MiB.
 # Usage: direct_between_processes.sh TUTTIRUN PROCESS_WORLD TUTTI_BENCH
 set -u
 tuttirun=$1 world=$2 bench=$3
@@ -49,7 +52,8 @@ PY
 
 run direct --registered
 run direct
-echo "every all-reduce and large reduce-scatter and allgather ran direct, registered or not"
+run direct --registered-but-rank 2
+echo "every all-reduce and large reduce-scatter and allgather ran direct, registered or not, or on all ranks but one"
 run fallback --refuse-ptrace
 grep -q "the kernel does not copy from pid" "$dir/log" || fail "no rank logged the refusal"
 TUTTI_DIRECT_BUFFERS=registered run fallback
@@ -74,3 +78,17 @@ assert runs(1 << 20) == ["direct", "ring"], runs(1 << 20)
 assert runs(16 << 20) == ["ring", "direct"], runs(16 << 20)
 PY
 echo "the all-reduce of ordinary buffers ran direct out of place at 1 MiB and in place at 16 MiB, not otherwise"
+
+rm -f "$dir"/trace-*.json
+TUTTI_TRACE_FILE="$dir/trace-%r.json" "$bench" reducescatter --ranks 2 -b 1M -e 16M -f 16 -n 2 \
+  -w 1 > "$dir/log" 2>&1 || { cat "$dir/log"; fail "tutti-bench reducescatter exited non-zero"; }
+grep -q "Out of bounds values : 0 OK" "$dir/log" || { cat "$dir/log"; fail "tutti-bench's check"; }
+python3 - "$dir/trace-1.json" <<'PY' || fail "the reduce-scatter's choices"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+ran = {(e["args"]["bytes"], e["args"]["algorithm"]) for e in events
+       if e["ph"] == "X" and e["name"] == "reduce_scatter"}
+print(sorted(ran))
+assert ran == {(1 << 20, "direct"), (16 << 20, "ring")}, ran
+PY
+echo "the reduce-scatter of ordinary buffers read through the kernel at 1 MiB, not at 16 MiB"

@@ -2,8 +2,9 @@
 // environment and runs seeded random cases of every collective, checking each against the
 // independent reference. All-reduce outputs are also compared across ranks (a hash allgathered).
 //   process_world [--seed S] [--cases-per-kind K] [--max-bytes B] [--registered]
-//                 [--refuse-ptrace] [--loop]
-// --registered puts every case's buffers in tutti_mem_alloc memory.
+//                 [--registered-but-rank R] [--refuse-ptrace] [--loop]
+// --registered puts every case's buffers in tutti_mem_alloc memory; --registered-but-rank R
+// every rank's but R's, which keeps ordinary memory.
 // --refuse-ptrace makes the process one that its peers may not ptrace, so the kernel refuses
 // their copies from and into its memory: not dumpable, and without CAP_SYS_PTRACE (with which
 // root would pass anyway).
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   int casesPerKind = 4;
   size_t maxBytes = 1 << 20;
   bool loop = false, registered = false;
+  int ordinaryRank = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--seed" && i + 1 < argc)
@@ -64,6 +66,8 @@ int main(int argc, char** argv) {
       maxBytes = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--registered")
       registered = true;
+    else if (arg == "--registered-but-rank" && i + 1 < argc)
+      ordinaryRank = std::atoi(argv[++i]);
     else if (arg == "--refuse-ptrace") {
       if (!refusePtrace()) {
         std::perror("process_world: --refuse-ptrace");
@@ -81,6 +85,7 @@ int main(int argc, char** argv) {
   int rank = 0, n = 0;
   tutti_comm_rank(comm, &rank);
   tutti_comm_size(comm, &n);
+  registered = registered || (ordinaryRank >= 0 && rank != ordinaryRank);
 
   if (loop) {
     std::vector<float> data(1 << 16, 1.0f);
