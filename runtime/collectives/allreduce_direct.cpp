@@ -40,7 +40,7 @@ constexpr Sizes kPullPaysOutOfPlace{256 << 10, 8 << 20}, kPullPaysInPlace{4 << 2
 
 // Whether the pull is worth it; the same on every rank, which all see the same offers.
 bool pullPays(const OpContext& ctx, const DirectPeers& peers) {
-  if (ctx.comm.settings().algorithm == "direct") return true;  // forced
+  if (peers.forcedEverywhere) return true;
   if (peers.someInPlace && ctx.comm.size() != 2) return false;
   const Sizes pays = peers.someInPlace ? kPullPaysInPlace : kPullPaysOutOfPlace;
   return ctx.bytes >= pays.least && ctx.bytes <= pays.most;

@@ -82,6 +82,8 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
   peers.someInPlace = wantsRecv && std::ranges::any_of(offers, [](const Offer& offer) {
                         return offer.send.address == offer.recv.address;
                       });
+  peers.forcedEverywhere =
+      std::ranges::all_of(offers, [](const Offer& offer) { return offer.forced == 1; });
   peers.sendThroughKernel = ways->sendKernel;
   peers.recvThroughKernel = ways->recvKernel;
   const int r = ctx.comm.rank();

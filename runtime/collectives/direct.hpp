@@ -51,6 +51,9 @@ struct DirectPeers {
   // Some rank reaches some other's send (recv) buffer only through the kernel. From the offers,
   // so alike on every rank: what one rank reaches by mapping, another may not.
   bool sendThroughKernel = false, recvThroughKernel = false;
+  // Every rank's all-reduce is forced to direct; one forced by tutti_comm_set_algorithm on some
+  // ranks only must not make those ranks pull while the others run the ring.
+  bool forcedEverywhere = false;
 };
 
 // Which of the peers' buffers an algorithm touches, and so must be reachable from every rank:

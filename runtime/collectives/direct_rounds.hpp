@@ -23,6 +23,7 @@ struct OfferedBuffer {
 struct Offer {
   CallSignature call{};    // so that an allgather never meets a reduce-scatter
   uint8_t anyBuffers = 0;  // TUTTI_DIRECT_BUFFERS=any: its ordinary memory may be reached too
+  uint8_t forced = 0;      // its all-reduce is forced to direct (TUTTI_ALGO, set_algorithm)
   uint64_t timeoutMs = 0;  // its communicator's, when it made the offer
   ProcessIdentity process;
   OfferedBuffer send, recv;
