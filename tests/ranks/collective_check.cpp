@@ -1,5 +1,6 @@
 #include "collective_check.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -111,7 +112,7 @@ std::string describe(const Case& c) {
   return out.str();
 }
 
-Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes) {
+Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes, size_t minBytes) {
   Case c{};
   c.kind = kind;
   c.dtype = static_cast<tuttiDataType_t>(rng() % tuttiNumTypes);
@@ -120,14 +121,16 @@ Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes) {
   // Per-rank buffers of scatter/gather-like collectives hold nranks blocks.
   const bool blocks =
       kind == Kind::kReduceScatter || kind == Kind::kAllGather || kind == Kind::kAllToAll;
-  const size_t maxCount = std::max<size_t>(1, maxBytes / size / (blocks ? nranks : 1));
+  const size_t perCount = size * (blocks ? nranks : 1);
+  const size_t maxCount = std::max<size_t>(1, maxBytes / perCount);
+  const size_t minCount = std::min(maxCount, (minBytes + perCount - 1) / perCount);
   static const size_t kSpecial[] = {0, 1, 2, 3, 7, 13, 1021, 4093, 65537};
   switch (rng() % 4) {
     case 0: c.count = kSpecial[rng() % std::size(kSpecial)]; break;
     case 1: c.count = static_cast<size_t>(nranks) * (1 + rng() % 64) + 1; break;
     default: c.count = rng() % (maxCount + 1); break;
   }
-  c.count = std::min(c.count, maxCount);
+  c.count = std::clamp(c.count, minCount, maxCount);
   c.root = static_cast<int>(rng() % static_cast<uint64_t>(nranks));
   c.inPlace = kind != Kind::kSendRecv && rng() % 2 == 0;
   c.async = rng() % 4 == 0;

@@ -38,8 +38,9 @@ struct Case {
 };
 std::string describe(const Case& c);
 
-// A random case from (rng): counts 0, 1, primes, not divisible by nranks, up to maxBytes per rank.
-Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes);
+// A random case from (rng): counts 0, 1, primes, not divisible by nranks, up to maxBytes per rank,
+// raised to minBytes where smaller.
+Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes, size_t minBytes = 0);
 
 // Runs c on this rank of comm; returns "" or what went wrong. `output` receives the bytes the
 // rank ended with (for cross-rank comparisons); `callResult` what the call returned, so that a

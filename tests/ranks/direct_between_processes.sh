@@ -9,6 +9,9 @@
 # - registered buffers on every rank but rank 2, whose ordinary output the others reach only
 #   through the kernel: every rank pulls (rank 2, which maps every peer's, too), and every
 #   all-reduce ran "direct";
+# - the direct all-reduce forced on rank 0 only (tutti_comm_set_algorithm), cases of 256 KiB to
+#   2 MiB, where the planner of rank 1 picks direct too: the offers keep both on the same rounds
+#   (forced pull only when every rank forces it) and every case is right;
 # - ordinary buffers of processes whose memory the kernel will not let peers copy
 #   (--refuse-ptrace), or with TUTTI_DIRECT_BUFFERS=registered: none did, and the results are
 #   still right;
@@ -54,6 +57,10 @@ run direct --registered
 run direct
 run direct --registered-but-rank 2
 echo "every all-reduce and large reduce-scatter and allgather ran direct, registered or not, or on all ranks but one"
+TUTTI_TIMEOUT=60 "$tuttirun" -n 2 -- "$world" --seed 7 --cases-per-kind 4 --min-bytes 262144 \
+  --max-bytes 2097152 --direct-on-rank 0 > "$dir/log" 2>&1 ||
+  { cat "$dir/log"; fail "the job with direct forced on rank 0 only"; }
+echo "with direct forced on one rank only, the ranks still kept together"
 run fallback --refuse-ptrace
 grep -q "the kernel does not copy from pid" "$dir/log" || fail "no rank logged the refusal"
 TUTTI_DIRECT_BUFFERS=registered run fallback

@@ -1,10 +1,11 @@
 // A rank of a process world: started by tuttirun, mpirun or torchrun, it initialises from the
 // environment and runs seeded random cases of every collective, checking each against the
 // independent reference. All-reduce outputs are also compared across ranks (a hash allgathered).
-//   process_world [--seed S] [--cases-per-kind K] [--max-bytes B] [--registered]
-//                 [--registered-but-rank R] [--refuse-ptrace] [--loop]
+//   process_world [--seed S] [--cases-per-kind K] [--max-bytes B] [--min-bytes B] [--registered]
+//                 [--registered-but-rank R] [--direct-on-rank R] [--refuse-ptrace] [--loop]
 // --registered puts every case's buffers in tutti_mem_alloc memory; --registered-but-rank R
-// every rank's but R's, which keeps ordinary memory.
+// every rank's but R's, which keeps ordinary memory. --direct-on-rank R forces rank R's all-reduce
+// to the direct algorithm (tutti_comm_set_algorithm), the others' left to the planner.
 // --refuse-ptrace makes the process one that its peers may not ptrace, so the kernel refuses
 // their copies from and into its memory: not dumpable, and without CAP_SYS_PTRACE (with which
 // root would pass anyway).
@@ -53,9 +54,9 @@ int fail(const char* what) {
 int main(int argc, char** argv) {
   uint64_t seed = 42;
   int casesPerKind = 4;
-  size_t maxBytes = 1 << 20;
+  size_t maxBytes = 1 << 20, minBytes = 0;
   bool loop = false, registered = false;
-  int ordinaryRank = -1;
+  int ordinaryRank = -1, directRank = -1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--seed" && i + 1 < argc)
@@ -66,8 +67,12 @@ int main(int argc, char** argv) {
       maxBytes = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--registered")
       registered = true;
+    else if (arg == "--min-bytes" && i + 1 < argc)
+      minBytes = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--registered-but-rank" && i + 1 < argc)
       ordinaryRank = std::atoi(argv[++i]);
+    else if (arg == "--direct-on-rank" && i + 1 < argc)
+      directRank = std::atoi(argv[++i]);
     else if (arg == "--refuse-ptrace") {
       if (!refusePtrace()) {
         std::perror("process_world: --refuse-ptrace");
@@ -86,6 +91,8 @@ int main(int argc, char** argv) {
   tutti_comm_rank(comm, &rank);
   tutti_comm_size(comm, &n);
   registered = registered || (ordinaryRank >= 0 && rank != ordinaryRank);
+  if (rank == directRank && tutti_comm_set_algorithm(comm, "direct") != tuttiSuccess)
+    return fail("set_algorithm");
 
   if (loop) {
     std::vector<float> data(1 << 16, 1.0f);
@@ -101,7 +108,7 @@ int main(int argc, char** argv) {
   int failures = 0, cases = 0;
   for (int i = 0; i < casesPerKind; ++i) {
     for (Kind kind : kAllKinds) {
-      Case c = randomCase(rng, kind, n, maxBytes);
+      Case c = randomCase(rng, kind, n, maxBytes, minBytes);
       c.registered = registered;
       std::vector<char> output;
       const std::string problem = runCase(comm, c, &output);
