@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <cstring>
+#include <string_view>
 
 #include "base/error.hpp"
 #include "base/socket.hpp"
@@ -18,12 +19,18 @@ void initSodium() {
   if (rc < 0) raise(ErrorCode::kSystem, "libsodium failed to initialise");
 }
 
+// The secret hashed (BLAKE2b) under `context`, which keys the hash: one secret, unrelated
+// digests for each use. A context is at least 16 bytes, libsodium's shortest key.
+template <size_t N>
+std::array<uint8_t, N> secretDigest(const Secret& secret, std::string_view context) {
+  std::array<uint8_t, N> digest{};
+  crypto_generichash(digest.data(), digest.size(), secret.bytes.data(), secret.bytes.size(),
+                     reinterpret_cast<const uint8_t*>(context.data()), context.size());
+  return digest;
+}
+
 std::array<uint8_t, crypto_auth_KEYBYTES> deriveKey(const Secret& secret) {
-  std::array<uint8_t, crypto_auth_KEYBYTES> key{};
-  static const char kContext[] = "tutti job key v1";
-  crypto_generichash(key.data(), key.size(), secret.bytes.data(), secret.bytes.size(),
-                     reinterpret_cast<const uint8_t*>(kContext), sizeof(kContext) - 1);
-  return key;
+  return secretDigest<crypto_auth_KEYBYTES>(secret, "tutti job key v1");
 }
 
 // The role byte keeps a server's answer from being reflected back as a client's.
@@ -81,10 +88,7 @@ std::string Secret::hex() const {
 
 std::string segmentNamePrefix(const Secret& secret) {
   initSodium();
-  std::array<uint8_t, crypto_generichash_BYTES_MIN> digest{};
-  static const char kContext[] = "tutti shm names v1";
-  crypto_generichash(digest.data(), digest.size(), secret.bytes.data(), secret.bytes.size(),
-                     reinterpret_cast<const uint8_t*>(kContext), sizeof(kContext) - 1);
+  const auto digest = secretDigest<crypto_generichash_BYTES_MIN>(secret, "tutti shm names v1");
   char hex[2 * 6 + 1];
   sodium_bin2hex(hex, sizeof(hex), digest.data(), 6);
   return std::string("tutti-") + hex + "-";

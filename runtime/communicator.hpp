@@ -102,21 +102,11 @@ class Communicator {
   Engine& engine() { return *engine_; }
   // The peers' registered memory mapped here (the direct algorithms); the engine thread's.
   PeerBuffers& peerBuffers() { return peerBuffers_; }
-  // One thread issues a communicator's operations; a dump may read the count from another, so
-  // it is atomic, but needs no read-modify-write.
-  uint64_t nextSequence() {
-    const uint64_t next = sequence_.load(std::memory_order_relaxed) + 1;
-    sequence_.store(next, std::memory_order_relaxed);
-    return next;
-  }
+  uint64_t nextSequence() { return advance(sequence_); }
   uint64_t lastSequence() const { return sequence_.load(std::memory_order_relaxed); }
   // Collectives issued so far, counted apart from send/recv, which only some ranks make: the
   // number every rank agrees on for the same call (TUTTI_CHECK_CALLS compares it).
-  uint64_t nextCollective() {
-    const uint64_t next = collectives_.load(std::memory_order_relaxed) + 1;
-    collectives_.store(next, std::memory_order_relaxed);
-    return next;
-  }
+  uint64_t nextCollective() { return advance(collectives_); }
   uint64_t lastCollective() const { return collectives_.load(std::memory_order_relaxed); }
   FlightRecorder& recorder() { return *recorder_; }
   const FlightRecorder& recorder() const { return *recorder_; }
@@ -146,6 +136,13 @@ class Communicator {
 
  private:
   Communicator() = default;
+  // One thread issues a communicator's operations; a dump may read the counts from another, so
+  // they are atomic, but need no read-modify-write.
+  static uint64_t advance(std::atomic<uint64_t>& count) {
+    const uint64_t next = count.load(std::memory_order_relaxed) + 1;
+    count.store(next, std::memory_order_relaxed);
+    return next;
+  }
   void connect();
   // True for the first failure only.
   bool keepFailure(const Error& error);
@@ -170,7 +167,7 @@ class Communicator {
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};
-  std::atomic<uint64_t> collectives_{0};  // written by the issuing thread only, as sequence_
+  std::atomic<uint64_t> collectives_{0};
   int splits_ = 0;
   std::atomic<bool> aborted_{false};
   std::chrono::steady_clock::time_point lastLivenessCheck_{};

@@ -143,16 +143,11 @@ void recorded(Communicator& comm, uint64_t sequence, Body&& body) {
 }
 
 OpSignature signatureOf(const CollectiveCall& call, size_t bytes, uint64_t collectiveSeq) {
-  const bool reduces = call.collective == Collective::kAllReduce ||
-                       call.collective == Collective::kReduceScatter ||
-                       call.collective == Collective::kReduce;
-  const bool rooted =
-      call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
   return {.collective = collectiveName(call.collective),
           .count = call.count,
           .dtype = static_cast<int>(call.dtype),
-          .op = reduces ? static_cast<int>(call.op) : -1,
-          .root = rooted ? call.root : -1,
+          .op = reduces(call.collective) ? static_cast<int>(call.op) : -1,
+          .root = rooted(call.collective) ? call.root : -1,
           .bytes = bytes,
           .collectiveSeq = collectiveSeq};
 }

@@ -14,6 +14,10 @@ namespace tutti::runtime {
 
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kAllToAll };
 const char* collectiveName(Collective collective);
+// Whether the collective has a reduction operation (all-reduce, reduce-scatter, reduce), and a
+// root (broadcast, reduce).
+bool reduces(Collective collective);
+bool rooted(Collective collective);
 
 struct CollectiveArgs {
   const void* send;

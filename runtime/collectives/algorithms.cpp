@@ -85,6 +85,15 @@ const char* collectiveName(Collective collective) {
   return "?";
 }
 
+bool reduces(Collective collective) {
+  return collective == Collective::kAllReduce || collective == Collective::kReduceScatter ||
+         collective == Collective::kReduce;
+}
+
+bool rooted(Collective collective) {
+  return collective == Collective::kBroadcast || collective == Collective::kReduce;
+}
+
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
       {Collective::kAllReduce, "oneshot", kOneShotMaxBytes, 0, false, oneShotAllReduceCost,

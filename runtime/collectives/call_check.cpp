@@ -12,17 +12,13 @@ namespace {
 std::string describeCall(const CallSignature& call) {
   const auto collective = static_cast<Collective>(call.collective);
   const auto dtype = static_cast<kernels::DataType>(call.dtype);
-  const bool reduces = collective == Collective::kAllReduce ||
-                       collective == Collective::kReduceScatter ||
-                       collective == Collective::kReduce;
-  const bool rooted = collective == Collective::kBroadcast || collective == Collective::kReduce;
   std::string text = fmt::format("{}(count={}, {}", collectiveName(collective), call.count,
                                  kernels::isValid(dtype) ? kernels::typeName(dtype) : "?");
-  if (reduces) {
+  if (reduces(collective)) {
     const auto op = static_cast<kernels::RedOp>(call.op);
     text += fmt::format(", {}", kernels::isValid(op) ? kernels::opName(op) : "?");
   }
-  if (rooted) text += fmt::format(", root={}", call.root);
+  if (rooted(collective)) text += fmt::format(", root={}", call.root);
   text += fmt::format(") as call #{}", call.sequence);
   if (call.ordinal != call.sequence) text += fmt::format(" (collective #{})", call.ordinal);
   return text;

@@ -134,9 +134,11 @@ class Job {
       detail::SpawnRequest request;
       request.argv = &options_.argv;
       request.env = rankEnvironment(options_, r, port, secret);
-      // The secret the ranks use: an extra TUTTI_SECRET (-x) replaces the fresh one.
-      for (const auto& [name, value] : request.env)
-        if (name == "TUTTI_SECRET") ranksSecret_ = Secret::fromHex(value);
+      // The secret the ranks use, alike in every rank's environment: an extra TUTTI_SECRET (-x)
+      // replaces the fresh one.
+      if (r == 0)
+        for (const auto& [name, value] : request.env)
+          if (name == "TUTTI_SECRET") ranksSecret_ = Secret::fromHex(value);
       request.captureOutput = options_.prefixOutput;
       request.inheritStdin = r == 0 && !isatty(0);
       Rank& rank = ranks_[r];
