@@ -1,5 +1,6 @@
-// The one error type of tutti: a code (mirroring tuttiResult_t) and a message that says what went
-// wrong and where. Exceptions carry it inside the library; the C API turns it into a result code.
+// The one error type of tutti: a code (mirroring tuttiResult_t, checked in runtime/c_api.cpp) and a
+// message that says what went wrong and where. Exceptions carry it inside the library; the C API
+// turns it into a result code.
 #pragma once
 
 #include <fmt/format.h>

@@ -7,7 +7,8 @@
 
 namespace tutti::kernels {
 
-// Values match tuttiDataType_t / tuttiRedOp_t in include/tutti/tutti.h.
+// Values match tuttiDataType_t / tuttiRedOp_t in include/tutti/tutti.h (static_asserts in
+// runtime/c_api.cpp hold them to it).
 enum class DataType : int {
   kInt8 = 0,
   kUint8 = 1,

@@ -77,6 +77,36 @@ tuttiResult_t collective(const rt::CollectiveCall& call, tuttiComm_t comm,
   });
 }
 
+// The casts between the C enums and the internal ones rely on every value agreeing; the build
+// fails if one side gains, loses or renumbers a value.
+template <typename CEnum, typename Internal>
+constexpr bool sameValue(CEnum c, Internal internal) {
+  return static_cast<int>(c) == static_cast<int>(internal);
+}
+static_assert(sameValue(tuttiInvalidArgument, ErrorCode::kInvalidArgument));
+static_assert(sameValue(tuttiInvalidUsage, ErrorCode::kInvalidUsage));
+static_assert(sameValue(tuttiSystemError, ErrorCode::kSystem));
+static_assert(sameValue(tuttiRemoteError, ErrorCode::kRemote));
+static_assert(sameValue(tuttiTimeout, ErrorCode::kTimeout));
+static_assert(sameValue(tuttiInternalError, ErrorCode::kInternal));
+static_assert(sameValue(tuttiInt8, kernels::DataType::kInt8));
+static_assert(sameValue(tuttiUint8, kernels::DataType::kUint8));
+static_assert(sameValue(tuttiInt32, kernels::DataType::kInt32));
+static_assert(sameValue(tuttiUint32, kernels::DataType::kUint32));
+static_assert(sameValue(tuttiInt64, kernels::DataType::kInt64));
+static_assert(sameValue(tuttiUint64, kernels::DataType::kUint64));
+static_assert(sameValue(tuttiFloat16, kernels::DataType::kFloat16));
+static_assert(sameValue(tuttiBfloat16, kernels::DataType::kBfloat16));
+static_assert(sameValue(tuttiFloat32, kernels::DataType::kFloat32));
+static_assert(sameValue(tuttiFloat64, kernels::DataType::kFloat64));
+static_assert(tuttiNumTypes == kernels::kNumDataTypes);
+static_assert(sameValue(tuttiSum, kernels::RedOp::kSum));
+static_assert(sameValue(tuttiProd, kernels::RedOp::kProd));
+static_assert(sameValue(tuttiMin, kernels::RedOp::kMin));
+static_assert(sameValue(tuttiMax, kernels::RedOp::kMax));
+static_assert(sameValue(tuttiAvg, kernels::RedOp::kAvg));
+static_assert(tuttiNumOps == kernels::kNumRedOps);
+
 kernels::DataType dataType(tuttiDataType_t dtype) {
   return static_cast<kernels::DataType>(dtype);
 }
