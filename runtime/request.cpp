@@ -20,8 +20,18 @@ void Request::rethrow() const {
 }
 
 bool Request::waitFor(std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mutex_);
-  return cv_.wait_for(lock, timeout, [this] { return done(); });
+  const auto finished = [this] { return done(); };
+  // wait_for adds the timeout to now() in nanoseconds, which overflows past ~292 years (9.2e12
+  // ms) into a deadline already passed: a timeout that long is a wait without end.
+  const auto longest = std::chrono::duration_cast<std::chrono::milliseconds>(
+      Clock::time_point::max() - Clock::now());
+  if (timeout >= longest) {
+    cv_.wait(lock, finished);
+    return true;
+  }
+  return cv_.wait_for(lock, timeout, finished);
 }
 
 void Request::wait() {

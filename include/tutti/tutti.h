@@ -143,7 +143,8 @@ tuttiResult_t tutti_group_end_async(tuttiRequest_t* request);
 /* Requests: test returns tuttiSuccess when done, tuttiInProgress when not, or the error. */
 tuttiResult_t tutti_test(tuttiRequest_t request);
 tuttiResult_t tutti_wait(tuttiRequest_t request);
-/* tuttiTimeout when not done within timeout_ms (the request stays valid and pending). */
+/* tuttiTimeout when not done within timeout_ms (the request stays valid and pending). Any
+ * timeout_ms >= 0 is honoured: INT64_MAX waits as long as tutti_wait. */
 tuttiResult_t tutti_wait_timeout(tuttiRequest_t request, int64_t timeout_ms);
 /* Waits for completion, then frees the request. */
 tuttiResult_t tutti_request_free(tuttiRequest_t request);

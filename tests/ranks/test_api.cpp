@@ -4,6 +4,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -142,6 +143,28 @@ TEST_CASE("a request can be tested and waited for with a timeout", "[api][async]
                         nullptr) == tuttiSuccess);
   CHECK(tutti_wait(request) == tuttiSuccess);
   CHECK(tutti_test(request) == tuttiSuccess);
+  CHECK(tutti_request_free(request) == tuttiSuccess);
+  CHECK(out0 == std::vector<int32_t>(1000, 3));
+  CHECK(out1 == out0);
+}
+
+TEST_CASE("a timeout too long for the clock waits until the request completes", "[api][async]") {
+  // Past ~9.2e12 ms, now + timeout overflows the clock's nanoseconds.
+  const int64_t timeoutMs = GENERATE(int64_t{9'300'000'000'000}, INT64_MAX);
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::vector<int32_t> in0(1000, 1), out0(1000, 0), in1(1000, 2), out1(1000, 0);
+  tuttiRequest_t request = nullptr;
+  REQUIRE(tutti_allreduce(in0.data(), out0.data(), 1000, tuttiInt32, tuttiSum, world.comm(0),
+                          &request) == tuttiSuccess);
+  // Rank 1 calls a while after rank 0 starts waiting, so the wait finds the request pending.
+  std::thread rank1([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK(tutti_allreduce(in1.data(), out1.data(), 1000, tuttiInt32, tuttiSum, world.comm(1),
+                          nullptr) == tuttiSuccess);
+  });
+  CHECK(tutti_wait_timeout(request, timeoutMs) == tuttiSuccess);
+  rank1.join();
   CHECK(tutti_request_free(request) == tuttiSuccess);
   CHECK(out0 == std::vector<int32_t>(1000, 3));
   CHECK(out1 == out0);
