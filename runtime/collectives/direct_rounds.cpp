@@ -99,11 +99,12 @@ std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
 
 bool everyRank(OpContext& ctx, bool mine) {
   uint8_t flag = mine ? 1 : 0;
+  // The operation's own size, not the vote's one byte: the vote's errors name the operation.
   OpContext vote{ctx.comm,
                  ctx.collective,
                  ctx.algorithm,
                  ctx.sequence,
-                 1,
+                 ctx.bytes,
                  kernels::DataType::kUint8,
                  kernels::RedOp::kMin,
                  ctx.call};

@@ -223,6 +223,23 @@ TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both
   for (const std::string& error : errors) CHECK_THAT(error, Contains("invalid usage"));
 }
 
+TEST_CASE("direct: a failure in the last barrier names the operation's size", "[ranks][direct]") {
+  ScopedEnv forceAlgo("TUTTI_ALGO", "direct");
+  ScopedEnv timeout("TUTTI_TIMEOUT", "60");
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::vector<float> data0(1000, 1.0f), data1(1000, 2.0f);
+  // Rank 1 posts its offer, then gives up waiting for rank 0's.
+  REQUIRE(tutti_comm_set_timeout(world.comm(1), 1) == tuttiSuccess);
+  CHECK(tutti_allreduce(data1.data(), data1.data(), data1.size(), tuttiFloat32, tuttiSum,
+                        world.comm(1), nullptr) == tuttiTimeout);
+  // Rank 0 finds the offer, reduces, and then waits for rank 1 in the last barrier in vain.
+  REQUIRE(tutti_comm_set_timeout(world.comm(0), 500) == tuttiSuccess);
+  CHECK(tutti_allreduce(data0.data(), data0.data(), data0.size(), tuttiFloat32, tuttiSum,
+                        world.comm(0), nullptr) != tuttiSuccess);
+  CHECK_THAT(tutti_get_last_error(), Contains("rank 0: allreduce #1 (direct, 4000 bytes)"));
+}
+
 TEST_CASE("direct: a reduce-scatter never meets an allgather of the same size", "[ranks][direct]") {
   ThreadWorld world(2);
   REQUIRE(world.ok());
