@@ -20,6 +20,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "topology/bandwidth.hpp"
+#include "topology/import_common.hpp"
 #include "topology/nvlink.hpp"
 
 namespace tutti::topology {
@@ -57,10 +58,12 @@ bool decodeLinkSpeed(float gbs, Node& node) {
 
 class HwlocReader {
  public:
-  HwlocReader(const std::string& xmlPath, const DeviceFacts& facts, bool withIo)
-      : live_(xmlPath.empty()),
+  // xml: hwloc XML read from the file `name`; nullptr: the live machine.
+  HwlocReader(const std::string* xml, const std::string& name, const DeviceFacts& facts,
+              bool withIo)
+      : live_(xml == nullptr),
         withIo_(withIo),
-        source_(live_ ? "topology probe" : "topology file " + xmlPath) {
+        source_(live_ ? "topology probe" : "topology file " + name) {
     if (hwloc_topology_init(&hw_) != 0) throwSystemError("hwloc_topology_init", errno);
     hwloc_topology_set_io_types_filter(
         hw_, withIo ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT : HWLOC_TYPE_FILTER_KEEP_NONE);
@@ -68,7 +71,10 @@ class HwlocReader {
     // nothing there and leaks, the OpenCL and GL plugins would load drivers for nothing.
     for (const char* component : {"pci", "opencl", "gl"})
       hwloc_topology_set_components(hw_, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component);
-    if (!live_ && hwloc_topology_set_xml(hw_, xmlPath.c_str()) != 0) {
+    // From memory, not the path: the file may be a pipe, read once (hwloc counts the ending
+    // '\0', which std::string keeps).
+    if (xml &&
+        hwloc_topology_set_xmlbuffer(hw_, xml->c_str(), static_cast<int>(xml->size() + 1)) != 0) {
       int error = errno;
       hwloc_topology_destroy(hw_);
       throwSystemError(fmt::format("{}: not readable as hwloc XML", source_), error);
@@ -329,11 +335,18 @@ class HwlocReader {
 }  // namespace
 
 Topology readHwloc(const std::string& xmlPath, const DeviceFacts& facts, bool withIo) {
-  return HwlocReader(xmlPath, facts, withIo).run();
+  if (xmlPath.empty()) return HwlocReader(nullptr, "", facts, withIo).run();
+  const std::string xml = readTopologyText(xmlPath);
+  return HwlocReader(&xml, xmlPath, facts, withIo).run();
 }
 
 Topology loadHwlocXmlFile(const std::string& path) {
   return readHwloc(path, {});
+}
+
+Topology parseHwlocXml(std::string_view text, const std::string& name) {
+  const std::string xml(text);
+  return HwlocReader(&xml, name, {}, true).run();
 }
 
 Topology probeHost(ProbeScope scope) {

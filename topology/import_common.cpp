@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
+#include <vector>
 
 #include "base/error.hpp"
 #include "base/log.hpp"
@@ -37,16 +40,24 @@ std::optional<uint64_t> parseHex(std::string_view text, uint64_t max) {
 }
 
 std::string readTopologyText(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  std::ifstream file(path, std::ios::binary);
   if (!file) throwSystemError(fmt::format("topology file {}: cannot open", path), errno);
-  std::streamoff size = file.tellg();
-  if (size > static_cast<std::streamoff>(kMaxFileBytes))
-    raise(ErrorCode::kInvalidArgument, "topology file {}: {} bytes, more than {}", path, size,
-          kMaxFileBytes);
-  std::string text(static_cast<size_t>(std::max<std::streamoff>(size, 0)), '\0');
-  file.seekg(0);
-  if (!file.read(text.data(), static_cast<std::streamsize>(text.size())))
-    throwSystemError(fmt::format("topology file {}: cannot read", path), errno);
+  const auto tooLarge = [&] {
+    raise(ErrorCode::kInvalidArgument, "topology file {}: more than {} bytes", path, kMaxFileBytes);
+  };
+  // A regular file too large is refused unread. A pipe (--file <(...), /dev/stdin) has no size
+  // and cannot seek: it is read to its end, and refused once past the bound.
+  std::error_code noSize;
+  if (const uintmax_t size = std::filesystem::file_size(path, noSize);
+      !noSize && size > kMaxFileBytes)
+    tooLarge();
+  std::string text;
+  std::vector<char> chunk(64 << 10);
+  while (file.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || file.gcount() > 0) {
+    text.append(chunk.data(), static_cast<size_t>(file.gcount()));
+    if (text.size() > kMaxFileBytes) tooLarge();
+  }
+  if (file.bad()) throwSystemError(fmt::format("topology file {}: cannot read", path), errno);
   return text;
 }
 

@@ -30,7 +30,8 @@ std::string nodeProblem(const Topology& topo, const Node& node);
 // A hex number ("0x..." or bare digits) up to `max`; nullopt when malformed or larger.
 std::optional<uint64_t> parseHex(std::string_view text, uint64_t max);
 
-// The whole file: kSystem when it cannot be opened or read, kInvalidArgument over kMaxFileBytes.
+// The whole file, read once without seeking (it may be a pipe): kSystem when it cannot be opened
+// or read, kInvalidArgument over kMaxFileBytes.
 std::string readTopologyText(const std::string& path);
 
 // kInvalidArgument "topology file NAME: WHERE: WHAT".

@@ -127,6 +127,7 @@ void saveXmlFile(const Topology& topo, const std::string& path);
 // hwloc's XML (`lstopo --of xml`): packages, NUMA nodes, cores, the PCI tree and OS devices, read
 // by hwloc itself and turned into a graph as the probe does; PCIe links from hwloc's link speed.
 Topology loadHwlocXmlFile(const std::string& path);
+Topology parseHwlocXml(std::string_view text, const std::string& name);
 // The graph as JSON: hosts, notes, nodes, links, hardware threads and each host's ring channels.
 std::string toJson(const Topology& topo);
 // What toJson wrote, back: the same graph (exporting it gives the same JSON). Errors

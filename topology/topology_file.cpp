@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "base/error.hpp"
+#include "topology/import_common.hpp"
 #include "topology/topology.hpp"
 
 namespace tutti::topology {
@@ -31,12 +32,8 @@ std::string rootElement(const std::string& head) {
 // From the first few kilobytes: JSON when the first byte past a byte-order mark and white space
 // opens an object (or an array, which the JSON import then refuses by name); else the root
 // element's format.
-Format formatOf(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throwSystemError(fmt::format("topology file {}: cannot open", path), errno);
-  std::string head(4096, '\0');
-  file.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(file.gcount()));
+Format formatOf(std::string_view text) {
+  const std::string head(text.substr(0, 4096));
   size_t first = head.starts_with("\xef\xbb\xbf") ? 3 : 0;
   first = head.find_first_not_of(" \t\r\n", first);
   if (first != std::string::npos && (head[first] == '{' || head[first] == '['))
@@ -46,13 +43,15 @@ Format formatOf(const std::string& path) {
 
 }  // namespace
 
+// Read once, then told apart and parsed from memory: the file may be a pipe.
 Topology loadTopologyFile(const std::string& path) {
-  switch (formatOf(path)) {
-    case Format::kJson: return loadJsonFile(path);
-    case Format::kHwlocXml: return loadHwlocXmlFile(path);
+  const std::string text = readTopologyText(path);
+  switch (formatOf(text)) {
+    case Format::kJson: return parseJson(text, path);
+    case Format::kHwlocXml: return parseHwlocXml(text, path);
     case Format::kNcclXml: break;
   }
-  return loadXmlFile(path);
+  return parseXml(text, path);
 }
 
 void saveTopologyFile(const Topology& topo, const std::string& path) {

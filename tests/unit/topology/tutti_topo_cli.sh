@@ -3,7 +3,8 @@
 # all 8 GPUs once, the matrix shows NVL paths; with --hosts 4, 4 rail-aligned rings visit all 32
 # GPUs once and two trees cover the 4 hosts; --svg draws each ring; --time reports the search;
 # the JSON export loads back (--file) to the same paths and rings and exports the same JSON, a bad
-# one is an error naming the JSON path; a missing file is an error naming it.
+# one is an error naming the JSON path; every format loads from a pipe; a missing file is an error
+# naming it.
 # Usage: tutti_topo_cli.sh TUTTI_TOPO FIXTURES_DIR
 set -u
 topo=$1 fixtures=$2
@@ -53,6 +54,16 @@ json=$(mktemp --suffix=.json) && trap 'rm -f "$svg" "$json"' EXIT
   --matrix --rings)" ] || fail "--file of the JSON export differs from the XML it came from"
 [ "$("$topo" --file "$json" --json -)" = "$(cat "$json")" ] ||
   fail "the JSON export is not a fixed point"
+# Each format through a pipe, as from <(...) and /dev/stdin: read once, never sought, the same
+# graph as from the file.
+for file in "$fixtures/dgx1-v100.xml" "$json" "$fixtures/hwloc-2socket-gpu.xml"; do
+  want=$("$topo" --file "$file" --matrix --rings) || fail "--file $file exited $?"
+  got=$("$topo" --file <(cat "$file") --matrix --rings 2>&1) || fail "--file <(cat $file): $got"
+  [ "$got" = "$want" ] || fail "--file <(cat $file) differs from the file"
+  got=$(cat "$file" | "$topo" --file /dev/stdin --matrix --rings 2>&1) ||
+    fail "cat $file | --file /dev/stdin: $got"
+  [ "$got" = "$want" ] || fail "--file /dev/stdin differs from the file $file"
+done
 printf '{"hosts": [""], "nodes": [{"id": 0, "kind": "TPU"}]}' >"$json"
 if err=$("$topo" --file "$json" 2>&1); then fail "a bad JSON file succeeded"; fi
 grep -q "nodes\[0\].kind: unknown node kind" <<<"$err" || fail "the error does not name the path: $err"
