@@ -123,6 +123,23 @@ TEST_CASE("-m -N -u -I -M -a: more rows and comment lines, same table", "[bench]
   CHECK(r.err.find("elapsed") == std::string::npos);  // no progress line when not a terminal
 }
 
+TEST_CASE("--ranks says that it ignores TUTTI_PORT and TUTTI_WORLD_SIZE from the environment",
+          "[bench]") {
+  auto r = tutti::test::run(
+      {"env", "TUTTI_PORT=1", "TUTTI_WORLD_SIZE=5", tutti::test::requiredEnv("TUTTIBENCH"),
+       "allreduce", "--ranks", "2", "-b", "8", "-e", "8", "-n", "1", "-w", "0"},
+      120);
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const auto table = tutti::test::parseTable(r.out);
+  REQUIRE(table);
+  CHECK(table->rows.size() == 1);
+  CHECK(table->ok);
+  CHECK(r.err.find("tutti-bench: TUTTI_PORT in the environment is ignored") != std::string::npos);
+  CHECK(r.err.find("tutti-bench: TUTTI_WORLD_SIZE in the environment is ignored") !=
+        std::string::npos);
+}
+
 TEST_CASE("--quiet prints the table only; -T ends a row that takes too long", "[bench]") {
   auto quiet = bench({"broadcast", "--ranks", "2", "-b", "8", "-e", "8", "-n", "1", "--quiet"});
   CHECK(quiet.status == 0);

@@ -64,6 +64,29 @@ TEST_CASE("tuttirun gives every rank its own TUTTI_* environment", "[tuttirun]")
   CHECK(splitLines(again.out).at(0) != *secrets.begin());  // a fresh secret per job
 }
 
+TEST_CASE("tuttirun refuses -x for the variables it sets itself", "[tuttirun]") {
+  for (const std::string name : {"TUTTI_RANK", "TUTTI_WORLD_SIZE", "TUTTI_LOCAL_RANK", "TUTTI_ADDR",
+                                 "TUTTI_PORT", "TUTTI_SECRET"}) {
+    auto r = run(tuttirun({"-n", "2", "-x", name + "=1", "echo", "ran"}));
+    INFO(name << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "-x " + name + ": tuttirun sets it for each rank itself"));
+    CHECK(r.out.find("ran") == std::string::npos);
+  }
+}
+
+TEST_CASE("tuttirun ignores its own variables in its environment, with a warning", "[tuttirun]") {
+  auto r = run({"env", "TUTTI_RANK=1", "TUTTI_WORLD_SIZE=5", tutti::test::requiredEnv("TUTTIRUN"),
+                "-n", "2", "sh", "-c", "echo $TUTTI_RANK $TUTTI_WORLD_SIZE"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  auto lines = splitLines(r.out);
+  CHECK(std::multiset<std::string>(lines.begin(), lines.end()) ==
+        std::multiset<std::string>{"0 2", "1 2"});
+  CHECK(contains(r.err, "tuttirun: TUTTI_RANK in the environment is ignored"));
+  CHECK(contains(r.err, "tuttirun: TUTTI_WORLD_SIZE in the environment is ignored"));
+}
+
 TEST_CASE("tuttirun passes the command's own flags through", "[tuttirun]") {
   for (bool separator : {true, false}) {
     std::vector<std::string> args = {"-n", "2", "sh", "-c", "echo \"[$0] [$1]\"", "-n", "--prefix"};

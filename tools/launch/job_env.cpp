@@ -45,4 +45,10 @@ std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& 
   return env;
 }
 
+std::vector<std::string> launcherVariables() {
+  std::vector<std::string> names;
+  for (const auto& variable : rankEnvironment(Options{}, 0, 0, "")) names.push_back(variable.first);
+  return names;
+}
+
 }  // namespace tutti::launch

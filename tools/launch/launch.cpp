@@ -13,6 +13,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <system_error>
@@ -129,16 +130,11 @@ class Job {
   // Starts every rank; false when the program cannot be exec'd (the started ones are killed).
   bool startAll() {
     int port = findFreePort();
-    const std::string secret = Secret::random().hex();
+    const std::string secret = ranksSecret_.hex();
     for (int r = 0; r < options_.nranks; ++r) {
       detail::SpawnRequest request;
       request.argv = &options_.argv;
       request.env = rankEnvironment(options_, r, port, secret);
-      // The secret the ranks use, alike in every rank's environment: an extra TUTTI_SECRET (-x)
-      // replaces the fresh one.
-      if (r == 0)
-        for (const auto& [name, value] : request.env)
-          if (name == "TUTTI_SECRET") ranksSecret_ = Secret::fromHex(value);
       request.captureOutput = options_.prefixOutput;
       request.inheritStdin = r == 0 && !isatty(0);
       Rank& rank = ranks_[r];
@@ -167,8 +163,7 @@ class Job {
   }
 
   void removeLeftSharedMemory() {
-    if (!ranksSecret_) return;  // a malformed secret: no rank got as far as shared memory
-    const auto removed = detail::removeSharedMemory(segmentNamePrefix(*ranksSecret_));
+    const auto removed = detail::removeSharedMemory(segmentNamePrefix(ranksSecret_));
     if (removed.empty()) return;
     fmt::print(stderr,
                "{}: removed {} shared-memory segment{} that ranks killed during init left "
@@ -303,7 +298,7 @@ class Job {
   Clock::time_point timeoutAt_ = kNever;
   Clock::time_point termAt_ = kNever;
   Clock::time_point killAt_ = kNever;
-  std::optional<Secret> ranksSecret_;
+  const Secret ranksSecret_ = Secret::random();
   bool stopping_ = false;  // a rank failed, the job timed out, or a signal came to stop it
 };
 
@@ -322,6 +317,13 @@ Result spawnRanks(const Options& options) {
   if (options.nranks < 1 || options.argv.empty()) {
     throw std::invalid_argument("spawnRanks: need at least one rank and a program");
   }
+  // Whoever set them meant something by it (a port, a world size): say that it has no effect.
+  // Not the value: it may be the secret.
+  for (const std::string& name : launcherVariables())
+    if (std::getenv(name.c_str()))
+      fmt::print(stderr,
+                 "{}: {} in the environment is ignored: the launcher sets it for each rank\n",
+                 options.launcherName, name);
   return Job(options).run();
 }
 

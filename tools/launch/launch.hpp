@@ -22,7 +22,8 @@ namespace tutti::launch {
 struct Options {
   int nranks = 1;
   std::vector<std::string> argv;  // program (looked up in PATH) and its arguments
-  std::vector<std::pair<std::string, std::string>> extraEnv;  // set after the TUTTI_* variables
+  // Set after the TUTTI_* variables; none of launcherVariables() (tuttirun refuses them in -x).
+  std::vector<std::pair<std::string, std::string>> extraEnv;
   bool prefixOutput = false;  // "[rank] " before every line of stdout and stderr
   double graceSeconds = 3.0;
   double timeoutSeconds = 0.0;            // 0: none
@@ -51,8 +52,9 @@ struct Result {
   std::vector<RankExit> ranks;  // in rank order
 };
 
-// Runs the job to completion; messages about failures go to stderr. Throws std::system_error
-// when the launcher itself cannot work (no fork, no pipe, no free port).
+// Runs the job to completion; messages about failures go to stderr, and so does a warning for
+// each of launcherVariables() found in the launcher's own environment, which no rank sees. Throws
+// std::system_error when the launcher itself cannot work (no fork, no pipe, no free port).
 Result spawnRanks(const Options& options);
 
 // The environment of one rank: TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK, TUTTI_ADDR,
@@ -60,6 +62,9 @@ Result spawnRanks(const Options& options);
 std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& options, int rank,
                                                                  int port,
                                                                  const std::string& secret);
+
+// The names of the variables the launcher sets for each rank itself: TUTTI_RANK ... TUTTI_SECRET.
+std::vector<std::string> launcherVariables();
 
 // A port on 127.0.0.1 that was free a moment ago (bind port 0, read it, close it).
 int findFreePort();

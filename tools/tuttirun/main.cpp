@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -83,7 +84,11 @@ int main(int argc, char** argv) {
     if (eq == 0 || eq == std::string::npos) {
       return usageError(app, fmt::format("-x {}: expected NAME=VALUE", assignment));
     }
-    options.extraEnv.emplace_back(assignment.substr(0, eq), assignment.substr(eq + 1));
+    const std::string name = assignment.substr(0, eq);
+    const auto owned = tutti::launch::launcherVariables();
+    if (std::ranges::find(owned, name) != owned.end())
+      return usageError(app, fmt::format("-x {}: tuttirun sets it for each rank itself", name));
+    options.extraEnv.emplace_back(name, assignment.substr(eq + 1));
   }
 
   try {
