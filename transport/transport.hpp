@@ -95,7 +95,7 @@ struct Options {
 //   2. the runtime allgathers localAddress() of every rank,
 //   3. connect(peers, addresses) opens connections to the given peers (collective among them),
 //   4. the runtime runs a barrier, then calls connected() (shm unlinks its segment names here:
-//      once everybody has mapped them, a crash cannot leak them),
+//      once everybody has mapped them, a crash cannot leak them; tcp closes its listening socket),
 //   5. send(peer) / recv(peer) are used by the collectives, progress() in every wait.
 class Transport {
  public:

@@ -6,8 +6,9 @@ listener then, again after SIGCONT while the ranks connect, and again while coll
 some send nothing and hold the socket, some send garbage, some a hello claiming a 64 KiB job tag
 followed by a 4 GiB frame length, some a well-formed hello of another job. (A stranger with the
 right job tag and a wrong secret is tests/unit/transport's: the tag is not visible from outside
-a job.) The job must still complete every case correctly and no rank may crash; the driver
-prints how many strangers the ranks logged as dropped.
+a job.) The job must still complete every case correctly and no rank may crash; once the ranks
+are ready no rank may still listen on a data port (nobody accepts there any more: strangers
+would pile up unaccepted). The driver prints how many strangers the ranks logged as dropped.
 
   data_port_strangers.py FAULT_RANK
 """
@@ -101,7 +102,11 @@ def main():
         job.signal(NRANKS - 1, signal.SIGCONT)
         crowd.visit(ports)
         if job.wait_all("ready", 60):
-            crowd.visit(ports)  # while collectives run
+            listening = [r for r, rank in enumerate(job.ranks)
+                         if listening_ports(rank.proc.pid, job.port)]
+            if listening:
+                problems.append(f"ranks {listening} still listen on a data port after init")
+            crowd.visit(ports)  # while collectives run: refused
         if not job.wait_all("done", LIMIT_S):
             problems.append("the job did not complete every case")
         problems += job.corrupt()

@@ -1,7 +1,8 @@
 // The tcp transport: one listening socket per rank, opened at creation; connect() opens
 // socketsPerPeer authenticated sockets to every peer (tcp_connect.hpp says how, and why that
 // cannot deadlock), and each peer's sockets become one TcpLink (tcp_link.hpp: framing, staging
-// slots, striping).
+// slots, striping). connected() closes the listener: nobody accepts on it any more, so strangers'
+// connections would otherwise pile up in its backlog for the job's lifetime.
 //
 // Address: localAddress() is "host:port" of the listening socket, where host is the numeric
 // address bound (Options::bindHost, "" meaning 0.0.0.0). A wildcard bind (0.0.0.0 or ::) is
@@ -129,6 +130,8 @@ class TcpTransport final : public Transport {
     log::info("tcp: rank {} connected to {} peers ({} sockets each)", options_.rank, peers.size(),
               options_.socketsPerPeer);
   }
+
+  void connected() override { listener_.reset(); }
 
   SendConn& send(int peer) override { return link(peer).sender(); }
   RecvConn& recv(int peer) override { return link(peer).receiver(); }

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -59,6 +60,15 @@ std::pair<std::unique_ptr<Transport>, Fd> connectToFakeRank() {
   auto fake = std::async(std::launch::async, [&] { return dialAsRank(options, 1, 0, address); });
   transport->connect({1}, {address, "127.0.0.1:9"}, Deadline::after(seconds(10)));
   return {std::move(transport), fake.get()};
+}
+
+// Whether connecting to `address` once, with no retry, is refused: nobody listens there.
+bool refused(const SockAddr& address) {
+  Fd fd(socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+  REQUIRE(fd.valid());
+  return ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address.storage), address.length) !=
+             0 &&
+         errno == ECONNREFUSED;
 }
 
 void writeFrameHeader(int fd, uint32_t length) {
@@ -313,6 +323,26 @@ TEST_CASE("tcp: strangers on the port are dropped and the real peers still conne
   CHECK(log.contains("another job"));
   CHECK(log.contains("did not prove the job secret"));
 
+  MeshStream s0(*world[0], 0, {1}, 300, 3);
+  MeshStream s1(*world[1], 1, {0}, 300, 3);
+  runStreams({&s0, &s1}, Deadline::after(seconds(30)));
+}
+
+TEST_CASE("tcp: connected() closes the listening port; the links stay", "[transport][tcp]") {
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
+  const std::vector<std::string> addresses{world[0]->localAddress(), world[1]->localAddress()};
+  auto accepting = std::async(
+      std::launch::async, [&] { world[0]->connect({1}, addresses, Deadline::after(seconds(10))); });
+  world[1]->connect({0}, addresses, Deadline::after(seconds(10)));
+  accepting.get();
+  for (int r = 0; r < 2; ++r) {
+    const SockAddr port = tcp::parseAddress(addresses[r], r);
+    CHECK_FALSE(refused(port));  // still listening: a stranger would wait in its backlog
+    world[r]->connected();
+    CHECK(refused(port));
+  }
   MeshStream s0(*world[0], 0, {1}, 300, 3);
   MeshStream s1(*world[1], 1, {0}, 300, 3);
   runStreams({&s0, &s1}, Deadline::after(seconds(30)));
