@@ -1,8 +1,9 @@
 // The store server: one thread accepts, one thread per connection serves it.
 //
 // A connection must authenticate (base/auth.hpp) and send HELLO within kHandshakeTime of being
-// accepted, or it is dropped and logged at WARN: a stranger that sends nothing, garbage, a wrong
-// secret or a huge length ties up one thread for at most that long and never the others. At
+// accepted, or it is dropped and logged at WARN (a few lines per burst, then a summary: DropLog):
+// a stranger that sends nothing, garbage, a wrong secret or a huge length ties up one thread for
+// at most that long and never the others. At
 // most kMaxHandshakes connections may be in their handshake at once and kMaxConnections open in
 // all; past that the accept thread stops accepting (the kernel queues newcomers) until one ends.
 // The destructor wakes the accept thread through an eventfd and every connection thread with
@@ -22,6 +23,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/bootstrap/drop_log.hpp"
 #include "runtime/bootstrap/store_state.hpp"
 #include "runtime/bootstrap/wire.hpp"
 
@@ -62,6 +64,7 @@ class Server final : public StoreServer {
   Fd listen_;
   Fd wake_;
   SockAddr address_;
+  DropLog dropLog_;
   StoreState state_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> handshaking_{0};
@@ -70,10 +73,12 @@ class Server final : public StoreServer {
   std::thread acceptThread_;
 };
 
-Server::Server(const SockAddr& address, const Secret& secret) : secret_(secret) {
-  listen_ = listenOn(address, 1024);
+Server::Server(const SockAddr& address, const Secret& secret)
+    : secret_(secret),
+      listen_(listenOn(address, 1024)),
+      address_(SockAddr::ofFd(listen_.get())),
+      dropLog_("bootstrap store " + address_.toString()) {
   setNonBlocking(listen_.get());
-  address_ = SockAddr::ofFd(listen_.get());
   wake_ = Fd(checkSys(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd"));
   acceptThread_ = std::thread([this] { acceptLoop(); });
   log::info("bootstrap store listening on {}{}", address_.toString(),
@@ -100,6 +105,7 @@ Server::~Server() {
 void Server::acceptLoop() {
   while (!stopping_) {
     reapFinished();
+    dropLog_.flush();
     size_t open = 0;
     {
       std::lock_guard lock(connectionsMutex_);
@@ -139,8 +145,7 @@ void Server::acceptOneConnection() {
     connection->thread = std::thread([this, raw] { serve(*raw); });
   } catch (const std::system_error& error) {
     --handshaking_;
-    log::warn("bootstrap store {}: dropped connection from {}: no thread for it ({})",
-              address_.toString(), connection->peer, error.what());
+    dropLog_.dropped(fmt::format("{}: no thread for it ({})", connection->peer, error.what()));
     return;
   }
   std::lock_guard lock(connectionsMutex_);
@@ -186,9 +191,7 @@ void Server::serve(Connection& connection) {
       log::trace("bootstrap store {}: {} left", address_.toString(), connection.peer);
     } catch (const StoreState::Abandoned&) {
     } catch (const std::exception& error) {
-      if (!stopping_)
-        log::warn("bootstrap store {}: dropped connection from {}: {}", address_.toString(),
-                  connection.peer, error.what());
+      if (!stopping_) dropLog_.dropped(fmt::format("{}: {}", connection.peer, error.what()));
     }
   }
   // Let the peer see the end now; the descriptor itself is closed when the thread is reaped
@@ -213,8 +216,7 @@ bool Server::handshake(Connection& connection, const std::string& what) {
     ok = true;
   } catch (const std::exception& error) {
     if (!stopping_)
-      log::warn("bootstrap store {}: dropped connection from {} during the handshake: {}",
-                address_.toString(), connection.peer, error.what());
+      dropLog_.dropped(fmt::format("{} during the handshake: {}", connection.peer, error.what()));
   }
   --handshaking_;
   return ok;
