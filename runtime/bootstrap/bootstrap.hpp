@@ -32,11 +32,21 @@ struct UniqueId {
   static UniqueId decode(const std::array<char, kUniqueIdBytes>& bytes);
 };
 
+// Bounds on what the store holds, so that nobody who reaches the port (a job without a secret
+// trusts anyone) can grow rank 0's memory without end. A key counts its key and value bytes plus
+// kEntryBytes for the map's own bookkeeping.
+struct StoreLimits {
+  static constexpr size_t kEntryBytes = 64;
+  size_t maxBytes = size_t{64} << 20;
+  size_t maxKeys = size_t{1} << 18;
+};
+
 // The rendezvous server: a background thread that serves the store to the ranks of one job.
 class StoreServer {
  public:
   // Listens on `address` (port 0 picks a free one). Serves until destroyed.
-  static std::unique_ptr<StoreServer> start(const SockAddr& address, const Secret& secret);
+  static std::unique_ptr<StoreServer> start(const SockAddr& address, const Secret& secret,
+                                            const StoreLimits& limits = {});
   virtual ~StoreServer() = default;
   virtual SockAddr address() const = 0;
   // Returns once every client has closed its connection, or at the deadline. A rank that hosts

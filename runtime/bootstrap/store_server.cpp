@@ -40,7 +40,7 @@ constexpr size_t kMaxConnections = 4096;
 
 class Server final : public StoreServer {
  public:
-  Server(const SockAddr& address, const Secret& secret);
+  Server(const SockAddr& address, const Secret& secret, const StoreLimits& limits);
   ~Server() override;
   SockAddr address() const override { return address_; }
   void waitForClientsToLeave(const Deadline& deadline) override;
@@ -48,7 +48,8 @@ class Server final : public StoreServer {
  private:
   struct Connection {
     Fd fd;
-    std::string peer;
+    std::string peer;  // host:port
+    std::string host;
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -73,11 +74,12 @@ class Server final : public StoreServer {
   std::thread acceptThread_;
 };
 
-Server::Server(const SockAddr& address, const Secret& secret)
+Server::Server(const SockAddr& address, const Secret& secret, const StoreLimits& limits)
     : secret_(secret),
       listen_(listenOn(address, 1024)),
       address_(SockAddr::ofFd(listen_.get())),
-      dropLog_("bootstrap store " + address_.toString()) {
+      dropLog_("bootstrap store " + address_.toString()),
+      state_(secret.present, limits) {
   setNonBlocking(listen_.get());
   wake_ = Fd(checkSys(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd"));
   acceptThread_ = std::thread([this] { acceptLoop(); });
@@ -138,6 +140,7 @@ void Server::acceptOneConnection() {
   auto connection = std::make_unique<Connection>();
   connection->fd = Fd(fd);
   connection->peer = from.toString();
+  connection->host = from.host();
   setNoDelay(fd);
   Connection* raw = connection.get();
   ++handshaking_;
@@ -238,9 +241,13 @@ void Server::handle(Connection& connection, const wire::Frame& frame, const std:
       case Type::kGet: out.str(state_.get(request.key, request.wait, clientGone)); break;
       case Type::kAdd: out.i64(state_.add(request.key, request.delta)); break;
       case Type::kCheck: out.u8(state_.check(request.key) ? 1 : 0); break;
-      case Type::kJoin:
-        state_.join(request.rank, request.nranks, request.key, request.wait, clientGone);
+      case Type::kJoin: {
+        // Every connection that got here proved the secret, when the job has one.
+        const Joiner joiner{request.rank, request.nranks, request.key, connection.host,
+                            secret_.present};
+        state_.join(joiner, request.wait, clientGone);
         break;
+      }
       default: break;  // decodeRequest lets no other type through
     }
   } catch (const Error& error) {
@@ -257,8 +264,9 @@ void Server::handle(Connection& connection, const wire::Frame& frame, const std:
 
 }  // namespace
 
-std::unique_ptr<StoreServer> StoreServer::start(const SockAddr& address, const Secret& secret) {
-  return std::make_unique<Server>(address, secret);
+std::unique_ptr<StoreServer> StoreServer::start(const SockAddr& address, const Secret& secret,
+                                                const StoreLimits& limits) {
+  return std::make_unique<Server>(address, secret, limits);
 }
 
 }  // namespace tutti::bootstrap

@@ -13,14 +13,22 @@ namespace {
 constexpr std::chrono::milliseconds kMaxWait = std::chrono::hours(24 * 30);
 // How often a waiter looks whether its client hung up.
 constexpr std::chrono::milliseconds kHangupCheck{250};
+// Refusals quoted in a join timeout: the latest per claimed rank, the lowest ranks first.
+constexpr size_t kRefusalsQuoted = 4;
+
+size_t entryBytes(const std::string& key, const std::string& value) {
+  return key.size() + value.size() + StoreLimits::kEntryBytes;
+}
 
 }  // namespace
+
+StoreState::StoreState(bool secured, StoreLimits limits) : secured_(secured), limits_(limits) {}
 
 void StoreState::set(const std::string& key, const std::string& value) {
   Lock lock(mutex_);
   throwIfFailed();
-  data_[key] = value;
-  changed_.notify_all();
+  reserve("SET", key, value);
+  store(key, value);
 }
 
 std::string StoreState::get(const std::string& key, std::chrono::milliseconds wait,
@@ -45,8 +53,9 @@ int64_t StoreState::add(const std::string& key, int64_t delta) {
   }
   if (__builtin_add_overflow(value, delta, &value))
     raise(ErrorCode::kInvalidUsage, "add to key '{}' overflows", key);
-  data_[key] = std::to_string(value);
-  changed_.notify_all();
+  const std::string text = std::to_string(value);
+  reserve("ADD", key, text);
+  store(key, text);
   return value;
 }
 
@@ -56,26 +65,37 @@ bool StoreState::check(const std::string& key) {
   return data_.count(key) != 0;
 }
 
-void StoreState::join(int rank, int nranks, const std::string& identity,
-                      std::chrono::milliseconds wait, const ClientGone& clientGone) {
+void StoreState::join(const Joiner& joiner, std::chrono::milliseconds wait,
+                      const ClientGone& clientGone) {
   Lock lock(mutex_);
   throwIfFailed();
+  const auto conflict = [&](std::string why) {
+    if (joiner.trusted) fail(std::move(why));
+    refuse(joiner, why);
+  };
+  const int rank = joiner.rank;
+  const int nranks = joiner.nranks;
   if (nranks < 1)
-    fail(fmt::format("rank {} ({}) gave an invalid world size {}", rank, identity, nranks));
+    conflict(
+        fmt::format("rank {} ({}) gave an invalid world size {}", rank, joiner.identity, nranks));
+  if (worldSize_ >= 0 && nranks != worldSize_)
+    conflict(fmt::format("world size mismatch: rank {} says {}, rank {} says {}", rank, nranks,
+                         firstRank_, worldSize_));
+  if (rank < 0 || rank >= nranks)
+    conflict(fmt::format("rank {} ({}) is out of range for a world of {} ranks", rank,
+                         joiner.identity, nranks));
+  const auto previous = joined_.find(rank);
+  if (previous != joined_.end())
+    conflict(
+        fmt::format("rank {} joined twice: {} and {}", rank, previous->second, joiner.identity));
   if (worldSize_ < 0) {
     worldSize_ = nranks;
     firstRank_ = rank;
   }
-  if (nranks != worldSize_)
-    fail(fmt::format("world size mismatch: rank {} says {}, rank {} says {}", rank, nranks,
-                     firstRank_, worldSize_));
-  if (rank < 0 || rank >= nranks)
-    fail(fmt::format("rank {} ({}) is out of range for a world of {} ranks", rank, identity,
-                     nranks));
-  const auto [previous, fresh] = joined_.emplace(rank, identity);
-  if (!fresh)
-    fail(fmt::format("rank {} joined twice: {} and {}", rank, previous->second, identity));
+  joined_.emplace(rank, joiner.identity);
+  joinedFrom_.insert(joiner.address);
   changed_.notify_all();
+  if (static_cast<int>(joined_.size()) == worldSize_) warnIfOpenAcrossHosts();
   if (!waitFor(
           lock, [&] { return static_cast<int>(joined_.size()) == worldSize_; }, wait, clientGone))
     raise(ErrorCode::kTimeout, "{} of {} ranks joined within {} ms; missing: {}", joined_.size(),
@@ -97,6 +117,49 @@ void StoreState::fail(std::string message) {
   log::warn("bootstrap store: the job failed: {}", failure_);
   changed_.notify_all();
   throw Error(ErrorCode::kInvalidUsage, failure_);
+}
+
+void StoreState::refuse(const Joiner& joiner, const std::string& why) {
+  const std::string refusal =
+      fmt::format("a JOIN from {} claiming rank {} of {} ({}) was refused: {}", joiner.address,
+                  joiner.rank, joiner.nranks, joiner.identity, why);
+  refusals_[joiner.rank] = refusal;
+  // Not the job's failure: without the secret it may be anyone's, e.g. another job's on this port.
+  raise(ErrorCode::kInvalidUsage, "{} (the job it tried to join goes on)", refusal);
+}
+
+void StoreState::reserve(const std::string& op, const std::string& key, const std::string& value) {
+  const auto found = data_.find(key);
+  const size_t freed = found == data_.end() ? 0 : entryBytes(key, found->second);
+  const size_t keys = data_.size() + (found == data_.end() ? 1 : 0);
+  const size_t bytes = bytes_ - freed + entryBytes(key, value);
+  if (keys <= limits_.maxKeys && bytes <= limits_.maxBytes) return;
+  const std::string message = fmt::format(
+      "the bootstrap store is full: {} of key '{}' ({} bytes) would pass its limit of {} keys "
+      "and {} bytes (it holds {} keys, {} bytes)",
+      op, key, value.size(), limits_.maxKeys, limits_.maxBytes, data_.size(), bytes_);
+  if (!warnedFull_)
+    log::warn("{}; later refusals are not logged (a stranger filling a store without a secret?)",
+              message);
+  warnedFull_ = true;
+  throw Error(ErrorCode::kInvalidUsage, message);
+}
+
+void StoreState::store(const std::string& key, std::string value) {
+  auto [at, fresh] = data_.try_emplace(key);
+  if (!fresh) bytes_ -= entryBytes(key, at->second);
+  bytes_ += entryBytes(key, value);
+  at->second = std::move(value);
+  changed_.notify_all();
+}
+
+void StoreState::warnIfOpenAcrossHosts() {
+  if (secured_ || joinedFrom_.size() < 2) return;
+  log::warn(
+      "bootstrap store: this job spans {} hosts and has no secret: anyone who reaches the "
+      "rendezvous port can join or disturb it; set TUTTI_SECRET (32 hex digits, the same on "
+      "every rank)",
+      joinedFrom_.size());
 }
 
 bool StoreState::waitFor(Lock& lock, const std::function<bool()>& ready,
@@ -122,9 +185,15 @@ std::string StoreState::missingRanks() const {
   int listed = 0;
   for (int rank = 0; rank < worldSize_; ++rank) {
     if (joined_.count(rank)) continue;
-    if (listed == 8) return out + ", ...";
+    if (listed == 8) {
+      out += ", ...";
+      break;
+    }
     out += (listed++ ? ", " : "") + std::to_string(rank);
   }
+  size_t quoted = 0;
+  for (const auto& [rank, refusal] : refusals_)
+    if (quoted++ < kRefusalsQuoted) out += (quoted == 1 ? "; meanwhile " : "; ") + refusal;
   return out;
 }
 

@@ -1,7 +1,8 @@
 // What a store server holds, without the networking: the key-value map, the world being joined,
 // and the job failure. Waiting calls (get, join) block on a condition variable until they can
 // answer, the wait ends, the server stops, or their client hangs up. Errors meant for the client
-// are thrown as Error (kInvalidUsage for a job failure, kTimeout for a wait that ran out).
+// are thrown as Error (kInvalidUsage for a job failure, a refusal or a full store, kTimeout for a
+// wait that ran out).
 #pragma once
 
 #include <chrono>
@@ -10,10 +11,24 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 
+#include "runtime/bootstrap/bootstrap.hpp"
+
 namespace tutti::bootstrap {
+
+// Who sent a JOIN.
+struct Joiner {
+  int rank = -1;
+  int nranks = -1;
+  std::string identity;  // "host:pid", as the rank describes itself
+  std::string address;   // the connection's host, as the server sees it
+  // Proved the job secret. A conflict from a trusted joiner fails the job (it is one of ours,
+  // misconfigured); from anyone else it is refused and noted, and the job goes on.
+  bool trusted = false;
+};
 
 class StoreState {
  public:
@@ -21,14 +36,17 @@ class StoreState {
   struct Abandoned {};
   using ClientGone = std::function<bool()>;
 
+  // `secured`: the job has a secret. Without one, a world that spans hosts draws a warning.
+  explicit StoreState(bool secured, StoreLimits limits = {});
+
   void set(const std::string& key, const std::string& value);
   std::string get(const std::string& key, std::chrono::milliseconds wait,
                   const ClientGone& clientGone);
   int64_t add(const std::string& key, int64_t delta);
   bool check(const std::string& key);
-  // Registers rank and waits until all nranks ranks joined; a conflict fails the whole job.
-  void join(int rank, int nranks, const std::string& identity, std::chrono::milliseconds wait,
-            const ClientGone& clientGone);
+  // Registers a rank and waits until all ranks joined. A conflict (another world size, a rank
+  // out of range or taken) fails the whole job when the joiner is trusted, else refuses it.
+  void join(const Joiner& joiner, std::chrono::milliseconds wait, const ClientGone& clientGone);
   // Wakes every waiter with Abandoned.
   void stop();
 
@@ -36,18 +54,30 @@ class StoreState {
   using Lock = std::unique_lock<std::mutex>;
   void throwIfFailed() const;
   [[noreturn]] void fail(std::string message);
+  // Refuses an untrusted JOIN; the ranks still waiting hear of it in their timeout message.
+  [[noreturn]] void refuse(const Joiner& joiner, const std::string& why);
+  // Throws kInvalidUsage when storing `value` at `key` would pass the limits.
+  void reserve(const std::string& op, const std::string& key, const std::string& value);
+  void store(const std::string& key, std::string value);
+  void warnIfOpenAcrossHosts();
   // Waits until ready() or the wait ends (false); throws the job failure or Abandoned.
   bool waitFor(Lock& lock, const std::function<bool()>& ready, std::chrono::milliseconds wait,
                const ClientGone& clientGone);
   std::string missingRanks() const;
 
+  const bool secured_;
+  const StoreLimits limits_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::unordered_map<std::string, std::string> data_;
+  size_t bytes_ = 0;  // what data_ holds, counted as StoreLimits says
+  bool warnedFull_ = false;
   int worldSize_ = -1;  // fixed by the first JOIN
   int firstRank_ = -1;  // the rank whose JOIN fixed it
   std::map<int, std::string> joined_;
-  std::string failure_;  // empty while the job is healthy
+  std::set<std::string> joinedFrom_;     // the joiners' hosts
+  std::map<int, std::string> refusals_;  // claimed rank -> why a connection claiming it was refused
+  std::string failure_;                  // empty while the job is healthy
   bool stopping_ = false;
 };
 

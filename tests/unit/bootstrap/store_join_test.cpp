@@ -1,8 +1,11 @@
+#include <sys/socket.h>
+
 #include <atomic>
 #include <future>
 #include <thread>
 
 #include "helpers.hpp"
+#include "runtime/bootstrap/wire.hpp"
 
 namespace tutti::bootstrap {
 namespace {
@@ -20,6 +23,24 @@ struct Job {
     return connectStore(server->address(), secret, Deadline::after(5s));
   }
 };
+
+// A JOIN to a server without a secret over a connection from `source`: another loopback
+// address plays another host. Returns the reply frame.
+wire::Frame joinFrom(const std::string& source, const StoreServer& server, int rank, int nranks) {
+  const std::string what = "store";
+  const Deadline deadline = Deadline::after(10s);
+  Fd fd(checkSys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket"));
+  const SockAddr local = SockAddr::resolve(source, 0);
+  checkSys(bind(fd.get(), reinterpret_cast<const sockaddr*>(&local.storage), local.length), "bind");
+  const SockAddr to = server.address();
+  checkSys(connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.length), "connect");
+  wire::writeFrame(fd.get(), wire::Type::kHello, {}, deadline, what);
+  REQUIRE(wire::readFrame(fd.get(), false, deadline, 10s, what)->type == wire::Type::kOk);
+  wire::Writer join;
+  join.i32(rank).i32(nranks).str("host " + source).u64(10'000);
+  wire::writeFrame(fd.get(), wire::Type::kJoin, join.bytes(), deadline, what);
+  return *wire::readFrame(fd.get(), false, deadline, 10s, what);
+}
 
 // Runs `body` on a thread; the future holds the Error it threw, or nullopt.
 std::future<std::optional<Error>> inThread(std::function<void()> body) {
@@ -159,6 +180,66 @@ TEST_CASE("join: a rank out of range fails the job", "[bootstrap][join]") {
   CHECK(zero.code() == ErrorCode::kInvalidUsage);
   CHECK_THAT(zero.what(), Catch::Contains("invalid world size 0"));
   CHECK(warnings.warnings().size() == 2);  // one failure per job, logged once
+}
+
+TEST_CASE("join: without a secret, a conflicting JOIN is refused and the job goes on",
+          "[bootstrap][join]") {
+  WarnCatcher warnings;
+  auto server = StoreServer::start(loopback(), Secret());
+  const auto client = [&] {
+    return connectStore(server->address(), Secret(), Deadline::after(5s));
+  };
+  auto a = client();
+  auto b = client();
+  auto stranger = client();
+  auto joinA = inThread([&] { a->join(0, 2, "host a pid 1", Deadline::after(20s)); });
+  std::this_thread::sleep_for(200ms);
+  // Another world size (a second job on the port), then a rank already taken.
+  const Error mismatch =
+      errorOf([&] { stranger->join(1, 3, "host s pid 9", Deadline::after(5s)); });
+  CHECK(mismatch.code() == ErrorCode::kInvalidUsage);
+  CHECK_THAT(mismatch.what(),
+             Catch::Contains("claiming rank 1 of 3 (host s pid 9) was refused: world size "
+                             "mismatch: rank 1 says 3, rank 0 says 2"));
+  CHECK_THAT(mismatch.what(), Catch::Contains("goes on"));
+  const Error twice = errorOf([&] { stranger->join(0, 2, "host s pid 9", Deadline::after(5s)); });
+  CHECK_THAT(twice.what(), Catch::Contains("was refused: rank 0 joined twice"));
+  // The real rank 1 completes the world, and the store keeps serving everyone.
+  b->join(1, 2, "host b pid 2", Deadline::after(10s));
+  CHECK_FALSE(joinA.get());
+  b->set("w/aborted", "1");
+  CHECK(a->get("w/aborted", Deadline::after(1s)) == "1");
+  CHECK(warnings.warnings().empty());
+}
+
+TEST_CASE("join: a timeout quotes the JOIN refused meanwhile", "[bootstrap][join]") {
+  auto server = StoreServer::start(loopback(), Secret());
+  auto a = connectStore(server->address(), Secret(), Deadline::after(5s));
+  auto stranger = connectStore(server->address(), Secret(), Deadline::after(5s));
+  auto joinA = inThread([&] { a->join(0, 2, "host a pid 1", Deadline::after(1500ms)); });
+  std::this_thread::sleep_for(200ms);
+  CHECK_THROWS(stranger->join(1, 3, "host s pid 9", Deadline::after(5s)));
+  const auto error = joinA.get();
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::kTimeout);
+  CHECK_THAT(error->what(),
+             Catch::Contains("missing: 1; meanwhile a JOIN from 127.0.0.1 claiming rank 1 of 3 "
+                             "(host s pid 9) was refused: world size mismatch"));
+}
+
+TEST_CASE("join: a job without a secret that spans hosts is warned about once",
+          "[bootstrap][join]") {
+  WarnCatcher warnings;
+  auto server = StoreServer::start(loopback(), Secret());
+  auto there = inThread([&] {
+    const wire::Frame reply = joinFrom("127.0.0.2", *server, 1, 2);
+    if (reply.type != wire::Type::kOk) raise(ErrorCode::kRemote, "JOIN from 127.0.0.2 failed");
+  });
+  const wire::Frame here = joinFrom("127.0.0.1", *server, 0, 2);
+  CHECK(here.type == wire::Type::kOk);
+  CHECK_FALSE(there.get());
+  CHECK(warnings.count({"this job spans 2 hosts and has no secret", "TUTTI_SECRET"}) == 1);
+  CHECK(warnings.warnings().size() == 1);
 }
 
 }  // namespace
