@@ -44,6 +44,9 @@ const std::vector<Var>& table() {
       {"TUTTI_LOCAL_RANK", Type::kInt, "", "", 0, 1 << 24, "rank within the host"},
       {"TUTTI_ADDR", Type::kString, "", "", 0, 0, "rendezvous host (rank 0 listens there)"},
       {"TUTTI_PORT", Type::kInt, "", "", 1, 65535, "rendezvous port"},
+      {"TUTTI_RENDEZVOUS_WAIT", Type::kInt, "60", "", 1, 86400 * 7,
+       "seconds a rank retries a rendezvous nobody listens on (rank 0 not started yet) before "
+       "it fails"},
       {"TUTTI_SECRET", Type::kString, "", "", 0, 0,
        "job secret, 32 hex digits; ranks that cannot prove it are refused"},
       {"TUTTI_FLIGHT_RECORDER_ENTRIES", Type::kInt, "2048", "", 0, 1 << 20,

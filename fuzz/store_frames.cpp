@@ -21,8 +21,12 @@ void readStream(std::string_view bytes, bool requests) {
     if (header.length > bytes.size()) return;  // a socket would wait for the rest
     const wire::Frame frame{header.type, std::string(bytes.substr(0, header.length))};
     bytes.remove_prefix(header.length);
-    // HELLO opens a connection and is checked by the handshake; replies are parsed per request.
-    if (requests && frame.type != wire::Type::kHello) wire::decodeRequest(frame, what);
+    // CLAIM and HELLO open a connection and are checked by the handshake; replies are parsed per
+    // request.
+    if (requests && frame.type == wire::Type::kClaim)
+      wire::decodeClaim(frame, what);
+    else if (requests && frame.type != wire::Type::kHello)
+      wire::decodeRequest(frame, what);
   }
 }
 

@@ -11,11 +11,16 @@ void checkRankAndSize(int rank, int nranks) {
     raise(ErrorCode::kInvalidArgument, "rank {} is out of range [0, {})", rank, nranks);
 }
 
+// What this rank tells the store before authenticating, so that a refusal can name it.
+bootstrap::Claim claimOf(const PeerInfo& self, int nranks, const std::string& jobId) {
+  return bootstrap::Claim{self.rank, nranks, describe(self), jobId};
+}
+
 // Joins the job through the store, allgathers who everyone is, and connects.
-std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks,
+std::unique_ptr<Communicator> joinWorld(JobBootstrap job, const PeerInfo& self, int nranks,
                                         const Settings& settings) {
   const Deadline deadline = Deadline::after(settings.timeout);
-  const PeerInfo self = PeerInfo::local(rank, settings.agreed(), settings.ringOrder);
+  const int rank = self.rank;
   bootstrap::Store* store = job.store.get();
   store->join(rank, nranks, describe(self), deadline);
   // The tag names this world's shm segments and prefixes its store keys: random, so that two
@@ -35,22 +40,26 @@ std::unique_ptr<Communicator> joinWorld(JobBootstrap job, int rank, int nranks,
 std::unique_ptr<Communicator> initRank(const bootstrap::UniqueId& id, int rank, int nranks) {
   checkRankAndSize(rank, nranks);
   const Settings settings = Settings::fromConfig();
+  const PeerInfo self = PeerInfo::local(rank, settings.agreed(), settings.ringOrder);
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(id.host, id.port), id.secret};
-  job.store = bootstrap::connectStore(job.rendezvous, id.secret, Deadline::after(settings.timeout));
-  return joinWorld(std::move(job), rank, nranks, settings);
+  job.store = bootstrap::connectStore(job.rendezvous, id.secret, Deadline::after(settings.timeout),
+                                      claimOf(self, nranks, ""));
+  return joinWorld(std::move(job), self, nranks, settings);
 }
 
 std::unique_ptr<Communicator> initFromEnv() {
   const bootstrap::LaunchEnv env = bootstrap::readLaunchEnv();
   checkRankAndSize(env.rank, env.nranks);
   const Settings settings = Settings::fromConfig();
+  const PeerInfo self = PeerInfo::local(env.rank, settings.agreed(), settings.ringOrder);
+  const bootstrap::Claim claim = claimOf(self, env.nranks, env.jobId);
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(env.addr, env.port), env.secret};
-  if (env.rank == 0) job.storeServer = bootstrap::StoreServer::start(job.rendezvous, env.secret);
+  if (env.rank == 0) job.storeServer = bootstrap::hostRendezvous(job.rendezvous, env.secret, claim);
   job.store =
-      bootstrap::connectStore(job.rendezvous, env.secret, Deadline::after(settings.timeout));
+      bootstrap::connectStore(job.rendezvous, env.secret, Deadline::after(settings.timeout), claim);
   const auto storeServer = job.storeServer;
   try {
-    return joinWorld(std::move(job), env.rank, env.nranks, settings);
+    return joinWorld(std::move(job), self, env.nranks, settings);
   } catch (...) {
     if (storeServer) storeServer->waitForClientsToLeave(Deadline::after(std::chrono::seconds(2)));
     throw;

@@ -41,11 +41,23 @@ struct StoreLimits {
   size_t maxKeys = size_t{1} << 18;
 };
 
+// Who opens a connection to a store: sent before authentication, so that the store can say which
+// rank a refused connection claimed to be. Nothing in it is trusted: it only names.
+struct Claim {
+  int rank = -1;  // -1: not a rank (a tool, a test)
+  int nranks = -1;
+  std::string identity;  // "host:pid"
+  std::string jobId;     // the launcher's job id (LaunchEnv::jobId), empty when none
+};
+
 // The rendezvous server: a background thread that serves the store to the ranks of one job.
 class StoreServer {
  public:
-  // Listens on `address` (port 0 picks a free one). Serves until destroyed.
+  // Listens on `address` (port 0 picks a free one). Serves until destroyed. `jobId` is the
+  // launcher's id of the job (empty: none): without a secret, connections that claim the same
+  // one count as the job's own members (docs/bootstrap.md, "Who may fail a job").
   static std::unique_ptr<StoreServer> start(const SockAddr& address, const Secret& secret,
+                                            const std::string& jobId = {},
                                             const StoreLimits& limits = {});
   virtual ~StoreServer() = default;
   virtual SockAddr address() const = 0;
@@ -54,6 +66,13 @@ class StoreServer {
   // fail alike on the same data, finish their last request and report the real error.
   virtual void waitForClientsToLeave(const Deadline& deadline) = 0;
 };
+
+// Rank 0 under environment init: StoreServer::start on the rendezvous address. When another
+// process already listens there it throws kInvalidUsage naming that process (when /proc shows
+// it), and when that process is this job's store (a second rank 0) it first reports the failure
+// there, so that every rank fails at once.
+std::unique_ptr<StoreServer> hostRendezvous(const SockAddr& address, const Secret& secret,
+                                            const Claim& self);
 
 // Creates a unique id whose rendezvous is hosted in this process. The server lives until the
 // process exits. The address is chosen by chooseAddress(TUTTI_SOCKET_IFNAME, nullptr).
@@ -76,10 +95,17 @@ class Store {
   // ranks have joined; a timeout lists the ranks still missing.
   virtual void join(int rank, int nranks, const std::string& identity,
                     const Deadline& deadline) = 0;
+  // Tells the store why this rank cannot go on. From a member (it proved the secret, or without
+  // one, claimed the job's launcher id) it fails the job: every waiting and later call of every
+  // rank fails with `message`; returns true. From anyone else it is refused and only quoted in
+  // timeouts, and so when the job had failed already; returns false.
+  virtual bool reportFailure(const std::string& message) = 0;
 };
 
+// Retries a refused connection (rank 0 may not listen yet) for TUTTI_RENDEZVOUS_WAIT seconds at
+// most, then throws kTimeout "nobody is listening at ADDR:PORT (rank 0 not started or exited)".
 std::unique_ptr<Store> connectStore(const SockAddr& server, const Secret& secret,
-                                    const Deadline& deadline);
+                                    const Deadline& deadline, const Claim& claim = {});
 
 // Collectives over a store, namespaced by prefix (each call needs a fresh prefix).
 std::vector<std::string> allgather(Store& store, const std::string& prefix, int rank, int nranks,
@@ -103,7 +129,10 @@ struct LaunchEnv {
   int localRank = -1;  // -1 when no variable gives it
   std::string addr;    // rendezvous host
   int port = -1;
-  Secret secret;       // present only with TUTTI_SECRET
+  Secret secret;  // present only with TUTTI_SECRET
+  // The launcher's id of this job, the same on every rank ("SLURM_JOB_ID=123.0"); empty when no
+  // launcher gives one. Tells this job's ranks from another job's on the same port.
+  std::string jobId;
   std::string source;  // "tutti", "torchrun", "openmpi", "slurm": logged at INFO
 };
 // Throws kInvalidArgument naming the variable that is missing or malformed.

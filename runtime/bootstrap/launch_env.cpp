@@ -187,6 +187,19 @@ void readSlurm(LaunchEnv& out) {
   launcherRendezvous(out, oneHost, hosts, jobKey, "SLURM_JOB_ID");
 }
 
+// The first job id a launcher gives, whichever launcher started the ranks (torchrun under srun has
+// both): every rank of a job sees the same one. torchrun's default run id "none" tells nothing.
+std::string launcherJobId() {
+  for (const char* name : {"TORCHELASTIC_RUN_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
+                           "OMPI_MCA_orte_ess_jobid"}) {
+    const auto value = env(name);
+    if (value && !value->empty() && *value != "none") return std::string(name) + "=" + *value;
+  }
+  if (auto job = env("SLURM_JOB_ID"))
+    return "SLURM_JOB_ID=" + *job + "." + env("SLURM_STEP_ID").value_or("");
+  return {};
+}
+
 }  // namespace
 
 LaunchEnv readLaunchEnv() {
@@ -214,9 +227,11 @@ LaunchEnv readLaunchEnv() {
             text.size(), text.size() == 32 ? ", not all hex digits" : "");
     out.secret = *secret;
   }
-  log::info("bootstrap: {} environment: rank {} of {}, local rank {}, rendezvous {}:{}{}",
+  out.jobId = launcherJobId();
+  log::info("bootstrap: {} environment: rank {} of {}, local rank {}, rendezvous {}:{}{}{}",
             out.source, out.rank, out.nranks, out.localRank, out.addr, out.port,
-            out.secret.present ? ", with a secret" : "");
+            out.secret.present ? ", with a secret" : "",
+            out.jobId.empty() ? "" : ", job " + out.jobId);
   return out;
 }
 
@@ -245,7 +260,8 @@ const std::vector<std::string>& launchVariableNames() {
                                                  "SLURM_NNODES",
                                                  "SLURM_JOB_NUM_NODES",
                                                  "SLURM_JOB_ID",
-                                                 "SLURM_STEP_ID"};
+                                                 "SLURM_STEP_ID",
+                                                 "TORCHELASTIC_RUN_ID"};
   return names;
 }
 

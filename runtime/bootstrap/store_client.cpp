@@ -3,6 +3,7 @@
 // (closed, reset, no answer in time) is out of step with the server and is not used again.
 #include <mutex>
 
+#include "base/config.hpp"
 #include "base/error.hpp"
 #include "base/socket.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
@@ -107,6 +108,21 @@ class Client final : public Store {
     parse(reply, [](wire::Reader&) {});
   }
 
+  bool reportFailure(const std::string& message) override {
+    wire::Writer request;
+    request.str(message.substr(0, wire::kMaxValueBytes));
+    std::lock_guard lock(mutex_);
+    try {
+      const std::string reply =
+          exchange(Type::kFail, request.bytes(), Deadline::fromConfig(), "the job");
+      parse(reply, [](wire::Reader&) {});
+      return true;
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::kInvalidUsage) throw;
+      return false;  // refused, or the job had failed already
+    }
+  }
+
  private:
   // Sends one request and returns the OK payload; throws the server's error otherwise. `subject`
   // names what the request is about, for messages (a key, a rank).
@@ -162,10 +178,23 @@ class Client final : public Store {
 }  // namespace
 
 std::unique_ptr<Store> connectStore(const SockAddr& server, const Secret& secret,
-                                    const Deadline& deadline) {
+                                    const Deadline& deadline, const Claim& claim) {
   const std::string what = "store at " + server.toString();
-  Fd fd = connectTo(server, deadline);
+  // Nobody listening is worth retrying for a while (rank 0 may start late), not for the whole
+  // timeout: a rank 0 that exited or never started would keep every rank waiting in silence.
+  const Deadline rendezvousWait =
+      Deadline::after(std::chrono::seconds(config::getInt("TUTTI_RENDEZVOUS_WAIT")));
+  const Deadline retryUntil = rendezvousWait.at() < deadline.at() ? rendezvousWait : deadline;
+  Fd fd;
   try {
+    fd = connectTo(server, retryUntil);
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::kTimeout) throw;
+    raise(ErrorCode::kTimeout, "nobody is listening at {} (rank 0 not started or exited): {}",
+          server.toString(), error.what());
+  }
+  try {
+    wire::writeFrame(fd.get(), Type::kClaim, wire::encodeClaim(claim), deadline, what);
     authenticateAsClient(fd.get(), secret, deadline, what);
     wire::writeFrame(fd.get(), Type::kHello, {}, deadline, what);
     auto reply = wire::readFrame(fd.get(), false, deadline, kFrameTime, what);

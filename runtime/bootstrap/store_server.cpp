@@ -1,13 +1,13 @@
 // The store server: one thread accepts, one thread per connection serves it.
 //
-// A connection must authenticate (base/auth.hpp) and send HELLO within kHandshakeTime of being
-// accepted, or it is dropped and logged at WARN (a few lines per burst, then a summary: DropLog):
-// a stranger that sends nothing, garbage, a wrong secret or a huge length ties up one thread for
-// at most that long and never the others. At
-// most kMaxHandshakes connections may be in their handshake at once and kMaxConnections open in
-// all; past that the accept thread stops accepting (the kernel queues newcomers) until one ends.
-// The destructor wakes the accept thread through an eventfd and every connection thread with
-// shutdown() on its socket, then joins them all.
+// A connection must send CLAIM (who it says it is), authenticate (base/auth.hpp) and send HELLO
+// within kHandshakeTime of being accepted, or it is dropped and logged at WARN (a few lines per
+// burst, then a summary: DropLog): a stranger that sends nothing, garbage, a wrong secret or a huge
+// length ties up one thread for at most that long and never the others. At most kMaxHandshakes
+// connections may be in their handshake at once and kMaxConnections open in all; past that the
+// accept thread stops accepting (the kernel queues newcomers) until one ends. The destructor wakes
+// the accept thread through an eventfd and every connection thread with shutdown() on its socket,
+// then joins them all.
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -40,7 +40,8 @@ constexpr size_t kMaxConnections = 4096;
 
 class Server final : public StoreServer {
  public:
-  Server(const SockAddr& address, const Secret& secret, const StoreLimits& limits);
+  Server(const SockAddr& address, const Secret& secret, std::string jobId,
+         const StoreLimits& limits);
   ~Server() override;
   SockAddr address() const override { return address_; }
   void waitForClientsToLeave(const Deadline& deadline) override;
@@ -50,6 +51,8 @@ class Server final : public StoreServer {
     Fd fd;
     std::string peer;  // host:port
     std::string host;
+    Claim claim;           // what it said it is, before authenticating
+    bool trusted = false;  // one of the job's own (StoreState's Caller)
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -58,10 +61,16 @@ class Server final : public StoreServer {
   void acceptOneConnection();
   void reapFinished();
   void serve(Connection& connection);
+  // False when the connection was dropped (and logged) or closed before saying anything.
   bool handshake(Connection& connection, const std::string& what);
+  // CLAIM parsed, then authentication and HELLO; throws why the connection is refused.
+  void handshakeAfterClaim(Connection& connection, const wire::Frame& claim,
+                           const Deadline& deadline, const std::string& what);
+  Caller callerOf(const Connection& connection) const;
   void handle(Connection& connection, const wire::Frame& frame, const std::string& what);
 
   Secret secret_;
+  std::string jobId_;
   Fd listen_;
   Fd wake_;
   SockAddr address_;
@@ -74,8 +83,10 @@ class Server final : public StoreServer {
   std::thread acceptThread_;
 };
 
-Server::Server(const SockAddr& address, const Secret& secret, const StoreLimits& limits)
+Server::Server(const SockAddr& address, const Secret& secret, std::string jobId,
+               const StoreLimits& limits)
     : secret_(secret),
+      jobId_(std::move(jobId)),
       listen_(listenOn(address, 1024)),
       address_(SockAddr::ofFd(listen_.get())),
       dropLog_("bootstrap store " + address_.toString()),
@@ -208,21 +219,52 @@ bool Server::handshake(Connection& connection, const std::string& what) {
   bool ok = false;
   try {
     const Deadline deadline = Deadline::after(kHandshakeTime);
-    authenticateAsServer(fd, secret_, deadline, what);
-    auto hello = wire::readFrame(fd, true, deadline,
+    auto claim = wire::readFrame(fd, true, deadline,
                                  std::chrono::milliseconds(deadline.remainingMs()), what);
-    if (!hello) throw wire::ProtocolError(what + " closed the connection before HELLO");
-    if (hello->type != Type::kHello || !hello->payload.empty())
-      throw wire::ProtocolError(
-          fmt::format("{} sent {} instead of HELLO", what, wire::typeName(hello->type)));
-    wire::writeFrame(fd, Type::kOk, {}, deadline, what);
-    ok = true;
+    if (claim) {
+      handshakeAfterClaim(connection, *claim, deadline, what);
+      ok = true;
+    } else {
+      // Closed without a byte: a probe whether anybody listens (hostRendezvous makes one), or a
+      // port scan. It did nothing; a line for it would only bury the ones that matter.
+      log::trace("bootstrap store {}: {} closed at once", address_.toString(), connection.peer);
+    }
   } catch (const std::exception& error) {
-    if (!stopping_)
-      dropLog_.dropped(fmt::format("{} during the handshake: {}", connection.peer, error.what()));
+    if (!stopping_) {
+      state_.noteRefused(callerOf(connection), error.what());
+      const Claim& claim = connection.claim;
+      dropLog_.dropped(fmt::format("{}{} during the handshake: {}", connection.peer,
+                                   claim.rank < 0
+                                       ? ""
+                                       : fmt::format(" (claiming rank {} of {}, {})", claim.rank,
+                                                     claim.nranks, claim.identity),
+                                   error.what()));
+    }
   }
   --handshaking_;
   return ok;
+}
+
+void Server::handshakeAfterClaim(Connection& connection, const wire::Frame& claim,
+                                 const Deadline& deadline, const std::string& what) {
+  const int fd = connection.fd.get();
+  connection.claim = wire::decodeClaim(claim, what);
+  authenticateAsServer(fd, secret_, deadline, what);
+  auto hello =
+      wire::readFrame(fd, true, deadline, std::chrono::milliseconds(deadline.remainingMs()), what);
+  if (!hello) throw wire::ProtocolError(what + " closed the connection before HELLO");
+  if (hello->type != Type::kHello || !hello->payload.empty())
+    throw wire::ProtocolError(
+        fmt::format("{} sent {} instead of HELLO", what, wire::typeName(hello->type)));
+  // With a secret, getting here proves membership; without one, only the launcher's job id
+  // tells this job's ranks from anyone else's (docs/bootstrap.md, "Who may fail a job").
+  connection.trusted = secret_.present || (!jobId_.empty() && connection.claim.jobId == jobId_);
+  wire::writeFrame(fd, Type::kOk, {}, deadline, what);
+}
+
+Caller Server::callerOf(const Connection& connection) const {
+  const Claim& claim = connection.claim;
+  return Caller{claim.rank, claim.nranks, claim.identity, connection.host, connection.trusted};
 }
 
 void Server::handle(Connection& connection, const wire::Frame& frame, const std::string& what) {
@@ -242,12 +284,12 @@ void Server::handle(Connection& connection, const wire::Frame& frame, const std:
       case Type::kAdd: out.i64(state_.add(request.key, request.delta)); break;
       case Type::kCheck: out.u8(state_.check(request.key) ? 1 : 0); break;
       case Type::kJoin: {
-        // Every connection that got here proved the secret, when the job has one.
-        const Joiner joiner{request.rank, request.nranks, request.key, connection.host,
-                            secret_.present};
+        const Caller joiner{request.rank, request.nranks, request.key, connection.host,
+                            connection.trusted};
         state_.join(joiner, request.wait, clientGone);
         break;
       }
+      case Type::kFail: state_.reportFailure(callerOf(connection), request.value); break;
       default: break;  // decodeRequest lets no other type through
     }
   } catch (const Error& error) {
@@ -265,8 +307,9 @@ void Server::handle(Connection& connection, const wire::Frame& frame, const std:
 }  // namespace
 
 std::unique_ptr<StoreServer> StoreServer::start(const SockAddr& address, const Secret& secret,
+                                                const std::string& jobId,
                                                 const StoreLimits& limits) {
-  return std::make_unique<Server>(address, secret, limits);
+  return std::make_unique<Server>(address, secret, jobId, limits);
 }
 
 }  // namespace tutti::bootstrap

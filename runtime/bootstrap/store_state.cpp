@@ -15,6 +15,8 @@ constexpr std::chrono::milliseconds kMaxWait = std::chrono::hours(24 * 30);
 constexpr std::chrono::milliseconds kHangupCheck{250};
 // Refusals quoted in a join timeout: the latest per claimed rank, the lowest ranks first.
 constexpr size_t kRefusalsQuoted = 4;
+// Refusals remembered, so that a stranger claiming rank after rank cannot grow the map for ever.
+constexpr size_t kRefusalsKept = 64;
 
 size_t entryBytes(const std::string& key, const std::string& value) {
   return key.size() + value.size() + StoreLimits::kEntryBytes;
@@ -65,13 +67,13 @@ bool StoreState::check(const std::string& key) {
   return data_.count(key) != 0;
 }
 
-void StoreState::join(const Joiner& joiner, std::chrono::milliseconds wait,
+void StoreState::join(const Caller& joiner, std::chrono::milliseconds wait,
                       const ClientGone& clientGone) {
   Lock lock(mutex_);
   throwIfFailed();
   const auto conflict = [&](std::string why) {
     if (joiner.trusted) fail(std::move(why));
-    refuse(joiner, why);
+    refuse("JOIN", joiner, why);
   };
   const int rank = joiner.rank;
   const int nranks = joiner.nranks;
@@ -112,20 +114,43 @@ void StoreState::throwIfFailed() const {
   if (!failure_.empty()) throw Error(ErrorCode::kInvalidUsage, failure_);
 }
 
-void StoreState::fail(std::string message) {
+void StoreState::reportFailure(const Caller& caller, const std::string& message) {
+  Lock lock(mutex_);
+  throwIfFailed();
+  if (!caller.trusted) refuse("FAIL", caller, "it reported: " + message);
+  recordFailure(message);
+}
+
+void StoreState::noteRefused(const Caller& caller, const std::string& why) {
+  Lock lock(mutex_);
+  if (caller.rank < 0) return;
+  note("connection", caller, why);
+}
+
+void StoreState::recordFailure(std::string message) {
   failure_ = std::move(message);
   log::warn("bootstrap store: the job failed: {}", failure_);
   changed_.notify_all();
+}
+
+void StoreState::fail(std::string message) {
+  recordFailure(std::move(message));
   throw Error(ErrorCode::kInvalidUsage, failure_);
 }
 
-void StoreState::refuse(const Joiner& joiner, const std::string& why) {
-  const std::string refusal =
-      fmt::format("a JOIN from {} claiming rank {} of {} ({}) was refused: {}", joiner.address,
-                  joiner.rank, joiner.nranks, joiner.identity, why);
-  refusals_[joiner.rank] = refusal;
-  // Not the job's failure: without the secret it may be anyone's, e.g. another job's on this port.
-  raise(ErrorCode::kInvalidUsage, "{} (the job it tried to join goes on)", refusal);
+std::string StoreState::note(const std::string& what, const Caller& caller,
+                             const std::string& why) {
+  std::string refusal =
+      fmt::format("a {} from {} claiming rank {} of {} ({}) was refused: {}", what, caller.address,
+                  caller.rank, caller.nranks, caller.identity, why);
+  if (refusals_.size() < kRefusalsKept || refusals_.count(caller.rank))
+    refusals_[caller.rank] = refusal;
+  return refusal;
+}
+
+void StoreState::refuse(const std::string& what, const Caller& caller, const std::string& why) {
+  // Not the job's failure: it may be anyone's, e.g. another job's on this port.
+  raise(ErrorCode::kInvalidUsage, "{} (the job it tried to join goes on)", note(what, caller, why));
 }
 
 void StoreState::reserve(const std::string& op, const std::string& key, const std::string& value) {

@@ -19,14 +19,15 @@
 
 namespace tutti::bootstrap {
 
-// Who sent a JOIN.
-struct Joiner {
+// Who sent a request (JOIN, FAIL) or opened a refused connection, as far as the store knows.
+struct Caller {
   int rank = -1;
   int nranks = -1;
   std::string identity;  // "host:pid", as the rank describes itself
   std::string address;   // the connection's host, as the server sees it
-  // Proved the job secret. A conflict from a trusted joiner fails the job (it is one of ours,
-  // misconfigured); from anyone else it is refused and noted, and the job goes on.
+  // One of the job's own: proved the secret, or, in a job without one, claimed its launcher job
+  // id. What a trusted caller does wrong fails the job (it is one of ours, misconfigured); what
+  // anyone else does is refused and noted, and the job goes on.
   bool trusted = false;
 };
 
@@ -46,16 +47,24 @@ class StoreState {
   bool check(const std::string& key);
   // Registers a rank and waits until all ranks joined. A conflict (another world size, a rank
   // out of range or taken) fails the whole job when the joiner is trusted, else refuses it.
-  void join(const Joiner& joiner, std::chrono::milliseconds wait, const ClientGone& clientGone);
+  void join(const Caller& joiner, std::chrono::milliseconds wait, const ClientGone& clientGone);
+  // A trusted caller's report fails the job with `message` (true); anyone else's is refused
+  // (kInvalidUsage) and noted.
+  void reportFailure(const Caller& caller, const std::string& message);
+  // A connection claiming a rank was dropped before it could make a request (say, it did not
+  // prove the secret): the ranks still waiting quote it in their timeout message.
+  void noteRefused(const Caller& caller, const std::string& why);
   // Wakes every waiter with Abandoned.
   void stop();
 
  private:
   using Lock = std::unique_lock<std::mutex>;
   void throwIfFailed() const;
+  void recordFailure(std::string message);
   [[noreturn]] void fail(std::string message);
-  // Refuses an untrusted JOIN; the ranks still waiting hear of it in their timeout message.
-  [[noreturn]] void refuse(const Joiner& joiner, const std::string& why);
+  std::string note(const std::string& what, const Caller& caller, const std::string& why);
+  // Refuses an untrusted request; the ranks still waiting hear of it in their timeout message.
+  [[noreturn]] void refuse(const std::string& what, const Caller& caller, const std::string& why);
   // Throws kInvalidUsage when storing `value` at `key` would pass the limits.
   void reserve(const std::string& op, const std::string& key, const std::string& value);
   void store(const std::string& key, std::string value);

@@ -20,7 +20,7 @@ uint64_t getLittle(const char* in, size_t bytes) {
 }  // namespace
 
 bool isRequest(uint16_t type) {
-  return type >= static_cast<uint16_t>(Type::kHello) && type <= static_cast<uint16_t>(Type::kJoin);
+  return type >= static_cast<uint16_t>(Type::kHello) && type <= static_cast<uint16_t>(Type::kFail);
 }
 
 bool isReply(uint16_t type) {
@@ -35,6 +35,8 @@ const char* typeName(Type type) {
     case Type::kAdd: return "ADD";
     case Type::kCheck: return "CHECK";
     case Type::kJoin: return "JOIN";
+    case Type::kClaim: return "CLAIM";
+    case Type::kFail: return "FAIL";
     case Type::kOk: return "OK";
     case Type::kError: return "ERROR";
   }
@@ -123,11 +125,31 @@ Request decodeRequest(const Frame& frame, const std::string& what) {
       request.key = in.str(kMaxKeyBytes);
       request.wait = wait();
       break;
+    case Type::kFail: request.value = in.str(kMaxValueBytes); break;
     default:
       throw ProtocolError(fmt::format("{} sent {} out of place", what, typeName(frame.type)));
   }
   in.end();
   return request;
+}
+
+std::string encodeClaim(const Claim& claim) {
+  Writer out;
+  out.i32(claim.rank).i32(claim.nranks).str(claim.identity).str(claim.jobId);
+  return out.bytes();
+}
+
+Claim decodeClaim(const Frame& frame, const std::string& what) {
+  if (frame.type != Type::kClaim)
+    throw ProtocolError(fmt::format("{} sent {} instead of CLAIM", what, typeName(frame.type)));
+  Reader in(frame.payload, what);
+  Claim claim;
+  claim.rank = in.i32();
+  claim.nranks = in.i32();
+  claim.identity = in.str(kMaxKeyBytes);
+  claim.jobId = in.str(kMaxKeyBytes);
+  in.end();
+  return claim;
 }
 
 Writer& Writer::u8(uint8_t value) {

@@ -14,11 +14,12 @@
 
 #include "base/deadline.hpp"
 #include "base/error.hpp"
+#include "runtime/bootstrap/bootstrap.hpp"
 
 namespace tutti::bootstrap::wire {
 
 constexpr uint32_t kMagic = 0x53545554;  // the bytes "TUTS" (tutti store) on the wire
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;         // 2: CLAIM opens every connection; FAIL
 constexpr size_t kHeaderBytes = 12;
 constexpr size_t kMaxKeyBytes = 1024;
 constexpr size_t kMaxValueBytes = size_t{1} << 20;
@@ -32,6 +33,8 @@ enum class Type : uint16_t {
   kAdd = 4,    // key, i64 delta
   kCheck = 5,  // key
   kJoin = 6,   // i32 rank, i32 nranks, identity, u64 wait ms
+  kClaim = 7,  // i32 rank, i32 nranks, identity, job id; first frame, before authentication
+  kFail = 8,   // message: a member reports why the job cannot go on
   // Replies, server to client.
   kOk = 0x100,     // op-specific payload
   kError = 0x101,  // u8 ReplyCode, message
@@ -67,7 +70,7 @@ Header decodeHeader(std::span<const char, kHeaderBytes> bytes, bool requests,
 struct Request {
   Type type = Type::kHello;
   std::string key;                    // SET, GET, ADD, CHECK; JOIN: the rank's identity
-  std::string value;                  // SET
+  std::string value;                  // SET; FAIL: the message
   std::chrono::milliseconds wait{0};  // GET, JOIN
   int64_t delta = 0;                  // ADD
   int32_t rank = 0;                   // JOIN
@@ -76,6 +79,10 @@ struct Request {
 // Parses a request frame after HELLO; throws ProtocolError for a malformed payload or a type that
 // has no place there.
 Request decodeRequest(const Frame& frame, const std::string& what);
+
+std::string encodeClaim(const Claim& claim);
+// Parses the frame that opens a connection; throws ProtocolError unless it is a well-formed CLAIM.
+Claim decodeClaim(const Frame& frame, const std::string& what);
 
 void writeFrame(int fd, Type type, std::string_view payload, const Deadline& deadline,
                 const std::string& what);

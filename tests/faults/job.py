@@ -63,8 +63,10 @@ class Job:
     """nranks processes of argv. prefix(rank) may return a command to run each rank under
     (e.g. ip netns exec NS); addr is where rank 0 hosts the rendezvous."""
 
-    def __init__(self, argv, nranks, env=None, prefix=None, addr="127.0.0.1", held=()):
-        """Ranks listed in held start only when start_held() is called."""
+    def __init__(self, argv, nranks, env=None, prefix=None, addr="127.0.0.1", held=(),
+                 overrides=None):
+        """Ranks listed in held start only when start_held() is called. overrides maps a rank to
+        variables that differ on it (None: unset), to misconfigure one rank."""
         self.port = free_port()
         secret = secrets.token_hex(16)
         self.ranks = []
@@ -73,6 +75,11 @@ class Job:
             rank_env = dict(os.environ, TUTTI_RANK=str(rank), TUTTI_WORLD_SIZE=str(nranks),
                             TUTTI_LOCAL_RANK=str(rank), TUTTI_ADDR=addr, TUTTI_PORT=str(self.port),
                             TUTTI_SECRET=secret, **(env or {}))
+            for name, value in (overrides or {}).get(rank, {}).items():
+                if value is None:
+                    rank_env.pop(name, None)
+                else:
+                    rank_env[name] = value
             command = (prefix(rank) if prefix else []) + list(argv)
             if rank in held:
                 self.held[rank] = (command, rank_env)

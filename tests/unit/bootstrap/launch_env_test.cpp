@@ -306,6 +306,28 @@ TEST_CASE("launch environment from Slurm", "[bootstrap][launch_env]") {
   }
 }
 
+TEST_CASE("launch environment: the launcher's job id", "[bootstrap][launch_env]") {
+  EnvGuard env(launchVariableNames());
+  setTutti(env);
+  CHECK(readLaunchEnv().jobId.empty());
+  SECTION("Open MPI") {
+    setOpenMpi(env);
+    CHECK(readLaunchEnv().jobId == "PMIX_NAMESPACE=1981284353");
+  }
+  SECTION("Slurm, under any source") {
+    setSlurm(env);
+    CHECK(readLaunchEnv().jobId == "SLURM_JOB_ID=123456.0");
+  }
+  SECTION("torchrun's run id first; its default 'none' says nothing") {
+    setTorchrun(env);
+    setSlurm(env);
+    env.set("TORCHELASTIC_RUN_ID", "none");
+    CHECK(readLaunchEnv().jobId == "SLURM_JOB_ID=123456.0");
+    env.set("TORCHELASTIC_RUN_ID", "run7");
+    CHECK(readLaunchEnv().jobId == "TORCHELASTIC_RUN_ID=run7");
+  }
+}
+
 TEST_CASE("no launcher at all", "[bootstrap][launch_env]") {
   EnvGuard env(launchVariableNames());
   expectError({"TUTTI_RANK", "torchrun"});

@@ -11,6 +11,7 @@ namespace tutti::bootstrap {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::EnvGuard;
 using testing::errorOf;
 using testing::loopback;
 using testing::WarnCatcher;
@@ -34,6 +35,8 @@ wire::Frame joinFrom(const std::string& source, const StoreServer& server, int r
   checkSys(bind(fd.get(), reinterpret_cast<const sockaddr*>(&local.storage), local.length), "bind");
   const SockAddr to = server.address();
   checkSys(connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.length), "connect");
+  wire::writeFrame(fd.get(), wire::Type::kClaim, wire::encodeClaim(Claim{rank, nranks, source, ""}),
+                   deadline, what);
   wire::writeFrame(fd.get(), wire::Type::kHello, {}, deadline, what);
   REQUIRE(wire::readFrame(fd.get(), false, deadline, 10s, what)->type == wire::Type::kOk);
   wire::Writer join;
@@ -240,6 +243,111 @@ TEST_CASE("join: a job without a secret that spans hosts is warned about once",
   CHECK_FALSE(there.get());
   CHECK(warnings.count({"this job spans 2 hosts and has no secret", "TUTTI_SECRET"}) == 1);
   CHECK(warnings.warnings().size() == 1);
+}
+
+// A secured job's ranks, each connected with its claim.
+std::unique_ptr<Store> member(const Job& job, int rank, int nranks) {
+  return connectStore(job.server->address(), job.secret, Deadline::after(5s),
+                      Claim{rank, nranks, "host h:" + std::to_string(rank), ""});
+}
+
+TEST_CASE("join: a connection that claims a rank without the secret cannot fail the job",
+          "[bootstrap][join][init_failures]") {
+  WarnCatcher warnings;
+  Job job;
+  auto a = member(job, 0, 3);
+  auto b = member(job, 1, 3);
+  auto joinA = inThread([&] { a->join(0, 3, "host h:0", Deadline::after(20s)); });
+  auto joinB = inThread([&] { b->join(1, 3, "host h:1", Deadline::after(20s)); });
+  Secret wrong = job.secret;
+  wrong.bytes[5] ^= 1;
+  const Error refused = errorOf([&] {
+    connectStore(job.server->address(), wrong, Deadline::after(5s), Claim{2, 3, "host x:7", ""});
+  });
+  CHECK_THAT(refused.what(), Catch::Contains("TUTTI_SECRET"));
+  // The real rank 2 still joins, and the world completes.
+  member(job, 2, 3)->join(2, 3, "host h:2", Deadline::after(10s));
+  CHECK_FALSE(joinA.get());
+  CHECK_FALSE(joinB.get());
+  CHECK(warnings.count({"(claiming rank 2 of 3, host x:7)", "did not prove the job secret"}) == 1);
+}
+
+TEST_CASE("join: the waiters' timeout names the refused connection that claimed a missing rank",
+          "[bootstrap][join][init_failures]") {
+  WarnCatcher warnings;
+  Job job;
+  auto a = member(job, 0, 3);
+  auto joinA = inThread([&] { a->join(0, 3, "host h:0", Deadline::after(2s)); });
+  CHECK_THROWS(connectStore(job.server->address(), Secret(), Deadline::after(8s),
+                            Claim{2, 3, "host x:7", ""}));
+  const auto error = joinA.get();
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::kTimeout);
+  CHECK_THAT(error->what(), Catch::Contains("missing: 1, 2; meanwhile a connection from 127.0.0.1 "
+                                            "claiming rank 2 of 3 (host x:7) was refused"));
+}
+
+TEST_CASE("join: a member's failure report fails every waiting rank at once",
+          "[bootstrap][join][init_failures]") {
+  WarnCatcher warnings;
+  Job job;
+  auto a = member(job, 0, 3);
+  auto joinA = inThread([&] { a->join(0, 3, "host h:0", Deadline::after(60s)); });
+  std::this_thread::sleep_for(200ms);
+  const std::string why = "rank 0 was started twice: rank 0 (host h:9) found ...";
+  CHECK(member(job, 0, 3)->reportFailure(why));
+  const auto error = joinA.get();  // at once, not after 60 s: a hang fails the suite's limit
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::kInvalidUsage);
+  CHECK(std::string(error->what()) == why);
+  CHECK(warnings.count({"the job failed", why}) == 1);
+}
+
+TEST_CASE("join: without a secret, the launcher's job id tells members from strangers",
+          "[bootstrap][join][init_failures]") {
+  WarnCatcher warnings;
+  const std::string jobId = "PMIX_NAMESPACE=4242";
+  auto server = StoreServer::start(loopback(), Secret(), jobId);
+  const auto connect = [&](int rank, int nranks, const std::string& id) {
+    return connectStore(server->address(), Secret(), Deadline::after(5s),
+                        Claim{rank, nranks, "host h:" + std::to_string(rank), id});
+  };
+  auto a = connect(0, 2, jobId);
+  auto joinA = inThread([&] { a->join(0, 2, "host h:0", Deadline::after(60s)); });
+  std::this_thread::sleep_for(200ms);
+  // Another job's rank, and an unnamed one: refused, the job goes on.
+  for (const std::string& other : {std::string("PMIX_NAMESPACE=1"), std::string()}) {
+    auto stranger = connect(1, 3, other);
+    CHECK_THAT(errorOf([&] { stranger->join(1, 3, "host s:1", Deadline::after(5s)); }).what(),
+               Catch::Contains("was refused: world size mismatch"));
+    CHECK_FALSE(stranger->reportFailure("stop"));
+  }
+  // The job's own rank with another world size: the job fails at once, on every rank.
+  auto ours = connect(1, 3, jobId);
+  const std::string expected = "world size mismatch: rank 1 says 3, rank 0 says 2";
+  CHECK(errorOf([&] { ours->join(1, 3, "host h:1", Deadline::after(5s)); }).what() == expected);
+  const auto error = joinA.get();
+  REQUIRE(error);
+  CHECK(std::string(error->what()) == expected);
+}
+
+TEST_CASE("connectStore: nobody listening is reported after TUTTI_RENDEZVOUS_WAIT, not the timeout",
+          "[bootstrap][init_failures]") {
+  EnvGuard env;
+  env.set("TUTTI_RENDEZVOUS_WAIT", "1");
+  int port = 0;
+  {
+    const Fd probe = listenOn(loopback(), 1);
+    port = SockAddr::ofFd(probe.get()).port();
+  }  // closed: nobody listens there now
+  const SockAddr nobody = SockAddr::resolve("127.0.0.1", port);
+  const Error error = errorOf([&] {
+    connectStore(nobody, Secret(), Deadline::after(30s), Claim{1, 2, "", ""});
+  });
+  CHECK(error.code() == ErrorCode::kTimeout);
+  CHECK_THAT(error.what(),
+             Catch::Contains("nobody is listening at 127.0.0.1:" + std::to_string(port) +
+                             " (rank 0 not started or exited)"));
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ TEST_CASE("store limits: keys and bytes, counted exactly", "[bootstrap][limits]"
   SECTION("key count") {
     StoreLimits limits;
     limits.maxKeys = 10;
-    auto server = StoreServer::start(loopback(), Secret(), limits);
+    auto server = StoreServer::start(loopback(), Secret(), "", limits);
     auto store = connect(*server);
     CHECK(fillUntilRefused(*store, "v", 100) == 10);
     store->set(keyOf(3), "overwritten");  // not a new key
@@ -72,7 +72,7 @@ TEST_CASE("store limits: keys and bytes, counted exactly", "[bootstrap][limits]"
   SECTION("bytes, with ADD counted too") {
     StoreLimits limits;
     limits.maxBytes = 1000;
-    auto server = StoreServer::start(loopback(), Secret(), limits);
+    auto server = StoreServer::start(loopback(), Secret(), "", limits);
     auto store = connect(*server);
     const std::string value(100, 'v');
     const size_t entry = keyOf(0).size() + value.size() + StoreLimits::kEntryBytes;

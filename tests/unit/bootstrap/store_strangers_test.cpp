@@ -39,6 +39,14 @@ std::string setFrame(const std::string& key, const std::string& value) {
          payload.bytes();
 }
 
+// The frame that opens every connection: who the stranger says it is.
+std::string claimFrame(int rank) {
+  const std::string payload = wire::encodeClaim(Claim{rank, 4, "host s:99", ""});
+  return rawHeader(wire::kMagic, wire::kVersion, static_cast<uint16_t>(wire::Type::kClaim),
+                   static_cast<uint32_t>(payload.size())) +
+         payload;
+}
+
 void send(int fd, const std::string& bytes) {
   writeAll(fd, bytes.data(), bytes.size(), Deadline::after(2s), "server");
 }
@@ -55,6 +63,7 @@ struct Stranger {
 // A connection that proved the secret and said HELLO, then misbehaves.
 Stranger insider(const StoreServer& server, const Secret& secret) {
   Stranger s(server);
+  send(s.fd.get(), claimFrame(-1));
   authenticateAsClient(s.fd.get(), secret, Deadline::after(2s), "server");
   wire::writeFrame(s.fd.get(), wire::Type::kHello, {}, Deadline::after(2s), "server");
   const auto reply = wire::readFrame(s.fd.get(), false, Deadline::after(2s), 2000ms, "server");
@@ -127,7 +136,7 @@ TEST_CASE("strangers: a stream of them is summarised, not logged line by line",
           "[bootstrap][strangers]") {
   WarnCatcher warnings;
   auto server = StoreServer::start(loopback(), Secret::random());
-  std::string garbage(64, '\x5a');
+  const std::string garbage = claimFrame(2) + std::string(64, '\x5a');
   const size_t strangers = 30;
   for (size_t i = 0; i < strangers; ++i) {
     Stranger s(*server);
@@ -155,7 +164,16 @@ TEST_CASE("strangers: garbage, wrong secret, huge length", "[bootstrap][stranger
     for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>(i * 37 + 11);
     send(s.fd.get(), garbage + setFrame("stranger/b", "evil"));
     CHECK(closedWithin(s.fd.get(), 3s));
-    CHECK(warnings.waitFor({s.name, "did not prove the job secret"}, 2s));
+    CHECK(warnings.waitFor({s.name, "during the handshake", "bad magic"}, 2s));
+  }
+  SECTION("a claim, then garbage instead of the secret") {
+    Stranger s(*server);
+    std::string garbage(64, '\0');
+    for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>(i * 37 + 11);
+    send(s.fd.get(), claimFrame(2) + garbage + setFrame("stranger/b", "evil"));
+    CHECK(closedWithin(s.fd.get(), 3s));
+    CHECK(warnings.waitFor(
+        {s.name, "(claiming rank 2 of 4, host s:99)", "did not prove the job secret"}, 2s));
   }
   SECTION("a client with the wrong secret") {
     Secret wrong = secret;
