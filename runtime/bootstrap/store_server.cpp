@@ -90,7 +90,7 @@ Server::Server(const SockAddr& address, const Secret& secret, std::string jobId,
       listen_(listenOn(address, 1024)),
       address_(SockAddr::ofFd(listen_.get())),
       dropLog_("bootstrap store " + address_.toString()),
-      state_(secret.present, limits) {
+      state_(secret.present, secret.present || !jobId_.empty(), limits) {
   setNonBlocking(listen_.get());
   wake_ = Fd(checkSys(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd"));
   acceptThread_ = std::thread([this] { acceptLoop(); });

@@ -24,7 +24,8 @@ size_t entryBytes(const std::string& key, const std::string& value) {
 
 }  // namespace
 
-StoreState::StoreState(bool secured, StoreLimits limits) : secured_(secured), limits_(limits) {}
+StoreState::StoreState(bool secured, bool membersKnown, StoreLimits limits)
+    : secured_(secured), membersKnown_(membersKnown), limits_(limits) {}
 
 void StoreState::set(const std::string& key, const std::string& value) {
   Lock lock(mutex_);
@@ -75,6 +76,8 @@ void StoreState::join(const Caller& joiner, std::chrono::milliseconds wait,
     if (joiner.trusted) fail(std::move(why));
     refuse("JOIN", joiner, why);
   };
+  if (!joiner.trusted && membersKnown_)
+    refuse("JOIN", joiner, "it is not of this job (it gave another launcher job id, or none)");
   const int rank = joiner.rank;
   const int nranks = joiner.nranks;
   if (nranks < 1)

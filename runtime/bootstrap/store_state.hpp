@@ -37,8 +37,10 @@ class StoreState {
   struct Abandoned {};
   using ClientGone = std::function<bool()>;
 
-  // `secured`: the job has a secret. Without one, a world that spans hosts draws a warning.
-  explicit StoreState(bool secured, StoreLimits limits = {});
+  // `secured`: the job has a secret; without one, a world that spans hosts draws a warning.
+  // `membersKnown`: trust tells the job's members from others (a secret, or a launcher job id):
+  // an untrusted JOIN is then refused outright, so another job's rank cannot fix the world size.
+  StoreState(bool secured, bool membersKnown, StoreLimits limits = {});
 
   void set(const std::string& key, const std::string& value);
   std::string get(const std::string& key, std::chrono::milliseconds wait,
@@ -75,6 +77,7 @@ class StoreState {
   std::string missingRanks() const;
 
   const bool secured_;
+  const bool membersKnown_;
   const StoreLimits limits_;
   std::mutex mutex_;
   std::condition_variable changed_;
