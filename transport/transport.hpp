@@ -79,6 +79,24 @@ class RecvConn : public Conn {
   virtual void abandonReceive() {}
 };
 
+// What a rank says of itself when it leaves or gives up, so that its peers can tell an orderly exit
+// from a death, and a rank that failed because another did from the cause, even once its process
+// is gone. Written once.
+struct Departure {
+  enum class State : uint32_t {
+    kNone = 0,      // said nothing (still running, or died without a word)
+    kFinished = 1,  // destroyed its communicator in good order
+    kFailed = 2,    // its communicator failed; `message` says why
+    kAborted = 3,   // it aborted the communicator
+  };
+  static constexpr size_t kMaxMessageBytes = 2048;
+
+  State state = State::kNone;
+  int32_t code = 0;          // kFailed: the failure's ErrorCode
+  uint64_t collectives = 0;  // collectives it had issued by then
+  std::string message;       // kFailed: its error, at most kMaxMessageBytes
+};
+
 struct Options {
   int rank = 0;
   int nranks = 1;
@@ -106,6 +124,10 @@ class Transport {
   virtual void connect(const std::vector<int>& peers, const std::vector<std::string>& addresses,
                        const Deadline& deadline) = 0;
   virtual void connected() {}
+  // Reads what `peers` announce (announce() below) without connecting to them: for peers on this
+  // host whose data another transport carries. Before connected(), like connect().
+  virtual void watch(const std::vector<int>& /*peers*/,
+                     const std::vector<std::string>& /*addresses*/) {}
   virtual SendConn& send(int peer) = 0;
   virtual RecvConn& recv(int peer) = 0;
   // Moves pending data (tcp: finishes partial writes, reads into free slots); never blocks.
@@ -117,6 +139,13 @@ class Transport {
   // A descriptor that becomes readable when data arrives (tcp: its epoll set), so that a waiter
   // past its spinning phase can sleep until then instead of for a fixed time; -1 when none.
   virtual int wakeFd() const { return -1; }
+  // Publishes this rank's departure where the peers on this transport read it even after this
+  // process is gone (shm: the header page of its segment, which every peer maps). The first call
+  // wins; never blocks; any thread. Transports without such a place ignore it.
+  virtual void announce(const Departure& /*departure*/) {}
+  // What `peer` announced through this transport (State::kNone when nothing, or when the
+  // transport carries no announcements). Cheap: waiters poll it.
+  virtual Departure departureOf(int /*peer*/) const { return {}; }
 };
 
 std::unique_ptr<Transport> makeShmTransport(const Options& options);

@@ -44,7 +44,7 @@ struct SegmentHeader {
   uint64_t jobHash = 0;  // of the communicator's tag: a segment of another job is refused
 
   static constexpr uint64_t kMagic = 0x746e656d67657374;  // "tsegment"
-  static constexpr uint32_t kVersion = 3;                 // 3: FIFOs carry doorbells (fifo.hpp)
+  static constexpr uint32_t kVersion = 4;  // 4: the header page holds a departure note
   // The header page; FIFOs follow it.
   static constexpr size_t kBytes = 4096;
 };

@@ -14,7 +14,9 @@
 // Hence all connect() calls must come before connected().
 //
 // Failure: a dead peer is not noticed here (the runtime's job); nothing in here can crash on what
-// a peer writes into the shared memory: sizes and counters read from it are checked.
+// a peer writes into the shared memory: sizes and counters read from it are checked. A rank's
+// departure note (departure_note.hpp) sits in its segment's header page, which every peer maps
+// at connect, so the note outlives the rank's process.
 //
 // Threading: the FIFOs of distinct connections are independent; progress() has nothing to do.
 #include <cstdint>
@@ -23,6 +25,7 @@
 
 #include "base/error.hpp"
 #include "transport/detail/options.hpp"
+#include "transport/shm/departure_note.hpp"
 #include "transport/shm/fifo.hpp"
 #include "transport/shm/segment.hpp"
 #include "transport/transport.hpp"
@@ -52,7 +55,9 @@ class ShmTransport final : public Transport {
         layout_(FifoLayout::of(options.slots, options.slotBytes)),
         segment_(randomSegmentName(options.secret, options.jobTag, options.rank), segmentBytes(),
                  headerOf(options.rank)),
-        links_(options.nranks) {}
+        ownHeader_(segment_.map(0, SegmentHeader::kBytes)),
+        links_(options.nranks),
+        peerHeaders_(options.nranks) {}
 
   const char* name() const override { return "shm"; }
   std::string localAddress() const override { return segment_.name(); }
@@ -75,12 +80,28 @@ class ShmTransport final : public Transport {
           mapPeerSegment(addresses[peer], headerOf(peer), fifoOffset(options_.rank), layout_.bytes);
       links_[peer] = std::make_unique<Link>(std::move(in), std::move(out), layout_, peer);
     }
+    watch(peers, addresses);
+  }
+
+  void watch(const std::vector<int>& peers, const std::vector<std::string>& addresses) override {
+    detail::checkPeers(options_, peers, addresses, "shm");
+    for (int peer : peers)
+      peerHeaders_[peer] =
+          mapPeerSegment(addresses[peer], headerOf(peer), 0, SegmentHeader::kBytes);
   }
 
   void connected() override { segment_.unlink(); }
 
   SendConn& send(int peer) override { return link(peer).sender; }
   RecvConn& recv(int peer) override { return link(peer).receiver; }
+
+  void announce(const Departure& departure) override {
+    writeDeparture(ownHeader_.data(), departure);
+  }
+  Departure departureOf(int peer) const override {
+    if (peer < 0 || peer >= options_.nranks || !peerHeaders_[peer].data()) return {};
+    return readDeparture(peerHeaders_[peer].data());
+  }
 
  private:
   static const Options& checked(const Options& options) {
@@ -128,7 +149,9 @@ class ShmTransport final : public Transport {
   Options options_;
   FifoLayout layout_;
   OwnSegment segment_;
+  Mapping ownHeader_;
   std::vector<std::unique_ptr<Link>> links_;
+  std::vector<Mapping> peerHeaders_;  // each connected peer's header page, for its departure note
 };
 
 }  // namespace
