@@ -1,11 +1,9 @@
 #include "runtime/communicator.hpp"
 
 #include <sched.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "base/config.hpp"
@@ -23,16 +21,6 @@ int availableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-}
-
-// The state letter of /proc/PID/stat (R, S, D, T stopped, t traced, Z zombie, ...); '?' when
-// unknown. It follows the command name, which may itself hold ')', hence the last one.
-char processState(long pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const size_t close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() ? text[close + 2] : '?';
 }
 
 // The words of `a` and `b` (space-separated, in the same order) that differ, each side's joined.
@@ -141,7 +129,9 @@ void Communicator::connect() {
   const int n = size();
   const Deadline deadline = Deadline::after(settings_.timeout);
   const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
-  std::vector<int> shmPeers, tcpPeers;
+  // localTcpPeers: on this host but over tcp (TUTTI_TRANSPORT=tcp); shm still carries their
+  // departure notes, which outlive a process where the store may not (rank 0's).
+  std::vector<int> shmPeers, tcpPeers, localTcpPeers;
   for (int peer = 0; peer < n; ++peer) {
     if (peer == rank_) continue;
     const bool sameHost = peers_[static_cast<size_t>(peer)].hostId == self.hostId;
@@ -150,6 +140,7 @@ void Communicator::connect() {
             "rank {}: TUTTI_TRANSPORT=shm but rank {} runs on another host ({})", rank_, peer,
             describe(peers_[static_cast<size_t>(peer)]));
     (sameHost && settings_.transport != "tcp" ? shmPeers : tcpPeers).push_back(peer);
+    if (sameHost && settings_.transport == "tcp") localTcpPeers.push_back(peer);
   }
   transport::Options options;
   options.rank = rank_;
@@ -160,7 +151,7 @@ void Communicator::connect() {
   options.slots = settings_.slots;
   options.socketsPerPeer = settings_.socketsPerPeer;
   // The whole job agrees on which transports exist, so every rank publishes both addresses.
-  const bool anyShm = !shmPeers.empty();
+  const bool anyShm = !shmPeers.empty() || !localTcpPeers.empty();
   const bool anyTcp = !tcpPeers.empty();
   if (anyShm) shm_ = transport::makeShmTransport(options);
   if (anyTcp) {
@@ -180,13 +171,21 @@ void Communicator::connect() {
     shmAddresses[static_cast<size_t>(peer)] = entry.substr(0, newline);
     tcpAddresses[static_cast<size_t>(peer)] = entry.substr(newline + 1);
   }
-  if (shm_) shm_->connect(shmPeers, shmAddresses, deadline);
+  if (shm_) {
+    shm_->connect(shmPeers, shmAddresses, deadline);
+    shm_->watch(localTcpPeers, shmAddresses);
+  }
   if (tcp_) tcp_->connect(tcpPeers, tcpAddresses, deadline);
+  // Notes of ranks on other hosts travel through the store only.
+  std::vector<transport::Transport*> carriers(static_cast<size_t>(n), nullptr);
+  for (const auto* local : {&shmPeers, &localTcpPeers})
+    for (int peer : *local) carriers[static_cast<size_t>(peer)] = shm_.get();
+  peerWatch_ = std::make_unique<PeerWatch>(rank_, peers_, std::move(carriers), job_.store, tag_);
   // A peer that died before this barrier leaves the others waiting with their shm segments still
   // named (connected() unlinks them); a launcher that then kills them would leak the names, so
   // they give up as soon as a local peer is gone.
   bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline, [&] {
-    if (const int dead = deadLocalPeer(); dead >= 0)
+    if (const int dead = peerWatch_->deadLocalPeer(); dead >= 0)
       raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
             dead, describe(peers_[static_cast<size_t>(dead)]));
   });
@@ -216,6 +215,11 @@ Communicator::~Communicator() {
   // Operations still queued finish (or fail) before the connections go away.
   if (engine_) engine_->drain();
   engine_.reset();
+  // In good order: peers still finishing their last operation must not take this rank's exit
+  // for a death. A failed communicator has announced its failure already.
+  if (peerWatch_)
+    peerWatch_->announce(
+        transport::Departure{transport::Departure::State::kFinished, 0, lastCollective(), {}});
   if (connected_) writeTrace(*this);
 }
 
@@ -247,33 +251,6 @@ void Communicator::setTimeout(std::chrono::milliseconds timeout) {
   timeoutMs_.store(timeout.count(), std::memory_order_relaxed);
 }
 
-std::string Communicator::stoppedLocalPeers() const {
-  std::string out;
-  const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
-  for (const PeerInfo& peer : peers_) {
-    if (peer.hostId != self.hostId || peer.pid == self.pid) continue;
-    const char state = processState(peer.pid);
-    if (state == 'T' || state == 't')
-      out += fmt::format("; rank {} ({}) is stopped (SIGSTOP or a debugger)", peer.rank,
-                         describe(peer));
-  }
-  return out;
-}
-
-int Communicator::deadLocalPeer() {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - lastLivenessCheck_ < std::chrono::milliseconds(10)) return -1;
-  lastLivenessCheck_ = now;
-  const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
-  for (const PeerInfo& peer : peers_) {
-    if (peer.hostId != self.hostId || peer.pid == self.pid) continue;
-    if (kill(static_cast<pid_t>(peer.pid), 0) != 0 && errno == ESRCH) return peer.rank;
-    // Killed but not yet reaped by its launcher: kill() still finds a zombie.
-    if (processState(peer.pid) == 'Z') return peer.rank;
-  }
-  return -1;
-}
-
 bool Communicator::keepFailure(const Error& error) {
   std::lock_guard lock(failureMutex_);
   if (failure_) return false;
@@ -284,6 +261,11 @@ bool Communicator::keepFailure(const Error& error) {
 
 void Communicator::recordFailure(const Error& error) {
   if (!keepFailure(error)) return;
+  // abort() has announced itself already (the first announcement wins).
+  if (peerWatch_)
+    peerWatch_->announce(transport::Departure{transport::Departure::State::kFailed,
+                                              static_cast<int32_t>(error.code()), lastCollective(),
+                                              error.what()});
   const char* reason = "error";
   switch (error.code()) {
     case ErrorCode::kTimeout: reason = "timeout"; break;
@@ -308,26 +290,12 @@ void Communicator::throwIfFailed() const {
   if (failure_) throw *failure_;
 }
 
-int Communicator::abortedPeer() {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - lastAbortCheck_ < std::chrono::milliseconds(100)) return -1;
-  lastAbortCheck_ = now;
-  try {
-    if (!job_.store->check(tag_ + "/aborted")) return -1;
-    return std::stoi(job_.store->get(tag_ + "/aborted", Deadline::after(timeout())));
-  } catch (const std::exception&) {
-    return -1;  // the store is gone (rank 0 died): dead-peer detection or the timeout will tell
-  }
-}
-
 void Communicator::abort() {
   aborted_.store(true);
-  // Best effort, so that the peers fail naming this rank rather than time out.
-  try {
-    job_.store->set(tag_ + "/aborted", std::to_string(rank_));
-  } catch (const Error& error) {
-    log::warn("rank {}: could not tell the other ranks of the abort: {}", rank_, error.what());
-  }
+  // So that the peers fail naming this rank rather than time out.
+  if (peerWatch_)
+    peerWatch_->announce(
+        transport::Departure{transport::Departure::State::kAborted, 0, lastCollective(), {}});
   recordFailure(
       Error(ErrorCode::kInvalidUsage, fmt::format("rank {}: the communicator was aborted", rank_)));
 }

@@ -17,6 +17,7 @@
 #include "runtime/flight_recorder.hpp"
 #include "runtime/memory/peer_buffers.hpp"
 #include "runtime/peer_info.hpp"
+#include "runtime/peer_watch.hpp"
 #include "runtime/topology_plan.hpp"
 #include "transport/transport.hpp"
 
@@ -112,21 +113,16 @@ class Communicator {
   const FlightRecorder& recorder() const { return *recorder_; }
 
   // Error state: the first failure wins; later operations fail with it at once. The first
-  // failure dumps the flight recorder (TUTTI_DUMP_DIR).
+  // failure is announced to the peers and dumps the flight recorder (TUTTI_DUMP_DIR).
   void recordFailure(const Error& error);
   std::optional<Error> failure() const;
   void throwIfFailed() const;
+  // Aborts this rank's operations and tells the peers (PeerWatch::announce), whose waits then fail
+  // naming this rank.
   void abort();
   bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
-  // A peer on this host whose process no longer exists (-1 when all live). Shared memory cannot
-  // tell a dead writer from a slow one, so waiters ask the kernel; at most every 10 ms.
-  int deadLocalPeer();
-  // "; rank K (host:pid) is stopped (SIGSTOP or a debugger)" for each such peer on this host, or
-  // "": a timeout says so, since its waiters may be waiting on a rank that waits on it.
-  std::string stoppedLocalPeers() const;
-  // A peer that aborted this communicator (-1 when none known). abort() publishes the rank in
-  // the store, which every rank reaches wherever it runs; a waiter asks at most every 100 ms.
-  int abortedPeer();
+  // What the peers said and did: dead, failed, aborted or left (peer_watch.hpp).
+  PeerWatch& peerWatch() { return *peerWatch_; }
 
   // Ranks with the same color form a new communicator ordered by (key, rank); nullptr for a
   // negative color. Collective over this communicator. Its ring is planned from its members'
@@ -162,6 +158,7 @@ class Communicator {
   std::vector<transport::SendConn*> sendConns_;
   std::vector<transport::RecvConn*> recvConns_;
   std::vector<const char*> transportNames_;
+  std::unique_ptr<PeerWatch> peerWatch_;
   std::unique_ptr<FlightRecorder> recorder_;
   PeerBuffers peerBuffers_;
   std::unique_ptr<Engine> engine_;
@@ -170,8 +167,6 @@ class Communicator {
   std::atomic<uint64_t> collectives_{0};
   int splits_ = 0;
   std::atomic<bool> aborted_{false};
-  std::chrono::steady_clock::time_point lastLivenessCheck_{};
-  std::chrono::steady_clock::time_point lastAbortCheck_{};
   std::atomic<bool> failed_{false};
   mutable std::mutex failureMutex_;
   std::optional<Error> failure_;

@@ -82,12 +82,18 @@ UniqueId createUniqueIdHostedHere();
 class Store {
  public:
   virtual ~Store() = default;
-  virtual void set(const std::string& key, const std::string& value) = 0;
+  // set and check wait for the server's answer until `deadline` (the two-argument forms: for
+  // TUTTI_TIMEOUT); a connection whose answer did not come in time is not used again.
+  virtual void set(const std::string& key, const std::string& value, const Deadline& deadline) = 0;
+  void set(const std::string& key, const std::string& value) {
+    set(key, value, Deadline::fromConfig());
+  }
   // Waits until key exists (deadline), then returns its value.
   virtual std::string get(const std::string& key, const Deadline& deadline) = 0;
   // Adds delta to the integer at key (created as 0) and returns the new value.
   virtual int64_t add(const std::string& key, int64_t delta) = 0;
-  virtual bool check(const std::string& key) = 0;
+  virtual bool check(const std::string& key, const Deadline& deadline) = 0;
+  bool check(const std::string& key) { return check(key, Deadline::fromConfig()); }
   // Registers this rank of an nranks world. Throws kInvalidUsage when another rank claimed the
   // same number ("rank 2 joined twice: host a pid 10 and host b pid 11") or a rank disagrees on
   // the world size ("world size mismatch: rank 3 says 5, rank 0 says 4"); the server then fails

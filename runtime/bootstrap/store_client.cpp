@@ -45,7 +45,7 @@ class Client final : public Store {
  public:
   Client(Fd fd, std::string what) : fd_(std::move(fd)), what_(std::move(what)) {}
 
-  void set(const std::string& key, const std::string& value) override {
+  void set(const std::string& key, const std::string& value, const Deadline& deadline) override {
     checkKey(key);
     if (value.size() > wire::kMaxValueBytes)
       raise(ErrorCode::kInvalidArgument,
@@ -55,8 +55,7 @@ class Client final : public Store {
     wire::Writer request;
     request.str(key).str(value);
     std::lock_guard lock(mutex_);
-    const std::string reply =
-        exchange(Type::kSet, request.bytes(), Deadline::fromConfig(), keyName(key));
+    const std::string reply = exchange(Type::kSet, request.bytes(), deadline, keyName(key));
     parse(reply, [](wire::Reader&) {});
   }
 
@@ -84,13 +83,12 @@ class Client final : public Store {
     return value;
   }
 
-  bool check(const std::string& key) override {
+  bool check(const std::string& key, const Deadline& deadline) override {
     checkKey(key);
     wire::Writer request;
     request.str(key);
     std::lock_guard lock(mutex_);
-    const std::string reply =
-        exchange(Type::kCheck, request.bytes(), Deadline::fromConfig(), keyName(key));
+    const std::string reply = exchange(Type::kCheck, request.bytes(), deadline, keyName(key));
     bool found = false;
     parse(reply, [&](wire::Reader& in) { found = in.u8() != 0; });
     return found;

@@ -11,14 +11,36 @@ std::string describeSpan(std::chrono::milliseconds span) {
   return fmt::format("{} ms", span.count());
 }
 
+// "for data from rank 3 (host:pid, over shm)", or just "for its sends to drain".
+std::string describeAwaited(Communicator& comm, int peer, const char* what) {
+  if (peer < 0) return what;
+  return fmt::format("{} rank {} ({}, over {})", what, peer, describe(comm.peer(peer)),
+                     comm.transportTo(peer));
+}
+
+// Runs `attempt` on the connection to `peer`. A connection the peer closed or reset is explained
+// by what the peers announced: the peer gave up because of another rank, or left in good order.
+template <typename Attempt>
+auto attemptOn(OpContext& ctx, int peer, const char* what, Attempt attempt) {
+  try {
+    return ctx.guarded(attempt);
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::kRemote) throw;
+    const auto trouble = ctx.comm.peerWatch().explainLost(peer);
+    if (!trouble) throw;
+    throw describeTrouble(*trouble, ctx.comm.peer(trouble->peer), ctx.where(),
+                          describeAwaited(ctx.comm, peer, what));
+  }
+}
+
 // Waits until `attempt` on `conn` returns non-null.
 template <typename Attempt>
 auto waitFor(OpContext& ctx, transport::Conn& conn, int peer, const char* what, Attempt attempt) {
   Stall stall(ctx, &conn);
   for (;;) {
-    if (auto result = ctx.guarded(attempt)) return result;
+    if (auto result = attemptOn(ctx, peer, what, attempt)) return result;
     ctx.guarded([&] { ctx.comm.progress(); });
-    if (auto result = ctx.guarded(attempt)) return result;
+    if (auto result = attemptOn(ctx, peer, what, attempt)) return result;
     stall.pause(peer, what);
   }
 }
@@ -35,12 +57,7 @@ Stall::Stall(OpContext& ctx, transport::Conn* conn)
 void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
     ctx_.comm.recorder().waitingOn(ctx_.sequence, peer);
-    // "for data from rank 3 (host:pid, over shm)", or just "for its sends to drain".
-    auto awaited = [&] {
-      if (peer < 0) return std::string(what);
-      return fmt::format("{} rank {} ({}, over {})", what, peer, describe(ctx_.comm.peer(peer)),
-                         ctx_.comm.transportTo(peer));
-    };
+    auto awaited = [&] { return describeAwaited(ctx_.comm, peer, what); };
     if (ctx_.comm.aborted()) {
       // The interrupted operation fails with the communicator's failure, which every later call
       // repeats: its own message when it records first, abort()'s when that came first.
@@ -49,29 +66,27 @@ void Stall::pause(int peer, const char* what) {
                 fmt::format("{}: aborted while waiting {}", ctx_.where(), awaited())));
       throw *ctx_.comm.failure();
     }
-    if (const int dead = ctx_.comm.deadLocalPeer(); dead >= 0) {
-      // The peer may have delivered what this wait is for and then exited normally: the caller
-      // looks once more before its absence counts.
-      if (dead != deadSeen_) {
-        deadSeen_ = dead;
-        return;
-      }
-      raise(ErrorCode::kRemote, "{}: rank {} ({}) is gone: its process exited while waiting {}",
-            ctx_.where(), dead, describe(ctx_.comm.peer(dead)), awaited());
-    }
     // The communicator's timeout as this stall begins (tutti_comm_set_timeout may change it).
     if (!deadline_) {
       timeout_ = ctx_.comm.timeout();
       deadline_ = Deadline::after(timeout_);
     }
     // Only a wait stalled for 100 ms asks the store: healthy waits never pay the round trip.
-    if (timeout_.count() - deadline_->remainingMs() >= 100)
-      if (const int aborter = ctx_.comm.abortedPeer(); aborter >= 0)
-        raise(ErrorCode::kRemote, "{}: rank {} ({}) aborted the communicator while waiting {}",
-              ctx_.where(), aborter, describe(ctx_.comm.peer(aborter)), awaited());
+    const bool askStore = timeout_.count() - deadline_->remainingMs() >= 100;
+    if (const auto trouble = ctx_.comm.peerWatch().look(peer, askStore)) {
+      // A peer gone without a word, or the awaited one gone in good order, may have delivered
+      // what this wait is for before it went: the caller looks once more before it counts.
+      const bool mayHaveDelivered =
+          trouble->kind == PeerTrouble::Kind::kDied || trouble->kind == PeerTrouble::Kind::kLeft;
+      if (mayHaveDelivered && trouble->peer != goneSeen_) {
+        goneSeen_ = trouble->peer;
+        return;
+      }
+      throw describeTrouble(*trouble, ctx_.comm.peer(trouble->peer), ctx_.where(), awaited());
+    }
     if (deadline_->expired())
       raise(ErrorCode::kTimeout, "{}: timed out after {} waiting {}{}", ctx_.where(),
-            describeSpan(timeout_), awaited(), ctx_.comm.stoppedLocalPeers());
+            describeSpan(timeout_), awaited(), ctx_.comm.peerWatch().stoppedLocalPeers());
   }
   const long ns = backoff_.round();
   if (ns == 0) return;

@@ -35,7 +35,7 @@ class Stall {
   void reset() {
     backoff_.reset();
     deadline_.reset();
-    deadSeen_ = -1;
+    goneSeen_ = -1;
   }
 
  private:
@@ -44,7 +44,7 @@ class Stall {
   Backoff backoff_;
   std::optional<Deadline> deadline_;
   std::chrono::milliseconds timeout_{0};  // the span deadline_ was set for
-  int deadSeen_ = -1;  // a peer found gone once; found gone again after another look, it fails
+  int goneSeen_ = -1;  // a peer found gone once; found gone again after another look, it fails
 };
 
 struct OpContext {
