@@ -7,14 +7,19 @@
 //   corrupt rank R: PROBLEM        a call succeeded with wrong data (exit 4)
 //   done rank R ops N              --ops cases all passed (exit 0)
 // After an error the rank stays alive until its stdin closes, then destroys its communicator and
-// exits 3: a survivor that left at once would look dead to the others and blur which rank they
-// name.
+// exits 3; with --exit-on-error it exits 3 at once, without destroying it, as a program that
+// ends on its error does (its peers must still name the rank that caused it, not this one).
 //
 //   fault_rank [--kind allreduce|allgather|broadcast] [--seed S] [--max-bytes B] [--ops N]
 //              [--abort-rank R --abort-after-ms MS]   a second thread aborts rank R's communicator
 //              [--misbehave count|collective|skip --misbehave-rank R --at K]
+//              [--exit-on-error 1] [--leave-early R]
 // --misbehave changes case K on rank R: another count, another collective, or not calling it
 // at all (the rank then idles until stdin closes).
+// --leave-early R: after the --ops cases, a last broadcast from rank R, which the others enter
+// 400 ms or more late, each later than the ranks after it on the chain; R destroys its
+// communicator and exits as soon as its part is done (printing "left rank R"), while the others
+// still wait for each other. Everybody must finish: an orderly exit is no death.
 #include <unistd.h>
 
 #include <chrono>
@@ -41,6 +46,8 @@ struct Args {
   std::string misbehave;
   int misbehaveRank = -1;
   long at = -1;
+  bool exitOnError = false;
+  int leaveEarly = -1;
 };
 
 int64_t wallNs() {
@@ -89,6 +96,10 @@ Args parse(int argc, char** argv) {
       args.misbehaveRank = std::atoi(value);
     else if (arg == "--at")
       args.at = std::atol(value);
+    else if (arg == "--exit-on-error")
+      args.exitOnError = std::atoi(value) != 0;
+    else if (arg == "--leave-early")
+      args.leaveEarly = std::atoi(value);
     else
       usage(("unknown argument " + arg).c_str());
   }
@@ -106,8 +117,10 @@ Args parse(int argc, char** argv) {
 
 // The error has been reported; a failed communicator must stay failed: its error is kept and
 // the next call fails at once with the same message instead of moving data.
-[[noreturn]] void reportFailure(tuttiComm_t comm, int rank, const std::string& problem) {
+[[noreturn]] void reportFailure(tuttiComm_t comm, int rank, const std::string& problem,
+                                bool exitAtOnce) {
   say("error rank " + std::to_string(rank) + " at " + std::to_string(wallNs()) + ": " + problem);
+  if (exitAtOnce) std::exit(3);
   tuttiResult_t async = tuttiSuccess;
   tutti_comm_get_async_error(comm, &async);
   const bool stillFails = tutti_barrier(comm, nullptr) != tuttiSuccess &&
@@ -152,7 +165,7 @@ int main(int argc, char** argv) {
     }
     tuttiResult_t rc = tuttiSuccess;
     const std::string problem = runCase(comm, c, nullptr, &rc);
-    if (rc != tuttiSuccess) reportFailure(comm, rank, problem);
+    if (rc != tuttiSuccess) reportFailure(comm, rank, problem, args.exitOnError);
     if (!problem.empty()) {
       say("corrupt rank " + std::to_string(rank) + ": " + problem);
       return 4;
@@ -166,6 +179,22 @@ int main(int argc, char** argv) {
           tutti_comm_abort(comm);
         }).detach();
     }
+  }
+  if (args.leaveEarly >= 0) {
+    Case last = randomCase(rng, Kind::kBroadcast, n, args.maxBytes, 4096);
+    last.root = args.leaveEarly;
+    // Along the chain (the driver sets TUTTI_RING_ORDER to 0 1 .. n-1) the later ranks enter
+    // first, so that they wait for their live predecessors while the root is gone.
+    if (const int hops = (rank - last.root + n) % n; hops > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(300 + 100 * (n - hops)));
+    tuttiResult_t rc = tuttiSuccess;
+    const std::string problem = runCase(comm, last, nullptr, &rc);
+    if (rc != tuttiSuccess) reportFailure(comm, rank, problem, true);
+    if (!problem.empty()) {
+      say("corrupt rank " + std::to_string(rank) + ": " + problem);
+      return 4;
+    }
+    if (rank == args.leaveEarly) say("left rank " + std::to_string(rank));
   }
   say("done rank " + std::to_string(rank) + " ops " + std::to_string(args.ops));
   tutti_comm_destroy(comm);

@@ -113,6 +113,13 @@ class Job:
         self.wait_until(lambda: all(r.find("comm-") or r.find("corrupt") for r in chosen), limit_s)
         return {r.rank: r.find("error") for r in chosen}
 
+    def first_errors(self, ranks, limit_s):
+        """Like errors(), for ranks that exit at their error: waits up to limit_s for each to
+        report an error (or wrong data); returns rank -> its "error" line or None."""
+        chosen = [self.ranks[r] for r in ranks]
+        self.wait_until(lambda: all(r.find("error") or r.find("corrupt") for r in chosen), limit_s)
+        return {r.rank: r.find("error") for r in chosen}
+
     def corrupt(self):
         """The "corrupt" lines of every rank: calls that returned success with wrong data."""
         return [f"[{r.rank}] {r.find('corrupt')}" for r in self.ranks if r.find("corrupt")]

@@ -7,8 +7,10 @@ detection, not the timeout), that its message names the dead rank and its host (
 or "rank K (addr:port"), that its communicator stays failed, that no call returned wrong data,
 and that /dev/shm holds no segment of the job afterwards. A survivor with no error by then is a
 hang. Prints one line per trial and the detection times (kill to the last survivor's error).
+With --survivors-exit each survivor exits as soon as it has its error, as real programs do: the
+others must still name the rank that was killed, not a survivor that left after failing.
 
-  kill_random_rank.py FAULT_RANK [--trials N] [--seed S] [--bound SECONDS]
+  kill_random_rank.py FAULT_RANK [--trials N] [--seed S] [--bound SECONDS] [--survivors-exit]
 The seed is printed; FAULT_SEED overrides it (to replay a failing run).
 """
 
@@ -31,7 +33,7 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def trial(fault_rank, rng, bound):
+def trial(fault_rank, rng, bound, survivors_exit):
     """Runs one trial; returns (description, problems, detection seconds or None, hung, the
     ranks' output)."""
     transport, kind = rng.choice(TRANSPORTS), rng.choice(KINDS)
@@ -42,7 +44,8 @@ def trial(fault_rank, rng, bound):
             f"rank {victim} killed after {delay * 1000:.0f} ms"
             f"{'' if reap else ' (left a zombie)'}")
     job = Job([fault_rank, "--kind", kind, "--seed", str(case_seed), "--max-bytes",
-               str(max_bytes)], NRANKS, env={"TUTTI_TRANSPORT": transport, "TUTTI_TIMEOUT": "60"})
+               str(max_bytes), "--exit-on-error", str(int(survivors_exit))], NRANKS,
+              env={"TUTTI_TRANSPORT": transport, "TUTTI_TIMEOUT": "60"})
     problems = []
     detection, hung = None, False
     try:
@@ -54,7 +57,8 @@ def trial(fault_rank, rng, bound):
         time.sleep(delay)
         killed_at = job.signal(victim, signal.SIGKILL, reap)
         survivors = [r for r in range(NRANKS) if r != victim]
-        errors = job.errors(survivors, bound)
+        errors = (job.first_errors(survivors, bound) if survivors_exit
+                  else job.errors(survivors, bound))
         problems += job.corrupt()
         times = []
         for r, error in errors.items():
@@ -65,7 +69,7 @@ def trial(fault_rank, rng, bound):
             times.append((error_time_ns(error) - killed_at) / 1e9)
             if not names_rank(error, victim):
                 problems.append(f"rank {r}'s error does not name rank {victim} and its host")
-            if not job.ranks[r].find("comm-failed"):
+            if not survivors_exit and not job.ranks[r].find("comm-failed"):
                 problems.append(f"rank {r}'s communicator did not stay failed")
         if times and not hung:
             detection = max(times)
@@ -85,12 +89,15 @@ def main():
         ["fault_rank"],
         [("--trials", {"type": int, "default": 10}),
          ("--bound", {"type": float, "default": 10.0,
-                      "help": "seconds a survivor may take to fail (TUTTI_TIMEOUT is 60)"})],
+                      "help": "seconds a survivor may take to fail (TUTTI_TIMEOUT is 60)"}),
+         ("--survivors-exit", {"action": "store_true",
+                               "help": "survivors exit at their error instead of idling"})],
         description=__doc__.splitlines()[0])
     print(f"seed {seed} (FAULT_SEED={seed} replays this run)", flush=True)
     detections, hangs, failed = [], 0, 0
     for number in range(1, args.trials + 1):
-        what, problems, detection, hung, output = trial(args.fault_rank, rng, args.bound)
+        what, problems, detection, hung, output = trial(args.fault_rank, rng, args.bound,
+                                                        args.survivors_exit)
         hangs += hung
         if detection is not None:
             detections.append(detection)

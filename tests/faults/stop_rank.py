@@ -3,7 +3,9 @@
 fails with a timeout within the bound, and says that the stopped rank is stopped (also the ranks
 that wait on a rank that waits on it: a timeout looks at the state of the ranks on its host).
 Then SIGCONT: the stopped rank's
-operation must fail too, or complete with correct data and fail at the next call. It must never
+operation must fail too, or complete with correct data and fail at the next call, and at once
+with its peers' reason ("gave up"), not after a timeout of its own that blames a healthy peer
+(their departure notes, runtime/peer_watch.hpp). It must never
 return wrong data (every result is checked against the reference), and its communicator ends
 failed.
 
@@ -47,6 +49,8 @@ def main():
         resumed = job.errors([stopped], BOUND_S)[stopped]
         if not resumed and not job.ranks[stopped].find("corrupt"):
             problems.append(f"rank {stopped} did not fail within {BOUND_S} s of SIGCONT")
+        elif resumed and "gave up" not in resumed:
+            problems.append(f"rank {stopped} did not learn that its peers gave up: {resumed}")
         if not job.ranks[stopped].find("comm-failed"):
             problems.append(f"rank {stopped}'s communicator is not failed after SIGCONT")
         problems += job.closing_problems()
