@@ -47,6 +47,8 @@ std::string flightRecordJson(const Communicator& comm, const std::string& reason
   for (int rank = 0; rank < comm.size(); ++rank)
     peers.push_back(
         {{"rank", rank}, {"host", comm.peer(rank).hostName}, {"pid", comm.peer(rank).pid}});
+  // The snapshot before the counters: its entries never number beyond last_issued and
+  // last_collective, which tutti-info checks.
   json entries = json::array();
   for (const OpRecord& record : recorder.snapshot()) entries.push_back(entryJson(record));
   const std::optional<Error> failure = comm.failure();

@@ -128,7 +128,10 @@ void FlightRecorder::failed(uint64_t sequence, const Error& error) {
     errors_.emplace_back(sequence, error.what());
   }
   Writing writing(*slot);
-  slot->endedNs.store(opclock::stamp(), kRelaxed);
+  const int64_t now = opclock::stamp();
+  slot->endedNs.store(now, kRelaxed);
+  // A blocking call that fails before it starts still says when the rank came to it.
+  if (slot->enqueuedNs.load(kRelaxed) == 0) slot->enqueuedNs.store(now, kRelaxed);
   slot->state.store(static_cast<uint8_t>(OpState::kFailed), std::memory_order_release);
 }
 

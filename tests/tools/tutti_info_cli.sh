@@ -2,8 +2,10 @@
 # tutti-info on hand-made dumps: usage and env; postmortem flags calls that differ at one sequence
 # number and names a rank that left no dump from who waits for it; in version 2 dumps it lines
 # collectives up by collective_seq, so that send/recv between some ranks neither hide a mismatch
-# nor make a rank look behind; bad input (no directory, no dumps, malformed JSON, a missing field,
-# two jobs, one rank twice) is an error naming it, exit 2.
+# nor make a rank look behind; a rank that entered (or, stopped inside it, finished) a collective
+# only after the others had failed in it waiting for it is behind, whatever the counts say; bad
+# input (no directory, no dumps, malformed JSON, a missing field, two jobs, one rank twice, a dump
+# inconsistent in itself) is an error naming it, exit 2.
 # Usage: tutti_info_cli.sh TUTTI_INFO
 set -u
 info=$1
@@ -90,6 +92,58 @@ echo "$report"
 grep -qxF "mismatch at collective #2: ranks 0,1 called allreduce(count=1024, float32, sum); rank 2 called allreduce(count=2048, float32, sum)" <<<"$report" ||
   fail "the mismatch at collective #2 is not flagged"
 grep -q ") is behind:" <<<"$report" && fail "a rank is called behind although all issued 2 collectives"
+
+# A rank stopped before #5 and continued after ranks 0 and 1 failed in it waiting for it (at
+# steady time 4000; all dumped at 8000): it entered #5 at 7000 and failed there too, so that every
+# rank issued 5 collectives. timed ENTRY ENQUEUED STARTED ENDED sets an entry's times.
+timed() { sed "s/\"enqueued_ns\": 1, \"started_ns\": 2, \"ended_ns\": 3/\"enqueued_ns\": $2, \"started_ns\": $3, \"ended_ns\": $4/" <<<"$1"; }
+mkdir "$dir/stopped"
+dump "$dir/stopped" wjob 0 3 5 "$(entry 4 done 8)" "$(timed "$(entry 5 failed 8 2)" 1000 1000 4000)"
+dump "$dir/stopped" wjob 1 3 5 "$(entry 4 done 8)" "$(timed "$(entry 5 failed 8 2)" 1000 1000 4000)"
+dump "$dir/stopped" wjob 2 3 5 "$(entry 4 done 8)" "$(timed "$(entry 5 failed 8 0)" 7000 7000 7500)"
+sed -i 's/"steady_ns": 5,/"steady_ns": 8000,/' "$dir"/stopped/*.json
+report=$("$info" postmortem "$dir/stopped") || fail "postmortem exited $?"
+echo "$report"
+grep -qxF "rank 2 (host h2, pid 102) is behind: it entered #5 allreduce(count=8, float32, sum) only after ranks 0,1 had failed in it waiting for it" <<<"$report" ||
+  fail "the rank that entered #5 after the others failed in it is not named"
+[ "$(grep -c "behind" <<<"$report")" -eq 1 ] || fail "another rank is called behind, or none"
+# Stopped inside #5 instead: it completed #5 (from what the others left) after they failed, and
+# failed in #6.
+dump "$dir/stopped" wjob 2 3 6 "$(entry 4 done 8)" "$(timed "$(entry 5 done 8)" 1000 1000 7000)" "$(timed "$(entry 6 failed 8 0)" 7100 7100 7500)"
+sed -i 's/"steady_ns": 5,/"steady_ns": 8000,/' "$dir"/stopped/tutti-wjob-rank2.json
+report=$("$info" postmortem "$dir/stopped") || fail "postmortem exited $?"
+echo "$report"
+grep -qxF "rank 2 (host h2, pid 102) is behind: it finished #5 allreduce(count=8, float32, sum) only after ranks 0,1 had failed in it waiting for it" <<<"$report" ||
+  fail "the rank that finished #5 after the others failed in it is not named"
+[ "$(grep -c "behind" <<<"$report")" -eq 1 ] || fail "another rank is called behind, or none"
+
+# expect_inconsistent TEXT SED: a one-rank dump edited by SED is refused with TEXT.
+expect_inconsistent() {
+  rm -rf "$dir/inconsistent" && mkdir "$dir/inconsistent"
+  dump "$dir/inconsistent" wjob 0 2 3 "$(entry 2 done 8)" "$(entry 3 failed 8 1)"
+  sed -i "$2" "$dir/inconsistent/tutti-wjob-rank0.json"
+  expect_error 2 "$dir/inconsistent/tutti-wjob-rank0.json: inconsistent dump: $1" postmortem "$dir/inconsistent"
+}
+expect_inconsistent "2 entries for a capacity of 1" 's/"capacity": 2048/"capacity": 1/'
+expect_inconsistent "capacity 4194304 is above the recorder's maximum 1048576" 's/"capacity": 2048/"capacity": 4194304/'
+expect_inconsistent "entry #9 is outside the operations it issued (1 to last_issued 3)" 's/"seq": 3,/"seq": 9,/'
+expect_inconsistent "entry #0 is outside the operations it issued" 's/"seq": 2,/"seq": 0,/'
+expect_inconsistent "last_issued 1152921504606846976 is beyond any job" 's/"seq": 3,/"seq": 1152921504606846976,/; s/"last_issued": 3/"last_issued": 1152921504606846976/'
+expect_inconsistent "two entries #3" 's/"seq": 2,/"seq": 3,/'
+expect_inconsistent "entry #3 names a rank that is not a peer of rank 0 of 2" 's/"waiting_on": 1/"waiting_on": 7/'
+expect_inconsistent "entry #3 names a rank that is not a peer of rank 0 of 2" 's/"waiting_on": 1/"waiting_on": 0/'
+rm -rf "$dir/inconsistent" && mkdir "$dir/inconsistent"
+dump "$dir/inconsistent" wjob 0 2 3 "$(v2 "$(entry 3 done 8)" 4)"
+to_v2 "$dir/inconsistent/tutti-wjob-rank0.json" 3
+expect_error 2 "inconsistent dump: entry #3 is collective #4, beyond last_collective 3" postmortem "$dir/inconsistent"
+dump "$dir/inconsistent" wjob 0 2 2 "$(v2 "$(entry 2 done 8)" 2)"
+to_v2 "$dir/inconsistent/tutti-wjob-rank0.json" 4
+expect_error 2 "inconsistent dump: last_collective 4 is above last_issued 2" postmortem "$dir/inconsistent"
+rm -rf "$dir/inconsistent" && mkdir "$dir/inconsistent"
+dump "$dir/inconsistent" wjob 0 2 1 "$(timed "$(entry 1 done 8)" 1 5 4)"
+expect_error 2 "entry #1: its times are out of order (enqueued, started, ended)" postmortem "$dir/inconsistent"
+dump "$dir/inconsistent" wjob 0 2 1 "$(timed "$(entry 1 done 8)" -1 2 3)"
+expect_error 2 "entry #1: \"enqueued_ns\" -1 is not a time of the dump's clock" postmortem "$dir/inconsistent"
 
 mkdir "$dir/malformed"
 dump "$dir/malformed" wjob 0 2 1 "$(entry 1 done 8)"

@@ -38,11 +38,34 @@ std::optional<T> optionalField(const json& object, const char* name, const std::
   return field<T>(object, name, where);
 }
 
+// The recorder's largest capacity (TUTTI_FLIGHT_RECORDER_ENTRIES); and a bound on sequence numbers
+// that no job reaches (2^53 operations take over a century at 2 per microsecond) and that JSON
+// readers keep exactly.
+constexpr uint64_t kMaxEntries = 1 << 20;
+constexpr uint64_t kMaxSequence = uint64_t{1} << 53;
+
 bool isPointToPoint(const std::string& collective) {
   return collective == "send" || collective == "recv";
 }
 
-DumpedOp readOp(const json& entry, int version, const std::string& where) {
+// The dump's steady and wall clocks, read together: they map the entries' times to wall time.
+struct DumpClock {
+  int64_t steadyNs = 0, wallNs = 0;
+};
+
+// A steady-clock time of the entry as wall-clock ns; null stays null.
+std::optional<int64_t> wallTime(const json& entry, const char* name, const DumpClock& clock,
+                                const std::string& at) {
+  const std::optional<int64_t> steady = optionalField<int64_t>(entry, name, at);
+  if (!steady) return std::nullopt;
+  int64_t wall = 0;
+  if (*steady < 0 || __builtin_add_overflow(clock.wallNs, *steady - clock.steadyNs, &wall))
+    throw InputError(
+        fmt::format("{}: \"{}\" {} is not a time of the dump's clock", at, name, *steady));
+  return wall;
+}
+
+DumpedOp readOp(const json& entry, int version, const DumpClock& clock, const std::string& where) {
   DumpedOp op;
   op.seq = field<uint64_t>(entry, "seq", where);
   const std::string at = fmt::format("{} entry #{}", where, op.seq);
@@ -62,7 +85,49 @@ DumpedOp readOp(const json& entry, int version, const std::string& where) {
   static const char* kStates[] = {"queued", "running", "done", "failed"};
   if (std::find(std::begin(kStates), std::end(kStates), op.state) == std::end(kStates))
     throw InputError(fmt::format("{}: unknown state \"{}\"", at, op.state));
+  const std::optional<int64_t> enqueued = wallTime(entry, "enqueued_ns", clock, at);
+  const std::optional<int64_t> started = wallTime(entry, "started_ns", clock, at);
+  op.endedNs = wallTime(entry, "ended_ns", clock, at);
+  if ((enqueued && started && *started < *enqueued) ||
+      (started && op.endedNs && *op.endedNs < *started))
+    throw InputError(fmt::format("{}: its times are out of order (enqueued, started, ended)", at));
+  op.enteredNs = enqueued ? enqueued : started;  // a blocking call's enqueue time is its start
   return op;
+}
+
+// Dumps no runtime writes: its recorder holds at most `capacity` entries, numbered at most up to
+// what the rank issued, once each; peers and roots are ranks of the communicator.
+void checkConsistent(const RankDump& dump, uint64_t capacity, const std::string& where) {
+  const auto refuse = [&](const std::string& what) {
+    throw InputError(fmt::format("{}: inconsistent dump: {}", where, what));
+  };
+  if (dump.lastIssued > kMaxSequence)
+    refuse(fmt::format("last_issued {} is beyond any job (at most {})", dump.lastIssued,
+                       kMaxSequence));
+  if (dump.lastCollective > dump.lastIssued)
+    refuse(fmt::format("last_collective {} is above last_issued {}", dump.lastCollective,
+                       dump.lastIssued));
+  if (capacity > kMaxEntries)
+    refuse(fmt::format("capacity {} is above the recorder's maximum {}", capacity, kMaxEntries));
+  if (dump.entries.size() > capacity)
+    refuse(fmt::format("{} entries for a capacity of {}", dump.entries.size(), capacity));
+  const auto isRank = [&](std::optional<int> rank) {
+    return !rank || (*rank >= 0 && *rank < dump.size);
+  };
+  uint64_t previous = 0;
+  for (const DumpedOp& op : dump.entries) {
+    if (op.seq == 0 || op.seq > dump.lastIssued)
+      refuse(fmt::format("entry #{} is outside the operations it issued (1 to last_issued {})",
+                         op.seq, dump.lastIssued));
+    if (op.seq == previous) refuse(fmt::format("two entries #{}", op.seq));
+    previous = op.seq;
+    if (op.collectiveSeq > dump.lastCollective)
+      refuse(fmt::format("entry #{} is collective #{}, beyond last_collective {}", op.seq,
+                         op.collectiveSeq, dump.lastCollective));
+    if (!isRank(op.root) || !isRank(op.waitingOn) || op.waitingOn == dump.rank)
+      refuse(fmt::format("entry #{} names a rank that is not a peer of rank {} of {}", op.seq,
+                         dump.rank, dump.size));
+  }
 }
 
 RankDump readDump(const fs::path& path) {
@@ -94,6 +159,11 @@ RankDump readDump(const fs::path& path) {
   dump.lastCollective =
       version >= 2 ? field<uint64_t>(doc, "last_collective", where) : dump.lastIssued;
   dump.error = nullable<std::string>(doc, "error", where);
+  const json clockFields = field<json>(doc, "clock", where);
+  const DumpClock clock{field<int64_t>(clockFields, "steady_ns", where + " clock"),
+                        field<int64_t>(clockFields, "wall_ns", where + " clock")};
+  if (clock.steadyNs < 0 || clock.wallNs < 0)
+    throw InputError(fmt::format("{}: inconsistent dump: a clock before its epoch", where));
   if (dump.size < 1 || dump.rank < 0 || dump.rank >= dump.size)
     throw InputError(fmt::format("{}: rank {} is not in a communicator of size {}", where,
                                  dump.rank, dump.size));
@@ -105,9 +175,10 @@ RankDump readDump(const fs::path& path) {
                           field<long>(peer, "pid", where + " peers")});
   const json entries = field<json>(doc, "entries", where);
   if (!entries.is_array()) throw InputError(fmt::format("{}: \"entries\" is not an array", where));
-  for (const json& entry : entries) dump.entries.push_back(readOp(entry, version, where));
+  for (const json& entry : entries) dump.entries.push_back(readOp(entry, version, clock, where));
   std::sort(dump.entries.begin(), dump.entries.end(),
             [](const DumpedOp& a, const DumpedOp& b) { return a.seq < b.seq; });
+  checkConsistent(dump, field<uint64_t>(doc, "capacity", where), where);
   return dump;
 }
 

@@ -1,5 +1,6 @@
 // Reading the flight-recorder dumps of a job (docs/flight-recorder.md): every tutti-*.json file of
-// a directory, each checked field by field, so that a bad input is an error naming the file and
+// a directory, each checked field by field and for consistency (no more entries than its capacity,
+// no sequence number beyond the rank's last), so that a bad input is an error naming the file and
 // the field instead of a wrong analysis.
 #pragma once
 
@@ -30,6 +31,9 @@ struct DumpedOp {
   std::string state;  // queued, running, done, failed
   std::optional<int> waitingOn;
   std::string error;
+  // Wall-clock ns since the epoch (from the rank's steady clock and the dump's pair of readings),
+  // so that ranks' times compare: when the rank issued (or, blocking, started) it, when it ended.
+  std::optional<int64_t> enteredNs, endedNs;
 };
 
 struct DumpedPeer {

@@ -99,14 +99,56 @@ std::string mismatches(const Communicator& comm) {
   return text;
 }
 
-std::string behind(const Communicator& comm) {
-  // Collectives, not operations: send/recv between some ranks put no rank behind.
+// A rank that arrived in a collective only after ranks waiting for it there had failed: stopped
+// (SIGSTOP, a debugger) and resumed, or stuck in its own work and back, it may since have failed
+// there too or even gone on, so the numbers of collectives issued no longer show it behind.
+// Arrival is its entry (when it issued the collective) or, for one stopped inside it that
+// completed it, its end. The lowest collective where that shows is where the job went wrong.
+std::string lateRanks(const Communicator& comm) {
+  // The failures that waited on a peer, by collective number: (waiter, its operation).
+  std::map<uint64_t, std::vector<std::pair<int, const DumpedOp*>>> failures;
+  for (const RankDump* dump : comm.byRank)
+    if (dump)
+      for (const DumpedOp& op : dump->entries)
+        if (op.collectiveSeq != 0 && op.state == "failed" && op.waitingOn && op.endedNs)
+          failures[op.collectiveSeq].emplace_back(dump->rank, &op);
+  for (const bool byEntry : {true, false}) {
+    for (const auto& [collectiveSeq, failed] : failures) {
+      std::string text;
+      for (const RankDump* dump : comm.byRank) {
+        const DumpedOp* op = dump ? findCollective(*dump, collectiveSeq) : nullptr;
+        const std::optional<int64_t> arrived = !op                   ? std::nullopt
+                                               : byEntry             ? op->enteredNs
+                                               : op->state == "done" ? op->endedNs
+                                                                     : std::nullopt;
+        if (!arrived) continue;
+        std::vector<int> waiters;
+        for (const auto& [rank, waited] : failed)
+          if (waited->waitingOn == dump->rank && waited->endedNs.value_or(0) < arrived.value_or(0))
+            waiters.push_back(rank);
+        if (!waiters.empty())
+          text +=
+              fmt::format("{} is behind: it {} {} only after {} had failed in it waiting for it\n",
+                          who(comm, dump->rank), byEntry ? "entered" : "finished",
+                          describeOp(op, op->seq), rankList(waiters));
+      }
+      if (!text.empty()) return text;
+    }
+  }
+  return {};
+}
+
+// The rank(s) that issued the fewest collectives, when others issued more: the others wait for
+// them in the next one. Collectives, not operations: send/recv between some ranks put no rank
+// behind.
+std::string fewestCollectives(const Communicator& comm) {
   uint64_t least = UINT64_MAX, most = 0;
   for (const RankDump* dump : comm.byRank)
     if (dump) {
       least = std::min(least, dump->lastCollective);
       most = std::max(most, dump->lastCollective);
     }
+  if (least == most) return {};
   std::string text;
   std::vector<int> ahead;
   const DumpedOp* awaited = nullptr;
@@ -116,7 +158,7 @@ std::string behind(const Communicator& comm) {
       if (!awaited) awaited = findCollective(*dump, least + 1);
     }
   for (const RankDump* dump : comm.byRank) {
-    if (!dump || dump->lastCollective != least || least == most) continue;
+    if (!dump || dump->lastCollective != least) continue;
     const DumpedOp* now = current(*dump);
     const DumpedOp* done = lastDone(*dump);
     const std::string where =
@@ -128,6 +170,12 @@ std::string behind(const Communicator& comm) {
     text += fmt::format("{} is behind: {}; {} in {} for rank {}\n", who(comm, dump->rank), where,
                         waiting(ahead), next, dump->rank);
   }
+  return text;
+}
+
+// Ranks that left no dump, with the ranks whose current operation waits for them.
+std::string withoutDumps(const Communicator& comm) {
+  std::string text;
   for (int rank = 0; rank < comm.size; ++rank) {
     if (comm.byRank[static_cast<size_t>(rank)]) continue;
     std::vector<int> waiters;
@@ -142,8 +190,18 @@ std::string behind(const Communicator& comm) {
       text += fmt::format("; {} for it in {}", waiting(waiters), describeOp(in, in->seq));
     text += "\n";
   }
+  return text;
+}
+
+std::string behind(const Communicator& comm) {
+  std::string text = lateRanks(comm);
+  if (text.empty()) text = fewestCollectives(comm);
+  text += withoutDumps(comm);
   if (text.empty()) {
-    text = fmt::format("no rank is behind: every rank issued {} collectives\n", most);
+    uint64_t issued = 0;
+    for (const RankDump* dump : comm.byRank)
+      if (dump) issued = dump->lastCollective;
+    text = fmt::format("no rank is behind: every rank issued {} collectives\n", issued);
     for (const RankDump* dump : comm.byRank)
       if (const DumpedOp* now = dump ? current(*dump) : nullptr; now && now->waitingOn)
         text += fmt::format("rank {} is {} in {} waiting for rank {}\n", dump->rank, now->state,

@@ -78,6 +78,17 @@ TEST_CASE("a blocking call's enqueue time is its start time (one clock read fewe
   CHECK(r.enqueuedNs == r.startedNs);
 }
 
+TEST_CASE("a blocking call that fails before it starts is stamped as entered when it failed") {
+  FlightRecorder recorder(2);
+  recorder.queued(1, allreduce(8), false);
+  recorder.failed(1, Error(ErrorCode::kRemote, "rank 0: allreduce #1: rank 1 is gone"));
+  const OpRecord r = recorder.snapshot()[0];
+  CHECK(r.state == OpState::kFailed);
+  CHECK(r.startedNs == 0);
+  CHECK(r.endedNs > 0);
+  CHECK(r.enqueuedNs == r.endedNs);
+}
+
 TEST_CASE("the ring keeps the last N operations, oldest first") {
   FlightRecorder recorder(4);
   for (uint64_t seq = 1; seq <= 10; ++seq) complete(recorder, seq);
