@@ -150,9 +150,7 @@ class Soak {
     const auto dtype = static_cast<tuttiDataType_t>(rng_() % tuttiNumTypes);
     const auto op = spec.reduces ? static_cast<tuttiRedOp_t>(rng_() % tuttiNumOps) : tuttiSum;
     const int root = spec.rooted ? static_cast<int>(rng_() % static_cast<uint64_t>(n_)) : -1;
-    // In-place send/recv is not a thing (the ranks suite does not test it either): the receive
-    // overwrites what is still to be sent once a message outgrows the FIFO.
-    const bool inPlace = rng_() % 2 == 0 && std::strcmp(spec.name, "sendrecv") != 0;
+    const bool inPlace = rng_() % 2 == 0;
     const size_t unit = tutti::bench::typeSize(dtype);
     // Log-uniform from 1 element to the whole buffer, and now and then nothing at all.
     const double maxElems = static_cast<double>(o_.maxBytes / unit);

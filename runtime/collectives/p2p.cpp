@@ -1,21 +1,41 @@
 #include "runtime/collectives/p2p.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "base/error.hpp"
+#include "runtime/collectives/send_source.hpp"
 
 namespace tutti::runtime {
 namespace {
 
 struct Progress {
-  const P2PTransfer* transfer;
+  const P2PTransfer* transfer = nullptr;
   size_t done = 0;
+  std::optional<SendSource> source;  // a send's bytes
+  // A receive's: the sends of the batch whose bytes it may overwrite (in-place send/recv).
+  std::vector<Progress*> overwrites;
 };
 
-// Moves as much of `item` as the connection allows now; true when something moved.
-bool advance(OpContext& ctx, Progress& item) {
+// Whether a receive writing [to, to + bytes) would destroy bytes a send of the batch has not sent.
+bool wouldOverwriteUnsent(const Progress& receive, const void* to, size_t bytes) {
+  return std::any_of(receive.overwrites.begin(), receive.overwrites.end(), [&](Progress* send) {
+    return send->source->wouldLose(to, bytes, send->done);
+  });
+}
+
+// Before a receive writes [to, to + bytes): the bytes of the batch's sends there that have not
+// gone out yet are saved.
+void beforeWriting(const Progress& receive, const void* to, size_t bytes) {
+  for (Progress* send : receive.overwrites) send->source->saveBefore(to, bytes, send->done);
+}
+
+// Moves as much of `item` as the connection allows now; true when something moved. A receive
+// that would overwrite bytes still to be sent waits for them to go out, unless `saveUnsent`.
+bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
   const P2PTransfer& t = *item.transfer;
   bool moved = false;
   while (item.done < t.bytes) {
@@ -24,20 +44,23 @@ bool advance(OpContext& ctx, Progress& item) {
       void* slot = ctx.guarded([&] { return conn.tryAcquire(); });
       if (!slot) break;
       const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
-      std::memcpy(slot, static_cast<const char*>(t.sendBuffer) + item.done, chunk);
+      item.source->copyOut(slot, item.done, chunk);
       conn.post(chunk);
       item.done += chunk;
     } else {
       transport::RecvConn& conn = ctx.comm.recvFrom(t.peer);
+      const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
+      char* to = static_cast<char*>(t.recvBuffer) + item.done;
+      if (!saveUnsent && wouldOverwriteUnsent(item, to, chunk)) break;
       size_t got = 0;
       const void* slot = ctx.guarded([&] { return conn.tryPeek(&got); });
       if (!slot) break;
-      const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
       if (got != chunk)
         raise(ErrorCode::kInvalidUsage,
               "{}: rank {} sent {} bytes where {} were expected: send and receive sizes differ",
               ctx.where(), t.peer, got, chunk);
-      std::memcpy(static_cast<char*>(t.recvBuffer) + item.done, slot, chunk);
+      beforeWriting(item, to, chunk);
+      std::memcpy(to, slot, chunk);
       conn.release();
       item.done += chunk;
     }
@@ -47,88 +70,85 @@ bool advance(OpContext& ctx, Progress& item) {
 }
 
 // Sends to this rank itself meet its receives from itself in order: a copy.
-void matchSelfTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers) {
-  std::vector<const P2PTransfer*> sends, recvs;
-  for (const P2PTransfer& t : transfers)
-    if (t.peer == ctx.comm.rank()) (t.isSend ? sends : recvs).push_back(&t);
+void matchSelfTransfers(OpContext& ctx, std::vector<Progress>& transfers) {
+  std::vector<Progress*> sends, recvs;
+  for (Progress& t : transfers)
+    if (t.transfer->peer == ctx.comm.rank()) (t.transfer->isSend ? sends : recvs).push_back(&t);
   if (sends.size() != recvs.size())
     raise(ErrorCode::kInvalidUsage, "{}: {} sends to this rank itself but {} receives from it",
           ctx.where(), sends.size(), recvs.size());
   for (size_t i = 0; i < sends.size(); ++i) {
-    if (sends[i]->bytes != recvs[i]->bytes)
+    const size_t bytes = sends[i]->transfer->bytes;
+    if (bytes != recvs[i]->transfer->bytes)
       raise(ErrorCode::kInvalidUsage,
             "{}: a send of {} bytes to this rank itself meets a receive of {} bytes", ctx.where(),
-            sends[i]->bytes, recvs[i]->bytes);
-    if (sends[i]->bytes > 0)
-      std::memmove(recvs[i]->recvBuffer, sends[i]->sendBuffer, sends[i]->bytes);
+            bytes, recvs[i]->transfer->bytes);
+    if (bytes == 0) continue;
+    beforeWriting(*recvs[i], recvs[i]->transfer->recvBuffer, bytes);
+    sends[i]->source->copyOut(recvs[i]->transfer->recvBuffer, 0, bytes);
+    sends[i]->done = recvs[i]->done = bytes;
   }
 }
 
-// A send whose bytes a receive of the same batch may overwrite (in-place send/recv, larger than
-// what the connection buffers) goes out from a copy taken before anything arrives.
-std::vector<P2PTransfer> stageOverwrittenSends(const std::vector<P2PTransfer>& transfers,
-                                               std::vector<std::vector<char>>& copies) {
-  struct Range {
-    uintptr_t begin, end;
-  };
-  std::vector<Range> written;
-  for (const P2PTransfer& t : transfers)
-    if (!t.isSend && t.bytes > 0) {
-      const auto begin = reinterpret_cast<uintptr_t>(t.recvBuffer);
-      written.push_back({begin, begin + t.bytes});
-    }
-  if (written.empty()) return transfers;
-  std::sort(written.begin(), written.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  // furthestEnd[i]: the largest end among the first i + 1 ranges, so that one binary search
-  // answers "does any range overlap [begin, end)".
-  std::vector<uintptr_t> furthestEnd(written.size());
-  for (size_t i = 0; i < written.size(); ++i)
-    furthestEnd[i] = std::max(written[i].end, i > 0 ? furthestEnd[i - 1] : 0);
-  std::vector<P2PTransfer> staged = transfers;
-  for (P2PTransfer& t : staged) {
-    if (!t.isSend || t.bytes == 0) continue;
-    const auto begin = reinterpret_cast<uintptr_t>(t.sendBuffer);
-    const auto end = begin + t.bytes;
-    const auto startsBefore =
-        std::lower_bound(written.begin(), written.end(), end,
-                         [](const Range& range, uintptr_t value) { return range.begin < value; });
-    if (startsBefore == written.begin()) continue;
-    if (furthestEnd[static_cast<size_t>(startsBefore - written.begin()) - 1] <= begin) continue;
-    const auto* data = static_cast<const char*>(t.sendBuffer);
-    t.sendBuffer = copies.emplace_back(data, data + t.bytes).data();
+// The batch's transfers, each receive knowing the sends it may overwrite.
+std::vector<Progress> progressOf(const std::vector<P2PTransfer>& transfers) {
+  std::vector<Progress> items;
+  items.reserve(transfers.size());  // stable: receives point at sends
+  for (const P2PTransfer& t : transfers) {
+    Progress& item = items.emplace_back();
+    item.transfer = &t;
+    if (t.isSend) item.source.emplace(t.sendBuffer, t.bytes);
   }
-  return staged;
+  for (Progress& receive : items)
+    if (!receive.transfer->isSend)
+      for (Progress& send : items)
+        if (send.source &&
+            send.source->overlaps(receive.transfer->recvBuffer, receive.transfer->bytes))
+          receive.overwrites.push_back(&send);
+  return items;
 }
 
 }  // namespace
 
-void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& original) {
-  std::vector<std::vector<char>> copies;
-  const std::vector<P2PTransfer> transfers = stageOverwrittenSends(original, copies);
-  matchSelfTransfers(ctx, transfers);
-  std::vector<Progress> items;
-  for (const P2PTransfer& t : transfers)
-    if (t.bytes > 0 && t.peer != ctx.comm.rank()) items.push_back({&t});
+void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers) {
+  std::vector<Progress> progress = progressOf(transfers);
+  matchSelfTransfers(ctx, progress);
+  std::vector<Progress*> items;
+  for (Progress& item : progress)
+    if (item.done < item.transfer->bytes) items.push_back(&item);
+  // In-place receives wait for the sends they would overwrite: on a ring each send runs a FIFO
+  // ahead of its receive, and nothing is copied. Only where that stops everything (a receive more
+  // than a FIFO ahead of the send it overwrites can wait in a cycle) do the sends' bytes get saved
+  // and the receives go on, after kHoldBack without movement. Waiting is what the batch would do
+  // anyway for a slow peer (its send must end too), while saving page-faults a copy in; 20 ms
+  // still mistook peers descheduled on the loaded 2-core VM for a cycle.
+  constexpr auto kHoldBack = std::chrono::milliseconds(200);
+  bool saveUnsent = false;
+  auto lastMoved = std::chrono::steady_clock::now();
   Stall stall(ctx);
   while (!items.empty()) {
     bool moved = false;
     // Only the oldest unfinished transfer per (peer, direction) may move: FIFO order.
     std::vector<bool> busy(2 * static_cast<size_t>(ctx.comm.size()), false);
-    for (Progress& item : items) {
-      const size_t lane = 2 * static_cast<size_t>(item.transfer->peer) + item.transfer->isSend;
+    for (Progress* item : items) {
+      const size_t lane = 2 * static_cast<size_t>(item->transfer->peer) + item->transfer->isSend;
       if (busy[lane]) continue;
       busy[lane] = true;
-      moved = advance(ctx, item) || moved;
+      moved = advance(ctx, *item, saveUnsent) || moved;
     }
-    std::erase_if(items, [](const Progress& item) { return item.done == item.transfer->bytes; });
+    std::erase_if(items, [](const Progress* item) { return item->done == item->transfer->bytes; });
     if (items.empty()) break;
     if (moved) {
       stall.reset();
+      lastMoved = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (!saveUnsent && std::chrono::steady_clock::now() - lastMoved > kHoldBack) {
+      saveUnsent = true;
       continue;
     }
     ctx.guarded([&] { ctx.comm.progress(); });
-    const P2PTransfer& waiting = *items.front().transfer;
+    const P2PTransfer& waiting = *items.front()->transfer;
     stall.pause(waiting.peer, waiting.isSend ? "for a free slot to" : "for data from");
   }
 }

@@ -394,29 +394,36 @@ TEST_CASE("a group with a failed call reports it at its end and runs nothing", "
 
 TEST_CASE("in-place send/recv larger than the connection's buffers keeps the sent data",
           "[api][p2p]") {
-  // 4 MiB is twice what a FIFO holds (8 slots of 256 KiB): receiving starts overwriting the
-  // buffer before the send has read all of it unless the runtime sends from a copy.
+  // 4 MiB is twice what a FIFO holds (8 slots of 256 KiB): receiving overwrites the buffer before
+  // the send has read all of it unless the runtime holds the receive back or saves the bytes.
+  // The receive lands on the send itself (each send keeps a FIFO ahead of its receive), half the
+  // message behind its start, or half ahead of it: then every rank's receive waits for a send
+  // that waits for the next rank's receive, and the bytes must be saved.
   const size_t count = size_t{1} << 20;
-  for (const char* transport : {"shm", "tcp"}) {
-    ScopedEnv env("TUTTI_TRANSPORT", transport);
-    ThreadWorld world(3);
-    REQUIRE(world.ok());
-    const auto wrong = onEveryRank<size_t>(3, [&](int rank) {
-      std::vector<int32_t> buffer(count);
-      for (size_t i = 0; i < count; ++i) buffer[i] = static_cast<int32_t>(rank * 7919 + i);
-      const int next = (rank + 1) % 3, previous = (rank + 2) % 3;
-      tutti_group_start();
-      tutti_send(buffer.data(), count, tuttiInt32, next, world.comm(rank), nullptr);
-      tutti_recv(buffer.data(), count, tuttiInt32, previous, world.comm(rank), nullptr);
-      if (tutti_group_end() != tuttiSuccess) return count;
-      size_t mismatches = 0;
-      for (size_t i = 0; i < count; ++i)
-        mismatches += buffer[i] != static_cast<int32_t>(previous * 7919 + i);
-      return mismatches;
-    });
-    INFO(transport);
-    CHECK(wrong == std::vector<size_t>(3, 0));
-  }
+  for (const char* transport : {"shm", "tcp"})
+    for (const ptrdiff_t shift : {ptrdiff_t{0}, -ptrdiff_t(count / 2), ptrdiff_t(count / 2)}) {
+      ScopedEnv env("TUTTI_TRANSPORT", transport);
+      ThreadWorld world(3);
+      REQUIRE(world.ok());
+      const auto wrong = onEveryRank<size_t>(3, [&](int rank) {
+        std::vector<int32_t> buffer(2 * count);
+        for (size_t i = 0; i < buffer.size(); ++i)
+          buffer[i] = static_cast<int32_t>(rank * 7919 + i);
+        int32_t* const sent = buffer.data() + count / 2;
+        int32_t* const received = sent + shift;
+        const int next = (rank + 1) % 3, previous = (rank + 2) % 3;
+        tutti_group_start();
+        tutti_send(sent, count, tuttiInt32, next, world.comm(rank), nullptr);
+        tutti_recv(received, count, tuttiInt32, previous, world.comm(rank), nullptr);
+        if (tutti_group_end() != tuttiSuccess) return count;
+        size_t mismatches = 0;
+        for (size_t i = 0; i < count; ++i)
+          mismatches += received[i] != static_cast<int32_t>(previous * 7919 + count / 2 + i);
+        return mismatches;
+      });
+      INFO(transport << ", receive " << shift << " elements from the send");
+      CHECK(wrong == std::vector<size_t>(3, 0));
+    }
 }
 
 TEST_CASE("TUTTI_CHECK_CALLS names mismatched calls on every rank", "[api][check-calls]") {
