@@ -42,6 +42,20 @@ struct Algorithm {
 
 const std::vector<Algorithm>& algorithms();
 
+// What one step (alpha) and one byte (beta) cost over the ranks' links.
+struct LinkModel {
+  double alphaUs;
+  double betaUsPerByte;
+};
+// Measured on a 2-core machine (README, "Measured"): shm ~0.3 us per step, TCP loopback ~15 us;
+// the bandwidths are the topology plan's defaults.
+constexpr LinkModel kShmLinks{0.3, 1.0 / (kShmGBs * 1000)}, kTcpLinks{15.0, 1.0 / (kTcpGBs * 1000)};
+
+// The cheapest algorithm of the table that applies to `bytes` over n ranks (all on one host over
+// shm, or not), never the one named `skip`: the planner's choice without TUTTI_ALGO.
+const Algorithm& cheapestAlgorithm(Collective collective, size_t bytes, int n, bool sharedMemory,
+                                   const LinkModel& link, std::string_view skip = {});
+
 // The algorithm to use: TUTTI_ALGO's choice for all-reduce when set, else the cheapest that
 // applies; never the one named `skip` (direct's own fallback).
 const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,

@@ -52,20 +52,12 @@ constexpr size_t kOneShotMaxBytes = 64 << 10;
 // TUTTI_DIRECT_BUFFERS=registered) pay that round and run the ring.
 constexpr size_t kDirectMinBytes = 256 << 10;
 
-struct LinkModel {
-  double alphaUs;
-  double betaUsPerByte;
-};
-
 bool allSharedMemory(const Communicator& comm) {
   return comm.localSize() == comm.size() && comm.settings().transport != "tcp";
 }
 
 LinkModel linkModel(const Communicator& comm) {
-  const bool allShm = allSharedMemory(comm);
-  // Measured on a 2-core machine (README, "Measured"): shm ~0.3 us per step, TCP loopback ~15 us.
-  LinkModel model =
-      allShm ? LinkModel{0.3, 1.0 / (kShmGBs * 1000)} : LinkModel{15.0, 1.0 / (kTcpGBs * 1000)};
+  LinkModel model = allSharedMemory(comm) ? kShmLinks : kTcpLinks;
   // The topology's estimate of the ranks' ring (its slowest hop) where there is one.
   if (comm.cpuRing().bw > 0) model.betaUsPerByte = 1.0 / (comm.cpuRing().bw * 1000);
   return model;
@@ -114,24 +106,15 @@ const std::vector<Algorithm>& algorithms() {
   return table;
 }
 
-const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
-                               std::string_view skip) {
-  // Decided once per call, not per table entry: this runs before every operation.
-  const std::string& forced = comm.settings().algorithm;
-  const bool isForced = collective == Collective::kAllReduce && forced != "auto" && forced != skip;
-  const bool sharedMemory = allSharedMemory(comm);
-  const LinkModel link = linkModel(comm);
+const Algorithm& cheapestAlgorithm(Collective collective, size_t bytes, int n, bool sharedMemory,
+                                   const LinkModel& link, std::string_view skip) {
   const Algorithm* best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   for (const Algorithm& algorithm : algorithms()) {
     if (algorithm.collective != collective || algorithm.name == skip) continue;
-    if (isForced) {
-      if (forced == algorithm.name) return algorithm;
-      continue;
-    }
     if (algorithm.maxBytes != 0 && bytes > algorithm.maxBytes) continue;
     if (bytes < algorithm.minBytes || (algorithm.sharedMemoryOnly && !sharedMemory)) continue;
-    const double cost = algorithm.costUs(bytes, comm.size(), link.alphaUs, link.betaUsPerByte);
+    const double cost = algorithm.costUs(bytes, n, link.alphaUs, link.betaUsPerByte);
     if (cost < bestCost) {
       bestCost = cost;
       best = &algorithm;
@@ -141,6 +124,17 @@ const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Commun
     raise(ErrorCode::kInternal, "no {} algorithm applies to {} bytes", collectiveName(collective),
           bytes);
   return *best;
+}
+
+const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
+                               std::string_view skip) {
+  // Decided once per call, not per table entry: this runs before every operation.
+  const std::string& forced = comm.settings().algorithm;
+  if (collective == Collective::kAllReduce && forced != "auto" && forced != skip)
+    for (const Algorithm& algorithm : algorithms())
+      if (algorithm.collective == collective && forced == algorithm.name) return algorithm;
+  return cheapestAlgorithm(collective, bytes, comm.size(), allSharedMemory(comm), linkModel(comm),
+                           skip);
 }
 
 std::vector<std::string> allReduceChoices() {

@@ -1,8 +1,10 @@
 // The chunk and offset arithmetic of every algorithm, in one place.
 //
-// A buffer of `count` elements is processed in sections; a section is cut into `parts` chunks of
-// at most `slotElems` elements each, as even as possible, so that one chunk fits one slot. All
-// ranks compute the same cuts, so empty chunks are skipped on both ends of a connection alike.
+// A buffer of `count` elements is processed in sections of `parts` chunks; every section but the
+// last is full (chunks of `slotElems`, one slot each), the last is cut into chunks of
+// ceil(rest / parts), so that its final chunks may be shorter or empty (tests/unit/runtime/
+// chunking_test.cpp). All ranks compute the same cuts, so empty chunks are skipped on both ends of
+// a connection alike.
 #pragma once
 
 #include <algorithm>

@@ -1,0 +1,114 @@
+// The planner's choice by size (cheapestAlgorithm, runtime/collectives/algorithms.cpp): for every
+// collective, 2 to 64 ranks, shm and TCP links (and slower or faster shm rings, as the topology
+// may estimate), the algorithm picked for growing sizes applies to that size and, once left, is
+// never picked again (the costs are lines in the size: each algorithm wins one interval);
+// all-reduce moves from the latency algorithms (one-shot, tree) to the bandwidth ones (ring,
+// direct) in that order, starting with one-shot and ending with the ring over TCP and direct over
+// shm.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/collectives/algorithm.hpp"
+
+using namespace tutti::runtime;
+
+namespace {
+
+constexpr Collective kCollectives[] = {Collective::kAllReduce, Collective::kReduceScatter,
+                                       Collective::kAllGather, Collective::kBroadcast,
+                                       Collective::kReduce,    Collective::kAllToAll};
+
+struct Links {
+  const char* name;
+  bool sharedMemory;
+  LinkModel model;
+};
+
+std::vector<Links> linkCases() {
+  std::vector<Links> cases = {{"shm", true, kShmLinks}, {"tcp", false, kTcpLinks}};
+  for (const double gbs : {0.5, 20.0, 100.0})
+    cases.push_back({"shm ring estimate", true, {kShmLinks.alphaUs, 1.0 / (gbs * 1000)}});
+  return cases;
+}
+
+// Sizes from 1 byte to 1 GiB: powers of two, their neighbours, and random ones (fixed seed).
+std::vector<size_t> growingSizes() {
+  std::vector<size_t> sizes;
+  for (size_t power = 1; power <= (size_t{1} << 30); power <<= 1)
+    for (const size_t size : {power - 1, power, power + 1, power + power / 2})
+      if (size > 0) sizes.push_back(size);
+  std::mt19937_64 rng(20261201);
+  for (int i = 0; i < 2000; ++i) sizes.push_back(1 + rng() % (size_t{1} << 30));
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+}  // namespace
+
+TEST_CASE("the planner's choice applies and never returns to an algorithm it left") {
+  const std::vector<size_t> sizes = growingSizes();
+  for (const Collective collective : kCollectives)
+    for (int n = 2; n <= 64; ++n)
+      for (const Links& links : linkCases()) {
+        INFO(collectiveName(collective) << ", " << n << " ranks over " << links.name);
+        std::map<std::string, bool> left;
+        std::string current;
+        for (const size_t bytes : sizes) {
+          const Algorithm& picked =
+              cheapestAlgorithm(collective, bytes, n, links.sharedMemory, links.model);
+          INFO(bytes << " bytes: " << picked.name);
+          REQUIRE(picked.collective == collective);
+          REQUIRE((picked.maxBytes == 0 || bytes <= picked.maxBytes));
+          REQUIRE(bytes >= picked.minBytes);
+          REQUIRE((!picked.sharedMemoryOnly || links.sharedMemory));
+          if (picked.name == current) continue;
+          REQUIRE_FALSE(left[picked.name]);
+          if (!current.empty()) left[current] = true;
+          current = picked.name;
+        }
+      }
+}
+
+TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct as sizes grow") {
+  // The latency algorithms first (one step; log2(n) steps), then the bandwidth ones (the ring's
+  // bytes cross each rank 2(n-1)/n times, the tree's twice; direct reads each byte once).
+  const std::vector<std::string> order = {"oneshot", "tree", "ring", "direct"};
+  const std::vector<size_t> sizes = growingSizes();
+  for (int n = 2; n <= 64; ++n)
+    for (const Links& links : linkCases()) {
+      INFO(n << " ranks over " << links.name);
+      size_t reached = 0;
+      for (const size_t bytes : sizes) {
+        const std::string picked =
+            cheapestAlgorithm(Collective::kAllReduce, bytes, n, links.sharedMemory, links.model)
+                .name;
+        INFO(bytes << " bytes: " << picked);
+        const auto at =
+            static_cast<size_t>(std::find(order.begin(), order.end(), picked) - order.begin());
+        REQUIRE(at < order.size());
+        REQUIRE(at >= reached);
+        reached = at;
+      }
+      // The smallest messages take one-shot; the largest (past where the ring's 2(n-1) steps
+      // cost less than the tree's extra bytes, about 100 MB for 64 ranks) a bandwidth algorithm.
+      CHECK(std::string(
+                cheapestAlgorithm(Collective::kAllReduce, 8, n, links.sharedMemory, links.model)
+                    .name) == "oneshot");
+      const std::string largest = cheapestAlgorithm(Collective::kAllReduce, size_t{4} << 30, n,
+                                                    links.sharedMemory, links.model)
+                                      .name;
+      CHECK(largest == (links.sharedMemory ? "direct" : "ring"));
+    }
+}
+
+TEST_CASE("direct's own fallback skips it: the cheapest of the rest") {
+  for (const size_t bytes : {size_t{1} << 20, size_t{1} << 30})
+    CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, bytes, 4, true, kShmLinks, "direct")
+                          .name) == "ring");
+}
