@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/warnings.hpp"
 #include "tutti/tutti.hpp"
 #include "world.hpp"
 
@@ -81,6 +82,7 @@ TEST_CASE("init rejects bad ranks, sizes and ids", "[api][bad-input]") {
 }
 
 TEST_CASE("ranks that disagree on the world size fail, naming both values", "[api][bad-input]") {
+  tutti::tests::Warnings().expect();  // its failure is a warning
   ScopedEnv timeout("TUTTI_TIMEOUT", "30");
   tuttiUniqueId id;
   REQUIRE(tutti_get_unique_id(&id) == tuttiSuccess);
@@ -102,6 +104,7 @@ TEST_CASE("ranks that disagree on the world size fail, naming both values", "[ap
 }
 
 TEST_CASE("two ranks claiming one rank number both fail", "[api][bad-input]") {
+  tutti::tests::Warnings().expect();  // its failure is a warning
   ScopedEnv timeout("TUTTI_TIMEOUT", "30");
   tuttiUniqueId id;
   REQUIRE(tutti_get_unique_id(&id) == tuttiSuccess);
@@ -130,6 +133,7 @@ TEST_CASE("bad TUTTI_* values are errors that name the variable", "[api][bad-inp
 }
 
 TEST_CASE("a request can be tested and waited for with a timeout", "[api][async]") {
+  tutti::tests::Warnings().expect();  // it times out on purpose
   ThreadWorld world(2);
   REQUIRE(world.ok());
   std::vector<int32_t> in0(1000, 1), out0(1000, 0), in1(1000, 2), out1(1000, 0);
@@ -171,6 +175,7 @@ TEST_CASE("a timeout too long for the clock waits until the request completes", 
 }
 
 TEST_CASE("abort unblocks a rank waiting for a peer that never comes", "[api][abort]") {
+  tutti::tests::Warnings().expect();  // the abort is a warning
   ThreadWorld world(2);
   REQUIRE(world.ok());
   std::atomic<tuttiResult_t> result{tuttiSuccess};
@@ -196,6 +201,7 @@ TEST_CASE("abort unblocks a rank waiting for a peer that never comes", "[api][ab
 }
 
 TEST_CASE("a rank left alone times out, naming the operation and the peer", "[api][timeout]") {
+  tutti::tests::Warnings().expect();  // it times out on purpose
   ScopedEnv timeout("TUTTI_TIMEOUT", "1");
   ThreadWorld world(2);
   REQUIRE(world.ok());
@@ -220,6 +226,7 @@ static std::string timesOutAlone(tuttiComm_t comm, std::chrono::milliseconds exp
 }
 
 TEST_CASE("a communicator's own timeout replaces TUTTI_TIMEOUT", "[api][timeout]") {
+  tutti::tests::Warnings().expect();  // it times out on purpose
   ScopedEnv timeout("TUTTI_TIMEOUT", "60");
   ThreadWorld world(2);
   REQUIRE(world.ok());
@@ -245,6 +252,7 @@ TEST_CASE("a communicator's own timeout replaces TUTTI_TIMEOUT", "[api][timeout]
 
 TEST_CASE("a timeout set while an operation waits bounds the operations after it",
           "[api][timeout]") {
+  tutti::tests::Warnings().expect();  // it times out on purpose
   ScopedEnv timeout("TUTTI_TIMEOUT", "60");
   ThreadWorld world(2);
   REQUIRE(world.ok());
@@ -427,6 +435,7 @@ TEST_CASE("in-place send/recv larger than the connection's buffers keeps the sen
 }
 
 TEST_CASE("TUTTI_CHECK_CALLS names mismatched calls on every rank", "[api][check-calls]") {
+  tutti::tests::Warnings().expect();  // mismatched calls are warnings
   ScopedEnv check("TUTTI_CHECK_CALLS", "1");
   ThreadWorld world(3);
   REQUIRE(world.ok());
@@ -460,6 +469,7 @@ TEST_CASE("TUTTI_CHECK_CALLS names mismatched calls on every rank", "[api][check
 
 TEST_CASE("TUTTI_CHECK_CALLS lets send/recv between some ranks come between collectives",
           "[api][check-calls]") {
+  tutti::tests::Warnings().expect();  // mismatched calls are warnings
   ScopedEnv check("TUTTI_CHECK_CALLS", "1");
   ThreadWorld world(3);
   REQUIRE(world.ok());
@@ -499,6 +509,7 @@ TEST_CASE("TUTTI_CHECK_CALLS lets send/recv between some ranks come between coll
 }
 
 TEST_CASE("TUTTI_CHECK_CALLS names algorithms set differently on the ranks", "[api][check-calls]") {
+  tutti::tests::Warnings().expect();  // mismatched calls are warnings
   ScopedEnv check("TUTTI_CHECK_CALLS", "1");
   ThreadWorld world(3);
   REQUIRE(world.ok());

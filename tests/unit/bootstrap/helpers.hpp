@@ -1,5 +1,5 @@
-// Helpers shared by the bootstrap tests: a warning catcher, an environment guard, a loopback
-// store server and raw sockets that play strangers.
+// Helpers shared by the bootstrap tests: an environment guard, a loopback store server and raw
+// sockets that play strangers.
 #pragma once
 
 #include <poll.h>
@@ -9,65 +9,20 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/error.hpp"
-#include "base/log.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "tests/warnings.hpp"
 
 namespace tutti::bootstrap::testing {
 
 using namespace std::chrono_literals;
 
-// Collects every WARN logged while it lives; tests check that only the expected ones came.
-class WarnCatcher {
- public:
-  WarnCatcher() {
-    previous_ = log::level();
-    if (previous_ < log::Level::kWarn) log::setLevel(log::Level::kWarn);
-    log::setSink([this](log::Level level, const std::string& message) {
-      if (level != log::Level::kWarn) return;
-      std::lock_guard lock(mutex_);
-      warnings_.push_back(message);
-    });
-  }
-  ~WarnCatcher() {
-    log::setSink(nullptr);
-    log::setLevel(previous_);
-  }
-  std::vector<std::string> warnings() {
-    std::lock_guard lock(mutex_);
-    return warnings_;
-  }
-  // How many warnings contain every one of `parts`.
-  size_t count(const std::vector<std::string>& parts) {
-    size_t n = 0;
-    for (const std::string& warning : warnings()) {
-      bool all = true;
-      for (const std::string& part : parts) all = all && warning.find(part) != std::string::npos;
-      n += all ? 1 : 0;
-    }
-    return n;
-  }
-  // Waits up to `span` for a warning containing every one of `parts`.
-  bool waitFor(const std::vector<std::string>& parts, std::chrono::milliseconds span) {
-    const Deadline deadline = Deadline::after(span);
-    while (count(parts) == 0) {
-      if (deadline.expired()) return false;
-      std::this_thread::sleep_for(10ms);
-    }
-    return true;
-  }
-
- private:
-  log::Level previous_;
-  std::mutex mutex_;
-  std::vector<std::string> warnings_;
-};
+using tutti::tests::Warnings;
 
 // Sets and unsets environment variables, restoring every touched one on destruction.
 class EnvGuard {

@@ -10,7 +10,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::errorOf;
 using testing::loopback;
-using testing::WarnCatcher;
+using testing::Warnings;
 
 constexpr int kRanks = 5;
 
@@ -43,7 +43,7 @@ struct Job {
 };
 
 TEST_CASE("allgather over a store with 5 ranks", "[bootstrap][collectives]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   Job job;
   std::vector<std::vector<std::string>> results(kRanks);
   for (int round = 0; round < 3; ++round) {
@@ -63,11 +63,10 @@ TEST_CASE("allgather over a store with 5 ranks", "[bootstrap][collectives]") {
   }
   CHECK(errorOf([&] { allgather(*job.stores[0], "bad", 5, 5, "", Deadline::after(1s)); }).code() ==
         ErrorCode::kInvalidArgument);
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("allgather with a missing rank times out naming it", "[bootstrap][collectives]") {
-  WarnCatcher warnings;
   Job job;
   const Error error =
       errorOf([&] { allgather(*job.stores[0], "lonely", 0, 2, "x", Deadline::after(300ms)); });
@@ -76,7 +75,7 @@ TEST_CASE("allgather with a missing rank times out naming it", "[bootstrap][coll
 }
 
 TEST_CASE("barrier over a store with 5 ranks", "[bootstrap][collectives]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   Job job;
   std::atomic<int> arrived{0};
   std::atomic<int> early{0};
@@ -90,11 +89,10 @@ TEST_CASE("barrier over a store with 5 ranks", "[bootstrap][collectives]") {
     }) == std::vector<std::string>{});
   }
   CHECK(early == 0);
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("barrier with a missing rank times out counting arrivals", "[bootstrap][collectives]") {
-  WarnCatcher warnings;
   Job job;
   std::optional<Error> otherError;
   std::thread other([&] {

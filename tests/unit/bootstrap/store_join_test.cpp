@@ -14,7 +14,7 @@ using namespace std::chrono_literals;
 using testing::EnvGuard;
 using testing::errorOf;
 using testing::loopback;
-using testing::WarnCatcher;
+using testing::Warnings;
 using Clock = std::chrono::steady_clock;
 
 struct Job {
@@ -58,7 +58,7 @@ std::future<std::optional<Error>> inThread(std::function<void()> body) {
 }
 
 TEST_CASE("join: four ranks meet, nobody returns before the last", "[bootstrap][join]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   Job job;
   std::vector<std::unique_ptr<Store>> stores;
   for (int rank = 0; rank < 4; ++rank) stores.push_back(job.client());
@@ -77,11 +77,11 @@ TEST_CASE("join: four ranks meet, nobody returns before the last", "[bootstrap][
   // The joined connections carry on as stores.
   stores[0]->set("after", "join");
   CHECK(stores[3]->get("after", Deadline::after(1s)) == "join");
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("join: a missing rank is a timeout naming it", "[bootstrap][join]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   Job job;
   auto a = job.client();
   auto b = job.client();
@@ -93,11 +93,12 @@ TEST_CASE("join: a missing rank is a timeout naming it", "[bootstrap][join]") {
   const auto other = first.get();
   REQUIRE(other);
   CHECK(other->code() == ErrorCode::kTimeout);
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("join: a rank joining twice fails the whole job", "[bootstrap][join]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   Job job;
   auto a = job.client();
   auto b = job.client();
@@ -145,11 +146,12 @@ TEST_CASE("join: a rank joining twice fails the whole job", "[bootstrap][join]")
     CHECK_THAT(later.what(), Catch::Contains(expected));
   }
   CHECK(warnings.count({"job failed", expected}) == 1);
-  CHECK(warnings.warnings().size() == 1);
+  CHECK(warnings.all().size() == 1);
 }
 
 TEST_CASE("join: a world size mismatch fails the whole job", "[bootstrap][join]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   Job job;
   auto a = job.client();
   auto b = job.client();
@@ -169,7 +171,8 @@ TEST_CASE("join: a world size mismatch fails the whole job", "[bootstrap][join]"
 }
 
 TEST_CASE("join: a rank out of range fails the job", "[bootstrap][join]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   Job job;
   auto a = job.client();
   const Error error = errorOf([&] { a->join(4, 4, "host a pid 1", Deadline::after(5s)); });
@@ -182,12 +185,13 @@ TEST_CASE("join: a rank out of range fails the job", "[bootstrap][join]") {
       errorOf([&] { job2.client()->join(0, 0, "host a pid 1", Deadline::after(5s)); });
   CHECK(zero.code() == ErrorCode::kInvalidUsage);
   CHECK_THAT(zero.what(), Catch::Contains("invalid world size 0"));
-  CHECK(warnings.warnings().size() == 2);  // one failure per job, logged once
+  CHECK(warnings.all().size() == 2);  // one failure per job, logged once
 }
 
 TEST_CASE("join: without a secret, a conflicting JOIN is refused and the job goes on",
           "[bootstrap][join]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   auto server = StoreServer::start(loopback(), Secret());
   const auto client = [&] {
     return connectStore(server->address(), Secret(), Deadline::after(5s));
@@ -212,7 +216,7 @@ TEST_CASE("join: without a secret, a conflicting JOIN is refused and the job goe
   CHECK_FALSE(joinA.get());
   b->set("w/aborted", "1");
   CHECK(a->get("w/aborted", Deadline::after(1s)) == "1");
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("join: a timeout quotes the JOIN refused meanwhile", "[bootstrap][join]") {
@@ -232,7 +236,8 @@ TEST_CASE("join: a timeout quotes the JOIN refused meanwhile", "[bootstrap][join
 
 TEST_CASE("join: a job without a secret that spans hosts is warned about once",
           "[bootstrap][join]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   auto server = StoreServer::start(loopback(), Secret());
   auto there = inThread([&] {
     const wire::Frame reply = joinFrom("127.0.0.2", *server, 1, 2);
@@ -242,7 +247,7 @@ TEST_CASE("join: a job without a secret that spans hosts is warned about once",
   CHECK(here.type == wire::Type::kOk);
   CHECK_FALSE(there.get());
   CHECK(warnings.count({"this job spans 2 hosts and has no secret", "TUTTI_SECRET"}) == 1);
-  CHECK(warnings.warnings().size() == 1);
+  CHECK(warnings.all().size() == 1);
 }
 
 // A secured job's ranks, each connected with its claim.
@@ -253,7 +258,8 @@ std::unique_ptr<Store> member(const Job& job, int rank, int nranks) {
 
 TEST_CASE("join: a connection that claims a rank without the secret cannot fail the job",
           "[bootstrap][join][init_failures]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   Job job;
   auto a = member(job, 0, 3);
   auto b = member(job, 1, 3);
@@ -274,7 +280,8 @@ TEST_CASE("join: a connection that claims a rank without the secret cannot fail 
 
 TEST_CASE("join: the waiters' timeout names the refused connection that claimed a missing rank",
           "[bootstrap][join][init_failures]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   Job job;
   auto a = member(job, 0, 3);
   auto joinA = inThread([&] { a->join(0, 3, "host h:0", Deadline::after(2s)); });
@@ -289,7 +296,8 @@ TEST_CASE("join: the waiters' timeout names the refused connection that claimed 
 
 TEST_CASE("join: a member's failure report fails every waiting rank at once",
           "[bootstrap][join][init_failures]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   Job job;
   auto a = member(job, 0, 3);
   auto joinA = inThread([&] { a->join(0, 3, "host h:0", Deadline::after(60s)); });
@@ -305,7 +313,8 @@ TEST_CASE("join: a member's failure report fails every waiting rank at once",
 
 TEST_CASE("join: without a secret, the launcher's job id tells members from strangers",
           "[bootstrap][join][init_failures]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   const std::string jobId = "PMIX_NAMESPACE=4242";
   auto server = StoreServer::start(loopback(), Secret(), jobId);
   const auto connect = [&](int rank, int nranks, const std::string& id) {

@@ -8,7 +8,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::errorOf;
 using testing::loopback;
-using testing::WarnCatcher;
+using testing::Warnings;
 
 std::unique_ptr<Store> connect(const StoreServer& server) {
   return connectStore(server.address(), Secret(), Deadline::after(5s));
@@ -35,7 +35,8 @@ size_t fillUntilRefused(Store& store, const std::string& value, size_t most) {
 
 TEST_CASE("store limits: a stranger's 1 MiB values stop at the default byte limit",
           "[bootstrap][limits]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   auto server = StoreServer::start(loopback(), Secret());
   auto stranger = connect(*server);
   const std::string mib(size_t{1} << 20, 'x');
@@ -47,7 +48,7 @@ TEST_CASE("store limits: a stranger's 1 MiB values stop at the default byte limi
   // Refused again and again, but logged once on the store's side.
   for (int i = 0; i < 3; ++i) CHECK_THROWS(stranger->set("more/" + std::to_string(i), mib));
   CHECK(warnings.count({"the bootstrap store is full", "later refusals are not logged"}) == 1);
-  CHECK(warnings.warnings().size() == 1);
+  CHECK(warnings.all().size() == 1);
   // The store still serves: what it holds, small updates of existing keys, and waits.
   auto rank = connect(*server);
   CHECK(rank->get(keyOf(0), Deadline::after(1s)) == mib);
@@ -58,7 +59,8 @@ TEST_CASE("store limits: a stranger's 1 MiB values stop at the default byte limi
 }
 
 TEST_CASE("store limits: keys and bytes, counted exactly", "[bootstrap][limits]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   SECTION("key count") {
     StoreLimits limits;
     limits.maxKeys = 10;

@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 using testing::closedWithin;
 using testing::errorOf;
 using testing::loopback;
-using testing::WarnCatcher;
+using testing::Warnings;
 using Clock = std::chrono::steady_clock;
 
 std::string rawHeader(uint32_t magic, uint16_t version, uint16_t type, uint32_t length) {
@@ -108,10 +108,13 @@ Drops dropsIn(const std::vector<std::string>& warnings) {
 
 TEST_CASE("strangers that send nothing are dropped without blocking anyone",
           "[bootstrap][strangers]") {
+  Warnings warnings;
+  warnings.expect();
   const Secret secret = Secret::random();
   for (const bool withSecret : {true, false}) {
     INFO("server secret " << withSecret);
-    WarnCatcher warnings;
+    Warnings warnings;
+    warnings.expect();
     auto server = StoreServer::start(loopback(), withSecret ? secret : Secret());
     const Secret& mine = withSecret ? secret : Secret();
     std::vector<Stranger> silent;
@@ -126,7 +129,7 @@ TEST_CASE("strangers that send nothing are dropped without blocking anyone",
     expectServing(*server, mine, "real/after");
     server.reset();  // writes the summary still owed
     // The first few have lines of their own, the rest are counted in a summary.
-    const Drops drops = dropsIn(warnings.warnings());
+    const Drops drops = dropsIn(warnings.all());
     CHECK(drops.lines == DropLog::kBurst);
     CHECK(drops.total == silent.size());
   }
@@ -134,7 +137,8 @@ TEST_CASE("strangers that send nothing are dropped without blocking anyone",
 
 TEST_CASE("strangers: a stream of them is summarised, not logged line by line",
           "[bootstrap][strangers]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   auto server = StoreServer::start(loopback(), Secret::random());
   const std::string garbage = claimFrame(2) + std::string(64, '\x5a');
   const size_t strangers = 30;
@@ -144,16 +148,17 @@ TEST_CASE("strangers: a stream of them is summarised, not logged line by line",
     CHECK(closedWithin(s.fd.get(), 3s));  // refused: counted before the server hung up
   }
   server.reset();
-  const Drops drops = dropsIn(warnings.warnings());
+  const Drops drops = dropsIn(warnings.all());
   CHECK(drops.lines == DropLog::kBurst);
   CHECK(drops.total == strangers);
   CHECK(warnings.count({"more dropped connections in the last", "did not prove the job secret"}) ==
         1);
-  CHECK(warnings.warnings().size() == DropLog::kBurst + 1);
+  CHECK(warnings.all().size() == DropLog::kBurst + 1);
 }
 
 TEST_CASE("strangers: garbage, wrong secret, huge length", "[bootstrap][strangers]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   const Secret secret = Secret::random();
   auto server = StoreServer::start(loopback(), secret);
   auto silent = Stranger(*server);  // held open through the whole test
@@ -211,7 +216,8 @@ TEST_CASE("strangers: garbage, wrong secret, huge length", "[bootstrap][stranger
 }
 
 TEST_CASE("strangers: a huge length against a server without a secret", "[bootstrap][strangers]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   auto server = StoreServer::start(loopback(), Secret());
   Stranger s(*server);
   send(s.fd.get(), rawHeader(wire::kMagic, wire::kVersion, 1, 0xffffffffu));
@@ -221,7 +227,8 @@ TEST_CASE("strangers: a huge length against a server without a secret", "[bootst
 }
 
 TEST_CASE("strangers: right secret, bad frames", "[bootstrap][strangers]") {
-  WarnCatcher warnings;
+  Warnings warnings;
+  warnings.expect();
   const Secret secret = Secret::random();
   const std::string set = setFrame("stranger/e", "evil");
   const uint16_t setType = static_cast<uint16_t>(wire::Type::kSet);

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 using testing::errorOf;
 using testing::loopback;
 using testing::secretOf;
-using testing::WarnCatcher;
+using testing::Warnings;
 using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<Store> connect(const StoreServer& server, const Secret& secret) {
@@ -33,7 +33,7 @@ std::unique_ptr<Store> connect(const StoreServer& server, const Secret& secret) 
 }
 
 TEST_CASE("store set, get, add and check from several threads", "[bootstrap][store]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   const Secret secret = Secret::random();
   auto server = StoreServer::start(loopback(), secret);
   CHECK(server->address().port() > 0);
@@ -84,11 +84,11 @@ TEST_CASE("store set, get, add and check from several threads", "[bootstrap][sto
   CHECK(shared->get("empty", Deadline::after(1s)).empty());
   shared->set("k/0/0", "overwritten");
   CHECK(shared->get("k/0/0", Deadline::after(1s)) == "overwritten");
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("store values: binary, large, over the limits", "[bootstrap][store]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   auto server = StoreServer::start(loopback(), Secret());
   auto store = connect(*server, Secret());
   std::string binary(300, '\0');
@@ -111,11 +111,11 @@ TEST_CASE("store values: binary, large, over the limits", "[bootstrap][store]") 
   store->add("max", INT64_MAX);
   CHECK(errorOf([&] { store->add("max", 1); }).code() == ErrorCode::kInvalidUsage);
   CHECK(store->add("max", 0) == INT64_MAX);
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("store get waits for a later set", "[bootstrap][store]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   const Secret secret = Secret::random();
   auto server = StoreServer::start(loopback(), secret);
   auto reader = connect(*server, secret);
@@ -135,11 +135,11 @@ TEST_CASE("store get waits for a later set", "[bootstrap][store]") {
   CHECK(got == "here");
   CHECK(waited >= 250ms);
   CHECK(waited < 5s);
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("store get past its deadline is a timeout naming the key", "[bootstrap][store]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   const Secret secret = Secret::random();
   auto server = StoreServer::start(loopback(), secret);
   auto client = connect(*server, secret);
@@ -155,11 +155,11 @@ TEST_CASE("store get past its deadline is a timeout naming the key", "[bootstrap
   CHECK(client->get("after", Deadline::after(1s)) == "timeout");
   // A deadline already past still returns a key that exists.
   CHECK(client->get("after", Deadline::after(0ms)) == "timeout");
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("store client against a server that goes away", "[bootstrap][store]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   const Secret secret = Secret::random();
   auto server = StoreServer::start(loopback(), secret);
   auto idle = connect(*server, secret);
@@ -184,11 +184,10 @@ TEST_CASE("store client against a server that goes away", "[bootstrap][store]") 
   const Error again = errorOf([&] { idle->check("x"); });
   CHECK(again.code() == ErrorCode::kRemote);
   CHECK_THAT(again.what(), Catch::Contains("lost earlier"));
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("connectStore waits for a server that starts late", "[bootstrap][store]") {
-  WarnCatcher warnings;
   SockAddr address;
   {
     auto probe = StoreServer::start(loopback(), Secret());
@@ -211,7 +210,7 @@ TEST_CASE("connectStore waits for a server that starts late", "[bootstrap][store
 }
 
 TEST_CASE("a hosted unique id serves a store until exit", "[bootstrap][store]") {
-  WarnCatcher warnings;
+  Warnings warnings;
   const UniqueId id = createUniqueIdHostedHere();
   CHECK(id.secret.present);
   CHECK(id.port > 0);
@@ -224,7 +223,7 @@ TEST_CASE("a hosted unique id serves a store until exit", "[bootstrap][store]") 
   const UniqueId other = createUniqueIdHostedHere();
   CHECK(other.secret.bytes != id.secret.bytes);
   CHECK((other.port != id.port || other.host != id.host));
-  CHECK(warnings.warnings().empty());
+  CHECK(warnings.all().empty());
 }
 
 TEST_CASE("a forked child with an inherited hosted store exits cleanly", "[bootstrap][store]") {

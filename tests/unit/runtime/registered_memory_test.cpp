@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "runtime/memory/peer_buffers.hpp"
+#include "tests/warnings.hpp"
 #include "tutti/tutti.h"
 
 using Catch::Matchers::Contains;
@@ -58,6 +59,8 @@ TEST_CASE("registered memory is zeroed, page-aligned and found again with its of
 }
 
 TEST_CASE("registered memory: bad arguments are errors that name them") {
+  tutti::tests::Warnings warnings;
+  warnings.expect();  // the allocation larger than the host's memory is also a warning
   void* memory = nullptr;
   CHECK(tutti_mem_alloc(&memory, 0) == tuttiInvalidArgument);
   CHECK_THAT(tutti_get_last_error(), Contains("bytes is 0"));
@@ -70,6 +73,7 @@ TEST_CASE("registered memory: bad arguments are errors that name them") {
   CHECK(tutti_mem_alloc(&memory, size_t{1} << 50) == tuttiSystemError);
   CHECK_THAT(tutti_get_last_error(), Contains("more than this host's memory"));
   CHECK(memory == nullptr);
+  CHECK(warnings.count({"more than this host's memory"}) == 1);
 
   CHECK(tutti_mem_free(nullptr) == tuttiSuccess);
   int onStack = 0;

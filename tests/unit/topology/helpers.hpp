@@ -1,12 +1,12 @@
-// Shared by the topology tests: fixture loading, node lookup, a guard that fails a test on any
-// warning it did not expect, and the graph comparison of the round-trip tests.
+// Shared by the topology tests: fixture loading, node lookup, and the graph comparison of the
+// round-trip tests.
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "base/log.hpp"
+#include "tests/warnings.hpp"
 #include "topology/topology.hpp"
 
 namespace tutti::topology::test {
@@ -15,21 +15,7 @@ inline std::string fixture(const std::string& name) {
   return std::string(TUTTI_TOPO_FIXTURES) + "/" + name;
 }
 
-// Collects warnings while alive; the destructor checks that none came unless allowed.
-class WarningGuard {
- public:
-  WarningGuard() {
-    log::setSink([this](log::Level level, const std::string& message) {
-      if (level == log::Level::kWarn) warnings.push_back(message);
-    });
-  }
-  ~WarningGuard() {
-    log::setSink(nullptr);
-    if (!allowWarnings) CHECK(warnings.empty());
-  }
-  std::vector<std::string> warnings;
-  bool allowWarnings = false;
-};
+using tutti::tests::Warnings;
 
 inline Topology load(const std::string& name) {
   return loadXmlFile(fixture(name));

@@ -23,7 +23,6 @@ const std::string kGpu =
     "</cpu>\n</system>\n";
 
 TEST_CASE("a well-formed minimal file loads") {
-  WarningGuard guard;
   CHECK(parseXml(kGpu, "ok.xml").nodesOf(NodeKind::kGpu).size() == 1);
 }
 
@@ -80,13 +79,13 @@ TEST_CASE("duplicate bus ids are refused") {
 }
 
 TEST_CASE("unknown elements are ignored with a warning") {
-  WarningGuard guard;
-  guard.allowWarnings = true;
+  Warnings warnings;
+  warnings.expect();
   std::string text = kGpu;
   text.insert(text.find("<cpu"), "<gadget size=\"3\"/>\n");
   CHECK(parseXml(text, "odd.xml").nodesOf(NodeKind::kGpu).size() == 1);
-  REQUIRE(guard.warnings.size() == 1);
-  CHECK_THAT(guard.warnings[0],
+  REQUIRE(warnings.all().size() == 1);
+  CHECK_THAT(warnings.all()[0],
              Catch::Contains("odd.xml") && Catch::Contains("line 2") && Catch::Contains("gadget"));
 }
 

@@ -16,7 +16,6 @@ TEST_CASE("export then import gives the same graph, for every fixture") {
   for (const char* file : {"azure-ndv2.xml", "aws-p4d.xml", "azure-ndv5.xml", "oci-bm-gpu-h100.xml",
                            "dgx1-v100.xml", "pcie-2switch.xml", "fused-2host.xml"}) {
     INFO(file);
-    WarningGuard guard;
     Topology original = load(file);
     std::string text = toXml(original);
     Topology again = parseXml(text, std::string("exported ") + file);
@@ -37,7 +36,6 @@ TEST_CASE("saveXmlFile writes what toXml returns") {
 }
 
 TEST_CASE("a pcilink survives the round trip (found by fuzz/topology_xml)") {
-  WarningGuard guard;
   const std::string text =
       "<system version=\"1\"><cpu numaid=\"0\">"
       "<pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"16 GT/s\" link_width=\"16\">"
@@ -55,7 +53,6 @@ TEST_CASE(
   // graph leaves out (an NVMe drive); the export writes only what was kept, so a switch made of it
   // came back as a bare device of class 0x130200 and was dropped. 0000:03:00.0 holds a GPU: a
   // switch, written with its own class and the GPU under it.
-  WarningGuard guard;
   const std::string text =
       "<system version=\"1\"><cpu numaid=\"0\">"
       "<pci busid=\"0000:01:00.0\" class=\"0x130200\" link_speed=\"16 GT/s\" link_width=\"16\">"
@@ -81,7 +78,6 @@ TEST_CASE(
 TEST_CASE(
     "a device without a class takes its kind's, as the export writes it (found by "
     "fuzz/topology_xml)") {
-  WarningGuard guard;
   const std::string text =
       "<system version=\"1\"><cpu numaid=\"0\">"
       "<pci busid=\"0000:01:00.0\" link_speed=\"16 GT/s\" link_width=\"16\">"
@@ -101,7 +97,6 @@ TEST_CASE(
 TEST_CASE("C2C links at different rates are written back exactly (found by fuzz/topology_xml)") {
   // One link at 1000 MB/s and 10 at 40000: 401 GB/s over 11 links, 36454.5 MB/s each, which one
   // <c2c> cannot hold; two do (5 at 36454, 6 at 36455).
-  WarningGuard guard;
   const std::string text =
       "<system version=\"1\"><cpu numaid=\"0\">"
       "<pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"32 GT/s\" link_width=\"16\">"
@@ -125,7 +120,6 @@ TEST_CASE(
     "a port's speed is written in whole Mb/s, as NCCL writes it (found by fuzz/topology_xml)") {
   // 2000072 Mb/s was written "2.00007e+06": 250.009 GB/s came back as 250.00875, and NCCL, which
   // reads an integer, would have read 2 Mb/s. A fraction of a Mb/s is rounded off at import.
-  WarningGuard guard;
   const std::string text =
       "<system version=\"1\"><cpu numaid=\"0\">"
       "<pci busid=\"0000:01:00.0\" class=\"0x020700\" link_speed=\"16 GT/s\" link_width=\"16\">"
@@ -147,11 +141,11 @@ TEST_CASE("a pcilink that would join another link is ignored, so the export keep
   // joined the tree's link (twice the bandwidth) and one named twice doubled itself, which the
   // export (the tree as nesting, one pcilink per link) lost; one to the CPU joined the tree's link
   // too, and one to the NIC's own port was taken for the tree's link to it and dropped.
-  WarningGuard guard;
-  guard.allowWarnings = true;
+  Warnings warnings;
+  warnings.expect();
   Topology original =
       loadXmlFile(std::string(TUTTI_FUZZ_XML_CORPUS) + "/pcilinks_joining_other_links.xml");
-  CHECK(guard.warnings.size() == 5);
+  CHECK(warnings.all().size() == 5);
   int pcilinks = 0;
   for (const Link& link : original.links()) {
     if (link.kind != LinkKind::kPcie) continue;
@@ -182,8 +176,8 @@ TEST_CASE("every input of fuzz/corpus/topology_xml that loads survives the round
   int loaded = 0;
   for (const auto& file : files) {
     INFO(file.filename().string());
-    WarningGuard guard;
-    guard.allowWarnings = true;  // unknown elements in the inputs that found bugs
+    Warnings warnings;
+    warnings.expect();  // unknown elements in the inputs that found bugs
     Topology original;
     try {
       original = loadXmlFile(file.string());

@@ -21,7 +21,6 @@ const Node& nodeNamed(const Topology& topo, const std::string& busId) {
 }
 
 TEST_CASE("hwloc XML: two sockets, a PCIe switch, GPUs and NICs with their link speeds") {
-  WarningGuard guard;
   Topology topo = loadHwlocXmlFile(fixture("hwloc-2socket-gpu.xml"));
   REQUIRE(topo.nodesOf(NodeKind::kCpu).size() == 2);
   CHECK(topo.node(topo.nodesOf(NodeKind::kCpu)[1]).package == 1);
@@ -57,7 +56,6 @@ TEST_CASE("hwloc XML: hardware threads give each rank its package, NUMA node and
 }
 
 TEST_CASE("device facts attach to the NIC and GPU nodes by bus id") {
-  WarningGuard guard;
   DeviceFacts facts;
   facts.hcas.push_back(Hca{"mlx5_0",
                            "0000:02:00.0",
@@ -98,7 +96,6 @@ DeviceFacts dualPortFacts(const std::string& secondGuid = "0x9a70500003ae6d94") 
 }
 
 TEST_CASE("a dual-port card of two PCI functions is one NIC with two ports, as NCCL's XML has it") {
-  WarningGuard guard;
   Topology probed = readHwloc(fixture("hwloc-dual-port-nic.xml"), dualPortFacts());
   REQUIRE(probed.nodesOf(NodeKind::kNic).size() == 1);
   CHECK(probed.node(nic(probed, 0)).busId == "0000:0c:00.0");
@@ -147,7 +144,6 @@ TEST_CASE("a dual-port card of two PCI functions is one NIC with two ports, as N
 }
 
 TEST_CASE("PCI functions of one device with different GUIDs stay two NICs; hwloc alone sees two") {
-  WarningGuard guard;
   Topology two = readHwloc(fixture("hwloc-dual-port-nic.xml"), dualPortFacts("0x9a70500003ae6d95"));
   CHECK(two.nodesOf(NodeKind::kNic).size() == 2);
   CHECK(two.node(nodeNamed(two, "mlx5_1").parent).busId == "0000:0c:00.1");
@@ -159,7 +155,6 @@ TEST_CASE("PCI functions of one device with different GUIDs stay two NICs; hwloc
 }
 
 TEST_CASE("this machine's hwloc XML (lstopo --of xml) loads like its probe") {
-  WarningGuard guard;
   Topology topo = loadHwlocXmlFile(fixture("hwloc-dev-vm.xml"));
   CHECK(topo.nodesOf(NodeKind::kCpu).size() == 1);
   CHECK(topo.nodesOf(NodeKind::kGpu).empty());

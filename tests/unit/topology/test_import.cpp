@@ -17,7 +17,6 @@ size_t count(const Topology& topo, NodeKind kind) {
 }
 
 TEST_CASE("azure-ndv2: flat GPUs under two sockets, one NIC, all inferred from classes") {
-  WarningGuard guard;
   Topology topo = load("azure-ndv2.xml");
   CHECK(count(topo, NodeKind::kGpu) == 8);
   CHECK(count(topo, NodeKind::kNic) == 1);
@@ -32,7 +31,6 @@ TEST_CASE("azure-ndv2: flat GPUs under two sockets, one NIC, all inferred from c
 }
 
 TEST_CASE("aws-p4d: comments, 4 switches with 2 GPUs and 1 EFA NIC each") {
-  WarningGuard guard;
   Topology topo = load("aws-p4d.xml");
   CHECK(count(topo, NodeKind::kGpu) == 8);
   CHECK(count(topo, NodeKind::kNic) == 4);
@@ -46,7 +44,6 @@ TEST_CASE("aws-p4d: comments, 4 switches with 2 GPUs and 1 EFA NIC each") {
 }
 
 TEST_CASE("azure-ndv5: synthetic switches with zeroed ids, 32 GT/s") {
-  WarningGuard guard;
   Topology topo = load("azure-ndv5.xml");
   CHECK(count(topo, NodeKind::kGpu) == 8);
   CHECK(count(topo, NodeKind::kNic) == 8);
@@ -57,7 +54,6 @@ TEST_CASE("azure-ndv5: synthetic switches with zeroed ids, 32 GT/s") {
 }
 
 TEST_CASE("oci-bm-gpu-h100: NVSwitches absent from the file, dual-port NICs") {
-  WarningGuard guard;
   Topology topo = load("oci-bm-gpu-h100.xml");
   CHECK(count(topo, NodeKind::kGpu) == 8);
   CHECK(count(topo, NodeKind::kNic) == 8);
@@ -82,7 +78,6 @@ TEST_CASE("oci-bm-gpu-h100: NVSwitches absent from the file, dual-port NICs") {
 }
 
 TEST_CASE("fused-2host: two hosts, arm64 without vendor, defaults for empty link fields") {
-  WarningGuard guard;
   Topology topo = load("fused-2host.xml");
   REQUIRE(topo.hosts().size() == 2);
   CHECK(topo.nodesOf(NodeKind::kGpu, 0).size() == 1);
@@ -100,7 +95,6 @@ TEST_CASE("fused-2host: two hosts, arm64 without vendor, defaults for empty link
 }
 
 TEST_CASE("dgx1-v100: hybrid cube-mesh NVLink over PLX switches") {
-  WarningGuard guard;
   Topology topo = load("dgx1-v100.xml");
   CHECK(count(topo, NodeKind::kGpu) == 8);
   CHECK(count(topo, NodeKind::kNic) == 4);
@@ -114,7 +108,6 @@ TEST_CASE("dgx1-v100: hybrid cube-mesh NVLink over PLX switches") {
 }
 
 TEST_CASE("pcie-2switch: PIX within a switch, PHB across") {
-  WarningGuard guard;
   Topology topo = load("pcie-2switch.xml");
   checkPath(topo, gpu(topo, 0), gpu(topo, 1), PathType::kPix, 24);
   checkPath(topo, gpu(topo, 0), gpu(topo, 2), PathType::kPhb, 24);

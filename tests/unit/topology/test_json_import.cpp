@@ -66,7 +66,6 @@ TEST_CASE("JSON export then import gives the same graph and the same JSON, for e
   REQUIRE(files.size() >= 9);
   for (const auto& file : files) {
     INFO(file.filename().string());
-    WarningGuard guard;
     Topology original = loadTopologyFile(file.string());
     checkRoundTrip(original, file.stem().string());
     // The NCCL XML export sees the same graph too.
@@ -86,8 +85,8 @@ TEST_CASE("every input of fuzz/corpus/topology_json that loads survives the roun
   int loaded = 0;
   for (const auto& file : files) {
     INFO(file.filename().string());
-    WarningGuard guard;
-    guard.allowWarnings = true;
+    Warnings warnings;
+    warnings.expect();
     Topology original;
     try {
       original = loadJsonFile(file.string());
@@ -102,14 +101,12 @@ TEST_CASE("every input of fuzz/corpus/topology_json that loads survives the roun
 }
 
 TEST_CASE("JSON round trip of copies of a host and of this machine's probe") {
-  WarningGuard guard;
   checkRoundTrip(replicateHosts(load("dgx1-v100.xml"), 3), "dgx1-v100 x3");
   checkRoundTrip(probeHost(), "probe");
   checkRoundTrip(probeHost(ProbeScope::kCpus), "probe of the CPUs");
 }
 
 TEST_CASE("topology files starting with { are JSON, whatever their name") {
-  WarningGuard guard;
   const std::string path = "test_topology_json_import.topo";
   Topology original = load("oci-bm-gpu-h100.xml");
   {
@@ -513,14 +510,13 @@ TEST_CASE("the edits of the bad-input table start from files that load") {
   for (const char* name : {"pcie-2switch.xml", "dgx1-v100.xml", "fused-2host.xml",
                            "oci-bm-gpu-h100.xml", "hwloc-2socket-gpu.xml"}) {
     INFO(name);
-    WarningGuard guard;
     CHECK_NOTHROW(parseJson(exported(name).dump(), name));
   }
 }
 
 TEST_CASE("keys the JSON import does not read are ignored with a warning naming them") {
-  WarningGuard guard;
-  guard.allowWarnings = true;
+  Warnings warnings;
+  warnings.expect();
   json j = exported("pcie-2switch.xml");
   j["comment"] = "hand-edited";
   j["odd\nkey"] = 1;
@@ -529,19 +525,18 @@ TEST_CASE("keys the JSON import does not read are ignored with a warning naming 
   j["links"][0]["latency"] = 1;
   Topology topo = parseJson(j.dump(), "odd.json");
   CHECK(topo.node(2).numaId == -1);
-  REQUIRE(guard.warnings.size() == 5);
-  CHECK_THAT(guard.warnings[0], Catch::Contains("odd.json: comment: unknown key: ignored"));
-  CHECK_THAT(guard.warnings[1],
+  REQUIRE(warnings.all().size() == 5);
+  CHECK_THAT(warnings.all()[0], Catch::Contains("odd.json: comment: unknown key: ignored"));
+  CHECK_THAT(warnings.all()[1],
              Catch::Contains("odd.json: [a key of 1000 bytes]: unknown key: ignored"));
-  CHECK_THAT(guard.warnings[2], Catch::Contains("odd.json: [\"odd\\nkey\"]: unknown key: ignored"));
-  CHECK_THAT(guard.warnings[3],
+  CHECK_THAT(warnings.all()[2], Catch::Contains("odd.json: [\"odd\\nkey\"]: unknown key: ignored"));
+  CHECK_THAT(warnings.all()[3],
              Catch::Contains("odd.json: nodes[2].numaId: not a field of a GPU node: ignored"));
-  CHECK_THAT(guard.warnings[4],
+  CHECK_THAT(warnings.all()[4],
              Catch::Contains("odd.json: links[0].latency: not a field of a link: ignored"));
 }
 
 TEST_CASE("optional JSON fields take their defaults; rings are not read") {
-  WarningGuard guard;
   json j = exported("dgx1-v100.xml");
   j["rings"] = "anything";  // derived from the graph, computed again on export
   for (json& node : j["nodes"]) {

@@ -98,7 +98,7 @@ int waitExit(pid_t pid) {
 }  // namespace
 
 TEST_CASE("shm: two processes stream through each other's segments", "[transport][shm]") {
-  LogCapture log;
+  Warnings log;
   const std::string tag = uniqueTag();
   const int count = 3000;
   Fd channel;
@@ -132,7 +132,7 @@ TEST_CASE("shm: two processes stream through each other's segments", "[transport
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(shmSegmentsOf(tag).empty());
-  CHECK(log.warnings().empty());
+  CHECK(log.all().empty());
 }
 
 TEST_CASE("shm: no segment survives a rank killed mid-stream", "[transport][shm]") {

@@ -11,7 +11,7 @@ namespace tutti::transport::test {
 namespace {
 
 void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed) {
-  LogCapture log;
+  Warnings log;
   const int n = static_cast<int>(options.size());
   auto outcome = runThreadWorld(kind, options, [&](int rank, Transport& transport) {
     MeshStream stream(transport, rank, allBut(rank, n), count, seed);
@@ -21,7 +21,7 @@ void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t se
     INFO(kindName(kind) << " rank " << r << " of " << n);
     CHECK(outcome[r] == "");
   }
-  CHECK(log.warnings().empty());
+  CHECK(log.all().empty());
 }
 
 std::vector<Options> worldOptions(int nranks) {

@@ -222,31 +222,6 @@ std::vector<std::string> runThreadWorld(Kind kind, const std::vector<Options>& o
   return outcome;
 }
 
-LogCapture::LogCapture() {
-  if (log::level() < log::Level::kWarn) log::setLevel(log::Level::kWarn);
-  log::setSink([this](log::Level level, const std::string& message) {
-    if (level != log::Level::kWarn) return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    warnings_.push_back(message);
-  });
-}
-
-LogCapture::~LogCapture() {
-  log::setSink(nullptr);
-}
-
-std::vector<std::string> LogCapture::warnings() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return warnings_;
-}
-
-bool LogCapture::contains(const std::string& text) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::string& w : warnings_)
-    if (w.find(text) != std::string::npos) return true;
-  return false;
-}
-
 std::string shmPrefix(const std::string& tag) {
   return segmentNamePrefix(kTestSecret) + tag + "-";
 }

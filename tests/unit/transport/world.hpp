@@ -1,20 +1,19 @@
 // Helpers shared by the transport tests: ranks as threads of this process (each with its own
 // Transport), traffic whose every byte is derived from (seed, sender, receiver, index) so the
-// receiver checks it independently, and a log capture to assert on warnings.
+// receiver checks it independently.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "base/deadline.hpp"
-#include "base/log.hpp"
+#include "tests/warnings.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::transport::test {
@@ -87,18 +86,7 @@ void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
 std::vector<std::string> runThreadWorld(Kind kind, const std::vector<Options>& options,
                                         const std::function<void(int, Transport&)>& body);
 
-// Collects log lines while alive (thread-safe).
-class LogCapture {
- public:
-  LogCapture();
-  ~LogCapture();
-  std::vector<std::string> warnings() const;
-  bool contains(const std::string& text) const;
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::string> warnings_;
-};
+using tutti::tests::Warnings;
 
 // How smallOptions' segments of job `tag` are named in /dev/shm: "tutti-<the secret's 12 hex
 // digits>-<tag>-", then rank and random digits.
