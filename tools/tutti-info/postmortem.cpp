@@ -99,11 +99,38 @@ std::string mismatches(const Communicator& comm) {
   return text;
 }
 
-// A rank that arrived in a collective only after ranks waiting for it there had failed: stopped
-// (SIGSTOP, a debugger) and resumed, or stuck in its own work and back, it may since have failed
-// there too or even gone on, so the numbers of collectives issued no longer show it behind.
-// Arrival is its entry (when it issued the collective) or, for one stopped inside it that
-// completed it, its end. The lowest collective where that shows is where the job went wrong.
+// When a rank arrived in a collective: its entry (when it issued it) or, for one stopped inside
+// it that completed it, its end; 0 when unknown.
+int64_t arrival(const DumpedOp& op, bool byEntry) {
+  if (byEntry) return op.enteredNs.value_or(0);
+  return op.state == "done" ? op.endedNs.value_or(0) : 0;
+}
+
+// "rank 2 (...) is behind: it entered #17 ... only after ranks 0,1,3 had failed in it waiting for
+// it", for each rank that arrived in collective `collectiveSeq` only after ranks waiting for it
+// there had failed.
+std::string arrivedLate(const Communicator& comm, uint64_t collectiveSeq,
+                        const std::vector<std::pair<int, const DumpedOp*>>& failed, bool byEntry) {
+  std::string text;
+  for (const RankDump* dump : comm.byRank) {
+    const DumpedOp* op = dump ? findCollective(*dump, collectiveSeq) : nullptr;
+    const int64_t arrived = op ? arrival(*op, byEntry) : 0;
+    if (arrived == 0) continue;
+    std::vector<int> waiters;
+    for (const auto& [rank, waited] : failed)
+      if (waited->waitingOn == dump->rank && *waited->endedNs < arrived) waiters.push_back(rank);
+    if (!waiters.empty())
+      text += fmt::format("{} is behind: it {} {} only after {} had failed in it waiting for it\n",
+                          who(comm, dump->rank), byEntry ? "entered" : "finished",
+                          describeOp(op, op->seq), rankList(waiters));
+  }
+  return text;
+}
+
+// A rank stopped (SIGSTOP, a debugger) or stuck in its own work while the others failed waiting
+// for it may resume, fail too or even go on, so that the numbers of collectives issued no longer
+// show it behind; the times do. The lowest collective where they show it is where the job went
+// wrong.
 std::string lateRanks(const Communicator& comm) {
   // The failures that waited on a peer, by collective number: (waiter, its operation).
   std::map<uint64_t, std::vector<std::pair<int, const DumpedOp*>>> failures;
@@ -112,29 +139,10 @@ std::string lateRanks(const Communicator& comm) {
       for (const DumpedOp& op : dump->entries)
         if (op.collectiveSeq != 0 && op.state == "failed" && op.waitingOn && op.endedNs)
           failures[op.collectiveSeq].emplace_back(dump->rank, &op);
-  for (const bool byEntry : {true, false}) {
-    for (const auto& [collectiveSeq, failed] : failures) {
-      std::string text;
-      for (const RankDump* dump : comm.byRank) {
-        const DumpedOp* op = dump ? findCollective(*dump, collectiveSeq) : nullptr;
-        const std::optional<int64_t> arrived = !op                   ? std::nullopt
-                                               : byEntry             ? op->enteredNs
-                                               : op->state == "done" ? op->endedNs
-                                                                     : std::nullopt;
-        if (!arrived) continue;
-        std::vector<int> waiters;
-        for (const auto& [rank, waited] : failed)
-          if (waited->waitingOn == dump->rank && waited->endedNs.value_or(0) < arrived.value_or(0))
-            waiters.push_back(rank);
-        if (!waiters.empty())
-          text +=
-              fmt::format("{} is behind: it {} {} only after {} had failed in it waiting for it\n",
-                          who(comm, dump->rank), byEntry ? "entered" : "finished",
-                          describeOp(op, op->seq), rankList(waiters));
-      }
-      if (!text.empty()) return text;
-    }
-  }
+  for (const auto& [collectiveSeq, failed] : failures)
+    for (const bool byEntry : {true, false})
+      if (std::string text = arrivedLate(comm, collectiveSeq, failed, byEntry); !text.empty())
+        return text;
   return {};
 }
 
