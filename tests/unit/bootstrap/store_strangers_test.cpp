@@ -113,8 +113,7 @@ TEST_CASE("strangers that send nothing are dropped without blocking anyone",
   const Secret secret = Secret::random();
   for (const bool withSecret : {true, false}) {
     INFO("server secret " << withSecret);
-    Warnings warnings;
-    warnings.expect();
+    const size_t earlier = warnings.all().size();  // the test case's, from the other server
     auto server = StoreServer::start(loopback(), withSecret ? secret : Secret());
     const Secret& mine = withSecret ? secret : Secret();
     std::vector<Stranger> silent;
@@ -129,7 +128,8 @@ TEST_CASE("strangers that send nothing are dropped without blocking anyone",
     expectServing(*server, mine, "real/after");
     server.reset();  // writes the summary still owed
     // The first few have lines of their own, the rest are counted in a summary.
-    const Drops drops = dropsIn(warnings.all());
+    const std::vector<std::string> all = warnings.all();
+    const Drops drops = dropsIn({all.begin() + static_cast<long>(earlier), all.end()});
     CHECK(drops.lines == DropLog::kBurst);
     CHECK(drops.total == silent.size());
   }
