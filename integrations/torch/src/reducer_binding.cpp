@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "bucketing/bucketing.hpp"
 #include "integrations/torch/src/process_group_tutti.hpp"
 #include "integrations/torch/src/tensor_types.hpp"
-#include "runtime/bucketing/bucketing.hpp"
 
 namespace py = pybind11;
 namespace bucketing = tutti::bucketing;

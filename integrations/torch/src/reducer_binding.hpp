@@ -1,4 +1,4 @@
-// tutti's own Reducer (runtime/bucketing, PyTorch DDP's bucketing in C++) for Python, which
+// tutti's own Reducer (bucketing, PyTorch DDP's bucketing in C++) for Python, which
 // tutti_torch.DistributedDataParallel drives from gradient-accumulator hooks.
 #pragma once
 

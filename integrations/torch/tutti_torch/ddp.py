@@ -1,4 +1,4 @@
-"""A DistributedDataParallel over tutti's own Reducer (runtime/bucketing) instead of torch's.
+"""A DistributedDataParallel over tutti's own Reducer (bucketing) instead of torch's.
 
 Gradients are averaged in buckets, all-reduced asynchronously strictly in bucket order while
 backward goes on, as torch's DDP does; the point is to measure tutti's overlap against torch's

@@ -1,6 +1,6 @@
 // Bucket assignment: PyTorch's own test cases (test_c10d_common.py, ComputeBucketAssignmentTest)
 // and the 1 MiB / cap / overshoot / dtype rules.
-#include "runtime/bucketing/bucket_assignment.hpp"
+#include "bucketing/bucket_assignment.hpp"
 
 #include <catch2/catch.hpp>
 #include <limits>

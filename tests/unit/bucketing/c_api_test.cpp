@@ -1,9 +1,9 @@
 // The C ABI (tutti_bucketing.h): a reducer driven from C calls, its errors as codes and messages.
 #include <catch2/catch.hpp>
 
-#include "runtime/bucketing/tutti_bucketing.h"
 #include "tests/unit/bucketing/grad_store.hpp"
 #include "tests/unit/bucketing/rank_threads.hpp"
+#include "tutti/tutti_bucketing.h"
 
 namespace tb = tutti::bucketing;
 

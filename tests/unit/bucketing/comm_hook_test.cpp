@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "runtime/bucketing/reducer.hpp"
+#include "bucketing/reducer.hpp"
 #include "tests/unit/bucketing/grad_store.hpp"
 #include "tests/unit/bucketing/rank_threads.hpp"
 

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/bucketing/comm_hook.hpp"
+#include "bucketing/comm_hook.hpp"
 #include "tests/unit/bucketing/rank_threads.hpp"
 #include "tests/unit/kernels/reference.hpp"
 

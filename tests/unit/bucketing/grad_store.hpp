@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bucketing/tensor.hpp"
+#include "bucketing/tensor.hpp"
 
 namespace tutti::bucketing::testing {
 

@@ -1,6 +1,6 @@
 // Reducer over thread worlds: exact averages before and after the rebuild, the agreed rebuild,
 // no_sync, unused parameters, gradients as bucket views and the usage errors.
-#include "runtime/bucketing/reducer.hpp"
+#include "bucketing/reducer.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // Initial state sync: the chunked broadcast from rank 0 and the shape verification's errors.
-#include "runtime/bucketing/state_sync.hpp"
+#include "bucketing/state_sync.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// runtime/bucketing/assignment_broadcast.cpp: rank 0's bucket assignment, sent to every rank so
+// bucketing/assignment_broadcast.cpp: rank 0's bucket assignment, sent to every rank so
 // that all of them reduce the same buckets in the same order after a rebuild.
 //
 // Wire format, int64: [number of buckets, length of each bucket, indices bucket by bucket], padded
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/bucketing/bucket_assignment.hpp"
+#include "bucketing/bucket_assignment.hpp"
 #include "tutti/tutti.hpp"
 
 namespace tutti::bucketing {

@@ -1,10 +1,10 @@
-// runtime/bucketing/state_sync.cpp: shape verification by allgather of a per-rank signature, and
+// bucketing/state_sync.cpp: shape verification by allgather of a per-rank signature, and
 // the coalesced broadcast.
 //
 // The signature is [count, then per tensor: dtype, ndim, dims...] as int64. Ranks first allgather
 // its length, then the signatures padded to the longest, so every rank sees every rank's list and
 // reports the same first mismatch.
-#include "runtime/bucketing/state_sync.hpp"
+#include "bucketing/state_sync.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-// runtime/bucketing/c_api.cpp: tutti_bucketing.h over the C++ classes. Exceptions stop here: each
+// bucketing/c_api.cpp: tutti_bucketing.h over the C++ classes. Exceptions stop here: each
 // call returns a code and keeps the message in this thread's last error.
 #include <memory>
 #include <new>
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/bucketing/reducer.hpp"
-#include "runtime/bucketing/state_sync.hpp"
-#include "runtime/bucketing/tutti_bucketing.h"
+#include "bucketing/reducer.hpp"
+#include "bucketing/state_sync.hpp"
 #include "tutti/tutti.hpp"
+#include "tutti/tutti_bucketing.h"
 
 struct tuttiReducer {
   tutti::bucketing::Reducer reducer;

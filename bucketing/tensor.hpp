@@ -1,4 +1,4 @@
-// runtime/bucketing/tensor.hpp: what the bucketing layer knows of a framework's tensor — a name,
+// bucketing/tensor.hpp: what the bucketing layer knows of a framework's tensor — a name,
 // a shape, a dtype and a host buffer it does not own.
 #pragma once
 

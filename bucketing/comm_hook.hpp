@@ -1,4 +1,4 @@
-// runtime/bucketing/comm_hook.hpp: how a bucket is reduced. Without a hook the reducer scales each
+// bucketing/comm_hook.hpp: how a bucket is reduced. Without a hook the reducer scales each
 // gradient by 1/world_size as it copies it in and sums the bucket; a hook takes over both (as
 // PyTorch's register_comm_hook does): it starts the reduction of the bucket in place and returns
 // what the reducer waits on before reading the bucket again.

@@ -1,5 +1,5 @@
-// runtime/bucketing/bucket_assignment.cpp: greedy size-limited buckets, one open bucket per dtype.
-#include "runtime/bucketing/bucket_assignment.hpp"
+// bucketing/bucket_assignment.cpp: greedy size-limited buckets, one open bucket per dtype.
+#include "bucketing/bucket_assignment.hpp"
 
 #include <algorithm>
 #include <map>

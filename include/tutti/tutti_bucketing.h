@@ -1,6 +1,7 @@
-/* runtime/bucketing/tutti_bucketing.h: the bucketing layer's C ABI (reducer.hpp, state_sync.hpp).
- * Proposed for tutti.h; defined in libtutti_bucketing. Every function returns a tuttiResult_t; on
- * failure tutti_bucketing_get_last_error() holds the message (it names the parameter). */
+/* tutti/tutti_bucketing.h: the C ABI of the bucketing layer (bucketing/reducer.hpp,
+ * bucketing/state_sync.hpp), defined in libtutti_bucketing. Every function returns a
+ * tuttiResult_t; on failure tutti_bucketing_get_last_error() holds the message (it names the
+ * parameter). */
 #ifndef TUTTI_BUCKETING_H
 #define TUTTI_BUCKETING_H
 

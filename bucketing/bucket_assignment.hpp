@@ -1,4 +1,4 @@
-// runtime/bucketing/bucket_assignment.hpp: which gradients share a bucket, as PyTorch's
+// bucketing/bucket_assignment.hpp: which gradients share a bucket, as PyTorch's
 // compute_bucket_assignment_by_size (torch/csrc/distributed/c10d/reducer.cpp) decides it.
 #pragma once
 

@@ -1,4 +1,4 @@
-// runtime/bucketing/reducer.cpp: the iteration state machine (see reducer.hpp).
+// bucketing/reducer.cpp: the iteration state machine (see reducer.hpp).
 //
 // Each bucket counts the gradients it still waits for. markReady copies a gradient in and
 // decrements its bucket; buckets launch strictly in index order (a complete bucket waits for the
@@ -6,7 +6,7 @@
 // findUnusedParameters the map of locally used parameters is summed right after the last bucket.
 // With gradientAsBucketView a bucket's memory is the gradients' own: markReady scales in place,
 // and a locally unused gradient is kept aside while its slot contributes zeros.
-#include "runtime/bucketing/reducer.hpp"
+#include "bucketing/reducer.hpp"
 
 #include <algorithm>
 #include <chrono>

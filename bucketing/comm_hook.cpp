@@ -1,5 +1,5 @@
-// runtime/bucketing/comm_hook.cpp: the built-in hooks, over tutti's asynchronous all-reduce.
-#include "runtime/bucketing/comm_hook.hpp"
+// bucketing/comm_hook.cpp: the built-in hooks, over tutti's asynchronous all-reduce.
+#include "bucketing/comm_hook.hpp"
 
 #include <cstdint>
 #include <vector>

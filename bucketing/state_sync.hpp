@@ -1,11 +1,11 @@
-// runtime/bucketing/state_sync.hpp: what DDP does before the first iteration — check that every
+// bucketing/state_sync.hpp: what DDP does before the first iteration — check that every
 // rank holds the same parameters, then give every rank rank 0's values.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "runtime/bucketing/tensor.hpp"
+#include "bucketing/tensor.hpp"
 #include "tutti/tutti.h"
 
 namespace tutti::bucketing {

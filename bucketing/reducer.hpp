@@ -1,4 +1,4 @@
-// runtime/bucketing/reducer.hpp: gradient averaging for data-parallel training, as PyTorch's
+// bucketing/reducer.hpp: gradient averaging for data-parallel training, as PyTorch's
 // Reducer (torch/csrc/distributed/c10d/reducer.cpp) does it, over tutti's public API.
 //
 // One iteration: prepareForBackward(), then markReady(i) from each parameter's gradient hook as
@@ -25,9 +25,9 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/bucketing/bucket_assignment.hpp"
-#include "runtime/bucketing/comm_hook.hpp"
-#include "runtime/bucketing/tensor.hpp"
+#include "bucketing/bucket_assignment.hpp"
+#include "bucketing/comm_hook.hpp"
+#include "bucketing/tensor.hpp"
 #include "tutti/tutti.h"
 
 namespace tutti::bucketing {
