@@ -1,9 +1,8 @@
 // bucketing/c_api.cpp: tutti_bucketing.h over the C++ classes. Exceptions stop here: each
-// call returns a code and keeps the message in this thread's last error.
+// call returns a code and keeps the message in libtutti's last error for this thread.
 #include <memory>
 #include <new>
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "bucketing/reducer.hpp"
@@ -19,26 +18,26 @@ namespace {
 
 namespace tb = tutti::bucketing;
 
-thread_local std::string lastError;
+// Failures go to libtutti's own per-thread last error, read with tutti_get_last_error, and like
+// libtutti's a success leaves it as it was: one convention for both C APIs.
+tuttiResult_t failed(tuttiResult_t code, const char* message) {
+  tutti_set_last_error(message);
+  return code;
+}
 
 template <typename Body>
 tuttiResult_t guarded(Body&& body) {
   try {
     body();
-    lastError.clear();
     return tuttiSuccess;
   } catch (const tutti::CommError& error) {
-    lastError = error.what();
-    return error.code();
+    return failed(error.code(), error.what());
   } catch (const std::invalid_argument& error) {
-    lastError = error.what();
-    return tuttiInvalidArgument;
+    return failed(tuttiInvalidArgument, error.what());
   } catch (const std::bad_alloc&) {
-    lastError = "out of memory";
-    return tuttiSystemError;
+    return failed(tuttiSystemError, "out of memory");
   } catch (const std::exception& error) {
-    lastError = error.what();
-    return tuttiInternalError;
+    return failed(tuttiInternalError, error.what());
   }
 }
 
@@ -158,10 +157,6 @@ tuttiResult_t tutti_params_broadcast(tuttiComm_t comm, const tuttiTensor* params
     tb::broadcastFromRank0(comm, tensors(params, count),
                            chunk_bytes ? chunk_bytes : tb::kBroadcastChunkBytes);
   });
-}
-
-const char* tutti_bucketing_get_last_error(void) {
-  return lastError.c_str();
 }
 
 }  // extern "C"

@@ -136,6 +136,13 @@ const char* tutti_get_last_error(void) {
   return lastError.c_str();
 }
 
+tuttiResult_t tutti_set_last_error(const char* message) {
+  return guard([&] {
+    checkOut(message, "message");
+    lastError = message;
+  });
+}
+
 tuttiResult_t tutti_get_version(int* version) {
   return guard([&] {
     checkOut(version, "version");

@@ -67,6 +67,9 @@ typedef struct tuttiRequest* tuttiRequest_t;
 const char* tutti_get_error_string(tuttiResult_t result);
 /* The last failure's message on this thread ("" when none). Valid until the thread's next call. */
 const char* tutti_get_last_error(void);
+/* For libraries built on tutti (libtutti_bucketing): makes message this thread's last error, so
+ * that their failures are read like libtutti's own, with tutti_get_last_error. */
+tuttiResult_t tutti_set_last_error(const char* message);
 tuttiResult_t tutti_get_version(int* version); /* major*10000 + minor*100 + patch */
 
 /* Creates an id and hosts its rendezvous in this process (a background thread). */

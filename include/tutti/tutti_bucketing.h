@@ -1,7 +1,7 @@
 /* tutti/tutti_bucketing.h: the C ABI of the bucketing layer (bucketing/reducer.hpp,
  * bucketing/state_sync.hpp), defined in libtutti_bucketing. Every function returns a
- * tuttiResult_t; on failure tutti_bucketing_get_last_error() holds the message (it names the
- * parameter). */
+ * tuttiResult_t; on failure tutti_get_last_error() holds the message (it names the parameter), as
+ * for tutti.h's own calls: one last error per thread, which a later success leaves in place. */
 #ifndef TUTTI_BUCKETING_H
 #define TUTTI_BUCKETING_H
 
@@ -73,8 +73,6 @@ tuttiResult_t tutti_params_verify(tuttiComm_t comm, const tuttiTensor* params, s
 /* Collective: rank 0's values everywhere, in broadcasts of at most chunk_bytes (0: 250 MiB). */
 tuttiResult_t tutti_params_broadcast(tuttiComm_t comm, const tuttiTensor* params, size_t count,
                                      size_t chunk_bytes);
-
-const char* tutti_bucketing_get_last_error(void);
 
 #ifdef __cplusplus
 }

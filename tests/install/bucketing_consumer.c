@@ -6,7 +6,7 @@
 #include <tutti/tutti_bucketing.h>
 
 static int failed(const char* what) {
-  fprintf(stderr, "%s: %s\n", what, tutti_bucketing_get_last_error());
+  fprintf(stderr, "%s: %s\n", what, tutti_get_last_error());
   return 1;
 }
 
@@ -24,7 +24,7 @@ int main(void) {
       tutti_reducer_finalize(reducer) != tuttiSuccess)
     return failed("iteration");
   if (tutti_reducer_mark_ready(reducer, 5) == tuttiSuccess ||
-      strstr(tutti_bucketing_get_last_error(), "no parameter 5") == NULL)
+      strstr(tutti_get_last_error(), "no parameter 5") == NULL)
     return failed("a bad parameter index was not reported");
   tutti_reducer_destroy(reducer);
   tutti_comm_destroy(comms[0]);

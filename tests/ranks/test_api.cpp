@@ -66,6 +66,17 @@ TEST_CASE("invalid arguments fail clearly and change nothing", "[api][bad-input]
   CHECK(results == std::vector<int>{3, 3});
 }
 
+TEST_CASE("the last error stays until the next failure and can be set from above", "[api]") {
+  int version = 0;
+  CHECK(tutti_get_version(nullptr) == tuttiInvalidArgument);
+  CHECK(tutti_get_version(&version) == tuttiSuccess);
+  CHECK_THAT(tutti_get_last_error(), Contains("version is NULL"));
+  CHECK(tutti_set_last_error("a layer above failed") == tuttiSuccess);
+  CHECK(std::string(tutti_get_last_error()) == "a layer above failed");
+  CHECK(tutti_set_last_error(nullptr) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("message is NULL"));
+}
+
 TEST_CASE("init rejects bad ranks, sizes and ids", "[api][bad-input]") {
   tuttiUniqueId id;
   REQUIRE(tutti_get_unique_id(&id) == tuttiSuccess);

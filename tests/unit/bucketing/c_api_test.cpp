@@ -1,4 +1,5 @@
-// The C ABI (tutti_bucketing.h): a reducer driven from C calls, its errors as codes and messages.
+// The C ABI (tutti_bucketing.h): a reducer driven from C calls, its errors as codes and messages
+// in libtutti's own last error (tutti_get_last_error), which a later success leaves in place.
 #include <catch2/catch.hpp>
 
 #include "tests/unit/bucketing/grad_store.hpp"
@@ -19,7 +20,7 @@ struct CTensors {
 };
 
 void ok(tuttiResult_t result) {
-  if (result != tuttiSuccess) throw std::runtime_error(tutti_bucketing_get_last_error());
+  if (result != tuttiSuccess) throw std::runtime_error(tutti_get_last_error());
 }
 
 }  // namespace
@@ -28,7 +29,7 @@ TEST_CASE("the C API averages gradients and reports errors by name", "[bucketing
   const auto specs = tb::testing::smallModel();
   std::vector<size_t> mismatches(2, 0), buckets(2, 0);
   std::vector<tuttiResult_t> twice(2, tuttiSuccess);
-  std::vector<std::string> twiceMessage(2);
+  std::vector<std::string> twiceMessage(2), messageAfterSuccess(2);
   const auto errors = tb::testing::onEveryRank(2, [&](tuttiComm_t comm, int rank) {
     tb::testing::GradStore grads(specs);
     CTensors tensors(grads.buffers());
@@ -46,9 +47,10 @@ TEST_CASE("the C API averages gradients and reports errors by name", "[bucketing
       }
       if (iteration == 1) {
         twice[static_cast<size_t>(rank)] = tutti_reducer_mark_ready(reducer, 5);
-        twiceMessage[static_cast<size_t>(rank)] = tutti_bucketing_get_last_error();
+        twiceMessage[static_cast<size_t>(rank)] = tutti_get_last_error();
       }
       ok(tutti_reducer_finalize(reducer));
+      if (iteration == 1) messageAfterSuccess[static_cast<size_t>(rank)] = tutti_get_last_error();
       for (size_t p = 0; p < specs.size(); ++p)
         for (size_t i = 0; i < grads.numel(p); ++i)
           if (grads.get(p, i) != (tb::testing::seededValue(p + iteration, 0, i) +
@@ -68,6 +70,7 @@ TEST_CASE("the C API averages gradients and reports errors by name", "[bucketing
     CHECK(buckets[r] > 2);  // rebuilt with 1 KiB / 4 KiB limits
     CHECK(twice[r] == tuttiInvalidUsage);
     CHECK_THAT(twiceMessage[r], Catch::Contains("5 ('p5')"));
+    CHECK(messageAfterSuccess[r] == twiceMessage[r]);
   }
 }
 
@@ -75,6 +78,19 @@ TEST_CASE("the C API rejects bad arguments", "[bucketing]") {
   tuttiReducer_t reducer = nullptr;
   CHECK(tutti_reducer_create(nullptr, nullptr, 0, nullptr, &reducer) == tuttiInvalidArgument);
   CHECK(tutti_reducer_mark_ready(nullptr, 0) == tuttiInvalidArgument);
-  CHECK(std::string(tutti_bucketing_get_last_error()).find("NULL") != std::string::npos);
+  CHECK_THAT(tutti_get_last_error(), Catch::Contains("reducer is NULL"));
   CHECK(tutti_reducer_destroy(nullptr) == tuttiSuccess);
+  CHECK_THAT(tutti_get_last_error(), Catch::Contains("reducer is NULL"));
+}
+
+TEST_CASE("the C API's errors and libtutti's share one last error", "[bucketing]") {
+  int version = 0;
+  CHECK(tutti_reducer_set_sync(nullptr, 1) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Catch::Contains("reducer is NULL"));
+  CHECK(tutti_get_version(nullptr) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Catch::Contains("version is NULL"));
+  CHECK(tutti_get_version(&version) == tuttiSuccess);
+  CHECK(tutti_reducer_set_sync(nullptr, 1) == tuttiInvalidArgument);
+  CHECK(tutti_reducer_destroy(nullptr) == tuttiSuccess);
+  CHECK_THAT(tutti_get_last_error(), Catch::Contains("reducer is NULL"));
 }
