@@ -254,7 +254,7 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
                   bytes,
                   kernels::DataType::kUint8,
                   kernels::RedOp::kSum,
-                  {}};
+                  {.collective = kPointToPointCall, .sequence = items[first].sequence}};
     runTransfers(ctx, batch);
     ctx.drainSends();
     for (size_t done = first; done < i; ++done) comm.recorder().finished(items[done].sequence);
@@ -292,13 +292,19 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
                collectiveTask(comm, call, bytes, sequence, ordinal), async);
 }
 
-void runBarrier(Communicator& comm, uint64_t sequence) {
+void runBarrier(Communicator& comm, uint64_t sequence, uint64_t ordinal) {
   comm.throwIfFailed();
   comm.recorder().started(sequence, "oneshot");
   if (comm.size() == 1) return;
   uint8_t token = 1;
-  OpContext ctx{
-      comm, "barrier", "oneshot", sequence, 1, kernels::DataType::kUint8, kernels::RedOp::kMax, {}};
+  OpContext ctx{comm,
+                "barrier",
+                "oneshot",
+                sequence,
+                1,
+                kernels::DataType::kUint8,
+                kernels::RedOp::kMax,
+                {.collective = kBarrierCall, .sequence = sequence, .ordinal = ordinal}};
   allreduceOneShot(ctx, {&token, &token, 1, 0});
   ctx.drainSends();
 }
@@ -307,7 +313,9 @@ std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   comm.throwIfFailed();
   const uint64_t sequence = comm.nextSequence();
   const uint64_t ordinal = comm.nextCollective();
-  auto task = [&comm, sequence] { recorded(comm, sequence, [&] { runBarrier(comm, sequence); }); };
+  auto task = [&comm, sequence, ordinal] {
+    recorded(comm, sequence, [&] { runBarrier(comm, sequence, ordinal); });
+  };
   return issue(comm, sequence, {"barrier", 0, -1, -1, -1, 0, ordinal}, std::move(task), async);
 }
 

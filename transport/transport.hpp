@@ -1,8 +1,8 @@
 // transport: connections between two ranks, as FIFOs of fixed-size slots (NCCL's "Simple" idea).
-// The sender acquires a free slot, writes up to slotBytes() into it and posts it; the receiver
-// peeks the oldest posted slot, consumes it and releases it. Every call here is non-blocking:
-// waiting (with deadlines, backoff and abort) is the runtime's job, which keeps one waiting policy
-// for every transport. This is the layer's one API header.
+// The sender acquires a free slot, writes up to slotBytes() into it and posts it with a tag; the
+// receiver peeks the oldest posted slot, consumes it and releases it. Every call here is
+// non-blocking: waiting (with deadlines, backoff and abort) is the runtime's job, which keeps one
+// waiting policy for every transport. This is the layer's one API header.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,22 @@
 #include "base/auth.hpp"
 
 namespace tutti::transport {
+
+// What the runtime says of a message besides its bytes (which call it belongs to). It travels in
+// the header every message already has (the shm slot header, the tcp frame header) and reaches
+// the receiver as sent: a transport neither reads nor judges it, except that tryReceiveInto
+// writes only a message of the tag asked for.
+struct Tag {
+  uint64_t words[3] = {};
+  bool operator==(const Tag&) const = default;
+};
+
+// A message's byte count and tag.
+struct Envelope {
+  size_t bytes = 0;
+  Tag tag;
+  bool operator==(const Envelope&) const = default;
+};
 
 // What both ends of a connection offer a waiter that has stopped spinning: a sleep that ends as
 // soon as the peer moves, where the transport can wake sleepers (shm: a futex per FIFO end).
@@ -35,15 +51,15 @@ class SendConn : public Conn {
   // connection has failed (e.g. the peer closed it: kRemote naming the peer).
   virtual void* tryAcquire() = 0;
   // Publishes the slot returned by the last tryAcquire with `bytes` (<= slotBytes()) valid.
-  virtual void post(size_t bytes) = 0;
+  virtual void post(size_t bytes, const Tag& tag) = 0;
   // Sends `bytes` (<= slotBytes()) from `data` as the next slot; false when no slot is free. A
   // transport that sendsInPlace() keeps a pointer instead of copying: the data must stay
   // unchanged until the runtime has drained its sends (Transport::sendsPending).
-  virtual bool tryPostFrom(const void* data, size_t bytes) {
+  virtual bool tryPostFrom(const void* data, size_t bytes, const Tag& tag) {
     void* slot = tryAcquire();
     if (!slot) return false;
     std::memcpy(slot, data, bytes);
-    post(bytes);
+    post(bytes, tag);
     return true;
   }
   // True when tryPostFrom costs no copy (tcp: the socket reads the caller's memory), so that a
@@ -53,20 +69,21 @@ class SendConn : public Conn {
 
 class RecvConn : public Conn {
  public:
-  // The oldest posted slot and its byte count, or nullptr when none has arrived. Throws Error when
-  // the connection has failed.
-  virtual const void* tryPeek(size_t* bytes) = 0;
+  // The oldest posted slot, with its byte count and tag in *got, or nullptr when none has
+  // arrived. Throws Error when the connection has failed.
+  virtual const void* tryPeek(Envelope* got) = 0;
   // Frees the slot returned by the last successful tryPeek.
   virtual void release() = 0;
-  // Takes the oldest message into `dst` when it holds exactly `bytes`: true once it has arrived,
-  // with *got its size (a message of another size stays unconsumed, for the caller to report).
-  // A transport that receivesInPlace() reads it from the wire straight into `dst`, so between
-  // the first call and the one that returns true `dst` belongs to the connection.
-  virtual bool tryReceiveInto(void* dst, size_t bytes, size_t* got) {
+  // Takes the oldest message into `dst` when its envelope is `expected`: true once it has
+  // arrived, with *got its envelope (a message of another size or tag stays unconsumed and
+  // `dst` untouched, for the caller to report). A transport that receivesInPlace() reads it from
+  // the wire straight into `dst`, so between the first call and the one that returns true `dst`
+  // belongs to the connection.
+  virtual bool tryReceiveInto(void* dst, const Envelope& expected, Envelope* got) {
     const void* slot = tryPeek(got);
     if (!slot) return false;
-    if (*got == bytes) {
-      std::memcpy(dst, slot, bytes);
+    if (*got == expected) {
+      std::memcpy(dst, slot, expected.bytes);
       release();
     }
     return true;

@@ -10,17 +10,31 @@ namespace {
 
 // "allreduce(count=1024, float32, sum) as call #17"; root only where it matters.
 std::string describeCall(const CallSignature& call) {
-  const auto collective = static_cast<Collective>(call.collective);
-  const auto dtype = static_cast<kernels::DataType>(call.dtype);
-  std::string text = fmt::format("{}(count={}, {}", collectiveName(collective), call.count,
-                                 kernels::isValid(dtype) ? kernels::typeName(dtype) : "?");
-  if (reduces(collective)) {
-    const auto op = static_cast<kernels::RedOp>(call.op);
-    text += fmt::format(", {}", kernels::isValid(op) ? kernels::opName(op) : "?");
+  std::string text;
+  if (call.collective == kPointToPointCall) {
+    text = "send/recv";
+  } else if (call.collective == kBarrierCall) {
+    text = "barrier";
+  } else {
+    const auto collective = static_cast<Collective>(call.collective);
+    const auto dtype = static_cast<kernels::DataType>(call.dtype);
+    text = fmt::format("{}(count={}, {}", collectiveName(collective), call.count,
+                       kernels::isValid(dtype) ? kernels::typeName(dtype) : "?");
+    if (reduces(collective)) {
+      const auto op = static_cast<kernels::RedOp>(call.op);
+      text += fmt::format(", {}", kernels::isValid(op) ? kernels::opName(op) : "?");
+    }
+    if (rooted(collective)) text += fmt::format(", root={}", call.root);
+    text += ")";
   }
-  if (rooted(collective)) text += fmt::format(", root={}", call.root);
-  text += fmt::format(") as call #{}", call.sequence);
-  if (call.ordinal != call.sequence) text += fmt::format(" (collective #{})", call.ordinal);
+  if (call.sequence == 0) {
+    if (call.collective != kPointToPointCall)
+      text += fmt::format(" as collective #{}", call.ordinal);
+    return text;
+  }
+  text += fmt::format(" as call #{}", call.sequence);
+  if (call.collective != kPointToPointCall && call.ordinal != call.sequence)
+    text += fmt::format(" (collective #{})", call.ordinal);
   return text;
 }
 
@@ -36,18 +50,23 @@ bool CallSignature::operator==(const CallSignature& other) const {
          algorithm == other.algorithm;
 }
 
-void requireSameCall(int self, const CallSignature& mine, int peer, const CallSignature& theirs) {
-  if (theirs == mine) return;
+std::string differentCalls(int self, const CallSignature& mine, int peer,
+                           const CallSignature& theirs) {
   CallSignature otherwiseSame = theirs;
   otherwiseSame.algorithm = mine.algorithm;
   if (otherwiseSame == mine)
-    raise(ErrorCode::kInvalidUsage,
-          "rank {} runs {} by {}; rank {} by {}: the ranks were given different algorithms "
-          "(tutti_comm_set_algorithm)",
-          self, describeCall(mine), algorithmName(mine.algorithm), peer,
-          algorithmName(theirs.algorithm));
-  raise(ErrorCode::kInvalidUsage, "rank {} called {}; rank {} called {}", self, describeCall(mine),
-        peer, describeCall(theirs));
+    return fmt::format(
+        "rank {} runs {} by {}; rank {} by {}: the ranks were given different algorithms "
+        "(tutti_comm_set_algorithm)",
+        self, describeCall(mine), algorithmName(mine.algorithm), peer,
+        algorithmName(theirs.algorithm));
+  return fmt::format("rank {} called {}; rank {} called {}", self, describeCall(mine), peer,
+                     describeCall(theirs));
+}
+
+void requireSameCall(int self, const CallSignature& mine, int peer, const CallSignature& theirs) {
+  if (theirs != mine)
+    raise(ErrorCode::kInvalidUsage, "{}", differentCalls(self, mine, peer, theirs));
 }
 
 void checkSameCall(OpContext& ctx) {
@@ -60,7 +79,9 @@ void checkSameCall(OpContext& ctx) {
     exchange.push_back({true, peer, &mine, nullptr, sizeof(mine)});
     exchange.push_back({false, peer, nullptr, &theirs[static_cast<size_t>(peer)], sizeof(mine)});
   }
-  runTransfers(ctx, exchange);
+  OpContext signatures = ctx;
+  signatures.carries = Carries::kSignatures;
+  runTransfers(signatures, exchange);
   for (int peer = 0; peer < n; ++peer)
     if (peer != self) requireSameCall(self, mine, peer, theirs[static_cast<size_t>(peer)]);
 }

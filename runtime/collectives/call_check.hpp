@@ -3,7 +3,8 @@
 // algorithm it picked: tutti_comm_set_algorithm is per rank) to every other rank and compares. A
 // mismatch fails the operation on every rank with both calls spelled out, instead of corrupting
 // buffers or hanging. The signature travels as the operation's first message on each connection, so
-// the streams stay aligned as long as every rank checks.
+// the streams stay aligned as long as every rank checks; tagged as an exchange (message_tag.hpp),
+// it reaches every rank whatever the calls, so that each rank names the mismatch.
 #pragma once
 
 #include "runtime/collectives/op_context.hpp"

@@ -91,8 +91,10 @@ std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
     exchange.push_back({true, peer, &mine, nullptr, sizeof mine});
     exchange.push_back({false, peer, nullptr, &offers[static_cast<size_t>(peer)], sizeof mine});
   }
+  OpContext signatures = ctx;
+  signatures.carries = Carries::kSignatures;
   return orderedRound([&] {
-    runTransfers(ctx, exchange);
+    runTransfers(signatures, exchange);
     return offers;
   });
 }

@@ -107,40 +107,52 @@ void* OpContext::acquire(int peer) {
 }
 
 void OpContext::post(int peer, size_t bytes) {
-  comm.sendTo(peer).post(bytes);
+  comm.sendTo(peer).post(bytes, tag());
 }
 
-namespace {
-
-[[noreturn]] void raiseSizeMismatch(const OpContext& ctx, int peer, size_t got, size_t bytes) {
-  raise(ErrorCode::kInvalidUsage,
-        "{}: rank {} sent {} bytes where {} were expected: the ranks called different "
-        "collectives, counts or types, or were given different algorithms",
-        ctx.where(), peer, got, bytes);
+bool OpContext::isOwnMessage(const transport::Envelope& got, size_t bytes) const {
+  return got.bytes == bytes && accepts(tag(), got.tag);
 }
 
-}  // namespace
+void OpContext::raiseNotOwnMessage(int peer, const transport::Envelope& got, size_t bytes) {
+  std::string problem;
+  if (got.tag != tag())
+    problem = fmt::format("rank {} is in a different call: {}", peer,
+                          differentCalls(comm.rank(), call, peer, callOf(got.tag)));
+  else if (call.collective == kPointToPointCall)
+    problem =
+        fmt::format("rank {} sent {} bytes where {} were expected: send and receive sizes differ",
+                    peer, got.bytes, bytes);
+  else
+    problem = fmt::format(
+        "rank {} sent {} bytes where {} were expected: the ranks called different collectives, "
+        "counts or types, or were given different algorithms",
+        peer, got.bytes, bytes);
+  raise(ErrorCode::kInvalidUsage, "{}: {}", where(), problem);
+}
 
 const void* OpContext::peek(int peer, size_t bytes) {
   transport::RecvConn& conn = comm.recvFrom(peer);
-  size_t got = 0;
+  transport::Envelope got;
   const void* slot =
       waitFor(*this, conn, peer, "for data from", [&] { return conn.tryPeek(&got); });
-  if (got != bytes) raiseSizeMismatch(*this, peer, got, bytes);
+  if (!isOwnMessage(got, bytes)) raiseNotOwnMessage(peer, got, bytes);
   return slot;
 }
 
 void OpContext::receiveInto(int peer, void* dst, size_t bytes) {
   transport::RecvConn& conn = comm.recvFrom(peer);
-  size_t got = 0;
+  const transport::Envelope expected{bytes, tag()};
+  transport::Envelope got;
   try {
     waitFor(*this, conn, peer, "for data from",
-            [&] { return conn.tryReceiveInto(dst, bytes, &got) ? &conn : nullptr; });
+            [&] { return conn.tryReceiveInto(dst, expected, &got) ? &conn : nullptr; });
   } catch (...) {
     conn.abandonReceive();
     throw;
   }
-  if (got != bytes) raiseSizeMismatch(*this, peer, got, bytes);
+  // Only a message of exactly this tag was taken (exchanges of signatures peek instead).
+  if (got != expected) raiseNotOwnMessage(peer, got, bytes);
 }
 
 void OpContext::release(int peer) {
@@ -150,7 +162,7 @@ void OpContext::release(int peer) {
 void OpContext::postFrom(int peer, const void* data, size_t bytes) {
   transport::SendConn& conn = comm.sendTo(peer);
   waitFor(*this, conn, peer, "for a free slot to",
-          [&] { return conn.tryPostFrom(data, bytes) ? &conn : nullptr; });
+          [&] { return conn.tryPostFrom(data, bytes, tag()) ? &conn : nullptr; });
 }
 
 void OpContext::drainSends() {

@@ -13,7 +13,7 @@
 
 #include "base/deadline.hpp"
 #include "kernels/kernels.hpp"
-#include "runtime/collectives/call_signature.hpp"
+#include "runtime/collectives/message_tag.hpp"
 #include "runtime/communicator.hpp"
 
 namespace tutti::runtime {
@@ -55,7 +55,9 @@ struct OpContext {
   size_t bytes;
   kernels::DataType dtype;
   kernels::RedOp op;
-  CallSignature call;  // of a collective call; zeros for send/recv and barriers
+  CallSignature call;  // every message it sends is tagged with it (message_tag.hpp)
+  // kSignatures for the rounds whose messages are signatures that the receiver compares itself.
+  Carries carries = Carries::kData;
 
   size_t typeSize() const { return kernels::typeSize(dtype); }
   // Whole elements that fit in one slot.
@@ -64,6 +66,13 @@ struct OpContext {
 
   // "rank 1: allreduce #17 (ring, 4096 bytes)"
   std::string where() const;
+  transport::Tag tag() const { return tagOf(call, carries); }
+  // Whether a message from a peer (`got`) belongs to this operation and holds `bytes`.
+  bool isOwnMessage(const transport::Envelope& got, size_t bytes) const;
+  // Throws kInvalidUsage for a message from `peer` that is not this operation's: naming both
+  // calls when its tag differs. Only this rank may see it; the failure it becomes is announced
+  // (PeerWatch), so the others fail with its reason rather than wait for this rank's messages.
+  [[noreturn]] void raiseNotOwnMessage(int peer, const transport::Envelope& got, size_t bytes);
 
   // Runs a transport call; its errors know the peer but not the operation, so add it.
   template <typename Call>

@@ -45,20 +45,17 @@ bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
       if (!slot) break;
       const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
       item.source->copyOut(slot, item.done, chunk);
-      conn.post(chunk);
+      conn.post(chunk, ctx.tag());
       item.done += chunk;
     } else {
       transport::RecvConn& conn = ctx.comm.recvFrom(t.peer);
       const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
       char* to = static_cast<char*>(t.recvBuffer) + item.done;
       if (!saveUnsent && wouldOverwriteUnsent(item, to, chunk)) break;
-      size_t got = 0;
+      transport::Envelope got;
       const void* slot = ctx.guarded([&] { return conn.tryPeek(&got); });
       if (!slot) break;
-      if (got != chunk)
-        raise(ErrorCode::kInvalidUsage,
-              "{}: rank {} sent {} bytes where {} were expected: send and receive sizes differ",
-              ctx.where(), t.peer, got, chunk);
+      if (!ctx.isOwnMessage(got, chunk)) ctx.raiseNotOwnMessage(t.peer, got, chunk);
       beforeWriting(item, to, chunk);
       std::memcpy(to, slot, chunk);
       conn.release();

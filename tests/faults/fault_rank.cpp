@@ -12,10 +12,12 @@
 //
 //   fault_rank [--kind allreduce|allgather|broadcast] [--seed S] [--max-bytes B] [--ops N]
 //              [--abort-rank R --abort-after-ms MS]   a second thread aborts rank R's communicator
-//              [--misbehave count|collective|skip --misbehave-rank R --at K]
+//              [--misbehave count|collective|broadcast|dtype|op|skip|skip-one
+//               --misbehave-rank R --at K]
 //              [--exit-on-error 1] [--leave-early R]
-// --misbehave changes case K on rank R: another count, another collective, or not calling it
-// at all (the rank then idles until stdin closes).
+// --misbehave changes case K on rank R: another count, allgather, broadcast, int32 where the
+// others all-reduce float32, max where they sum, not calling it at all (skip: the rank then idles
+// until stdin closes) or skipping it alone (skip-one: its case K+1 meets the others' case K).
 // --leave-early R: after the --ops cases, a last broadcast from rank R, which the others enter
 // 400 ms or more late, each later than the ranks after it on the chain; R destroys its
 // communicator and exits as soon as its part is done (printing "left rank R"), while the others
@@ -130,13 +132,21 @@ Args parse(int argc, char** argv) {
   idleUntilReleased(comm, 3);
 }
 
-// Case K as rank `rank` runs it when it is the one told to misbehave.
+// Case K as rank `rank` runs it.
 Case misbehaved(const Args& args, Case c, int rank) {
-  c.count = 1024;  // a non-empty call on every rank, so that there is something to mismatch
+  // A non-empty call of one type, operation and root on every rank, so that only the
+  // misbehaviour differs.
+  c.count = 1024;
+  c.dtype = tuttiFloat32;
+  c.op = tuttiSum;
+  c.root = 0;
   if (rank != args.misbehaveRank) return c;
   if (args.misbehave == "count") c.count = 2048;
   if (args.misbehave == "collective")
     c.kind = c.kind == Kind::kAllGather ? Kind::kAllReduce : Kind::kAllGather;
+  if (args.misbehave == "broadcast") c.kind = Kind::kBroadcast;
+  if (args.misbehave == "dtype") c.dtype = tuttiInt32;  // as many bytes as float32
+  if (args.misbehave == "op") c.op = tuttiMax;
   return c;
 }
 
@@ -156,13 +166,13 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(args.seed);
   for (long i = 0; args.ops < 0 || i < args.ops; ++i) {
     Case c = randomCase(rng, args.kind, n, args.maxBytes);
-    if (i == args.at) {
-      if (args.misbehave == "skip" && rank == args.misbehaveRank) {
-        say("skipping rank " + std::to_string(rank) + " case " + std::to_string(i));
-        idleUntilReleased(comm, 0);
-      }
-      c = misbehaved(args, c, rank);
+    const bool skipping = args.misbehave == "skip" || args.misbehave == "skip-one";
+    if (i == args.at && skipping && rank == args.misbehaveRank) {
+      say("skipping rank " + std::to_string(rank) + " case " + std::to_string(i));
+      if (args.misbehave == "skip") idleUntilReleased(comm, 0);
+      continue;
     }
+    if (i == args.at) c = misbehaved(args, c, rank);
     tuttiResult_t rc = tuttiSuccess;
     const std::string problem = runCase(comm, c, nullptr, &rc);
     if (rc != tuttiSuccess) reportFailure(comm, rank, problem, args.exitOnError);

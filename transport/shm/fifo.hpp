@@ -13,7 +13,7 @@
 //   64    head (u64, consumer)     -- own 64-byte line
 //   128   consumer's doorbell (u32: raised while it sleeps for a post) -- own line
 //   192   producer's doorbell (u32: raised while it sleeps for a free slot) -- own line
-//   256   sizes[slots] (u64)       -- byte count of each posted slot
+//   256   headers[slots] (64 bytes each: byte count u64, then the Tag) -- one line per slot
 //   data  slot 0 .. slots-1, `stride` bytes apart; data starts on a page boundary and stride is
 //         slotBytes rounded up to 64, so a slot is page aligned whenever slotBytes is a multiple
 //         of the page size (the default 128 KiB is).
@@ -37,6 +37,14 @@ inline constexpr size_t roundUp(size_t value, size_t to) {
   return (value + to - 1) / to * to;
 }
 
+// What a posted slot says of itself; a line of its own, so that the sender filling the next
+// header never shares a line with the receiver reading this one.
+struct alignas(64) SlotHeader {
+  uint64_t bytes;
+  Tag tag;
+};
+static_assert(sizeof(SlotHeader) == 64);
+
 struct FifoLayout {
   size_t slots = 0;
   size_t slotBytes = 0;
@@ -48,7 +56,7 @@ struct FifoLayout {
   static constexpr size_t kHeadOffset = 64;
   static constexpr size_t kConsumerBellOffset = 128;
   static constexpr size_t kProducerBellOffset = 192;
-  static constexpr size_t kSizesOffset = 256;
+  static constexpr size_t kHeadersOffset = 256;
 
   // Options are checked before (slots <= 4096, slotBytes <= 1 GiB), so nothing overflows.
   static FifoLayout of(size_t slots, size_t slotBytes) {
@@ -56,7 +64,7 @@ struct FifoLayout {
     l.slots = slots;
     l.slotBytes = slotBytes;
     l.stride = roundUp(slotBytes, 64);
-    l.dataOffset = roundUp(kSizesOffset + slots * sizeof(uint64_t), kPageBytes);
+    l.dataOffset = roundUp(kHeadersOffset + slots * sizeof(SlotHeader), kPageBytes);
     l.bytes = roundUp(l.dataOffset + slots * l.stride, kPageBytes);
     return l;
   }
@@ -95,13 +103,13 @@ class FifoSender final : public SendConn {
     return slot(tail_);
   }
 
-  void post(size_t bytes) override {
+  void post(size_t bytes, const Tag& tag) override {
     if (!acquired_)
       raise(ErrorCode::kInvalidUsage, "shm: post to {} without a slot from tryAcquire", what_);
     if (bytes > layout_.slotBytes)
       raise(ErrorCode::kInvalidUsage, "shm: post of {} bytes to {} exceeds the slot size {}", bytes,
             what_, layout_.slotBytes);
-    sizes()[tail_ % layout_.slots] = bytes;
+    headers()[tail_ % layout_.slots] = {bytes, tag};
     ++tail_;
     acquired_ = false;
     counterAt(base_, FifoLayout::kTailOffset).store(tail_, std::memory_order_release);
@@ -120,7 +128,9 @@ class FifoSender final : public SendConn {
   void* slot(uint64_t index) const {
     return base_ + layout_.dataOffset + (index % layout_.slots) * layout_.stride;
   }
-  uint64_t* sizes() const { return reinterpret_cast<uint64_t*>(base_ + FifoLayout::kSizesOffset); }
+  SlotHeader* headers() const {
+    return reinterpret_cast<SlotHeader*>(base_ + FifoLayout::kHeadersOffset);
+  }
 
   std::byte* base_;
   FifoLayout layout_;
@@ -143,7 +153,7 @@ class FifoReceiver final : public RecvConn {
 
   size_t slotBytes() const override { return layout_.slotBytes; }
 
-  const void* tryPeek(size_t* bytes) override {
+  const void* tryPeek(Envelope* got) override {
     if (head_ == tailCache_) {
       tailCache_ = counterAt(base_, FifoLayout::kTailOffset).load(std::memory_order_acquire);
       if (head_ == tailCache_) return nullptr;
@@ -151,12 +161,14 @@ class FifoReceiver final : public RecvConn {
         raise(ErrorCode::kRemote, "shm: {} published {} full slots in a FIFO of {}", what_,
               tailCache_ - head_, layout_.slots);
     }
-    const uint64_t size = sizes()[head_ % layout_.slots];
+    const SlotHeader& header = headers()[head_ % layout_.slots];
+    const uint64_t size = header.bytes;
     if (size > layout_.slotBytes)
       raise(ErrorCode::kRemote, "shm: {} posted a slot of {} bytes, limit {}", what_, size,
             layout_.slotBytes);
     peeked_ = true;
-    *bytes = static_cast<size_t>(size);
+    got->bytes = static_cast<size_t>(size);
+    got->tag = header.tag;
     return base_ + layout_.dataOffset + (head_ % layout_.slots) * layout_.stride;
   }
 
@@ -177,8 +189,8 @@ class FifoReceiver final : public RecvConn {
   }
 
  private:
-  const uint64_t* sizes() const {
-    return reinterpret_cast<const uint64_t*>(base_ + FifoLayout::kSizesOffset);
+  const SlotHeader* headers() const {
+    return reinterpret_cast<const SlotHeader*>(base_ + FifoLayout::kHeadersOffset);
   }
 
   std::byte* base_;

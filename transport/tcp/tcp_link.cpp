@@ -16,12 +16,35 @@ namespace tutti::transport::tcp {
 namespace {
 
 constexpr size_t kAlign = 64;
-constexpr size_t kHeaderBytes = 4;
 // Frames one sendmsg gathers (two iovecs each): small messages go out in few system calls.
 constexpr int kFramesPerWrite = 16;
 
 size_t strideOf(size_t slotBytes) {
   return (slotBytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// Little-endian, as every integer on the wire.
+void putLittleEndian(uint8_t* to, uint64_t value, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) to[i] = static_cast<uint8_t>((value >> (8 * i)) & 0xff);
+}
+
+uint64_t getLittleEndian(const uint8_t* from, size_t bytes) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < bytes; ++i) value |= uint64_t{from[i]} << (8 * i);
+  return value;
+}
+
+void encodeHeader(uint8_t* header, size_t bytes, const Tag& tag) {
+  putLittleEndian(header, bytes, 4);
+  for (size_t w = 0; w < std::size(tag.words); ++w)
+    putLittleEndian(header + 4 + 8 * w, tag.words[w], 8);
+}
+
+// The frame's length; its tag into *tag.
+uint32_t decodeHeader(const uint8_t* header, Tag* tag) {
+  for (size_t w = 0; w < std::size(tag->words); ++w)
+    tag->words[w] = getLittleEndian(header + 4 + 8 * w, 8);
+  return static_cast<uint32_t>(getLittleEndian(header, 4));
 }
 
 }  // namespace
@@ -64,7 +87,7 @@ TcpLink::TcpLink(int rank, std::string what, std::vector<Fd> sockets, size_t slo
       sendHeader_(slots),
       sent_(slots),
       recvSlots_(slots, slotBytes),
-      recvLength_(slots),
+      recvEnvelope_(slots),
       complete_(slots) {
   const uint64_t n = sockets.size();
   for (uint64_t i = 0; i < n; ++i) {
@@ -97,17 +120,17 @@ void* TcpLink::Sender::tryAcquire() {
   return l.sendSlots_.slot(l.posted_);
 }
 
-bool TcpLink::Sender::tryPostFrom(const void* data, size_t bytes) {
+bool TcpLink::Sender::tryPostFrom(const void* data, size_t bytes, const Tag& tag) {
   TcpLink& l = link_;
   if (bytes > l.slotBytes_)
     raise(ErrorCode::kInvalidUsage, "tcp: post of {} bytes to {} exceeds the slot size {}", bytes,
           l.what_, l.slotBytes_);
   if (!l.hasFreeSendSlot()) return false;
-  l.enqueue(static_cast<const std::byte*>(data), bytes);
+  l.enqueue(static_cast<const std::byte*>(data), bytes, tag);
   return true;
 }
 
-void TcpLink::Sender::post(size_t bytes) {
+void TcpLink::Sender::post(size_t bytes, const Tag& tag) {
   TcpLink& l = link_;
   if (!l.acquired_)
     raise(ErrorCode::kInvalidUsage, "tcp: post to {} without a slot from tryAcquire", l.what_);
@@ -115,16 +138,15 @@ void TcpLink::Sender::post(size_t bytes) {
     raise(ErrorCode::kInvalidUsage, "tcp: post of {} bytes to {} exceeds the slot size {}", bytes,
           l.what_, l.slotBytes_);
   l.acquired_ = false;
-  l.enqueue(l.sendSlots_.slot(l.posted_), bytes);
+  l.enqueue(l.sendSlots_.slot(l.posted_), bytes, tag);
 }
 
-void TcpLink::enqueue(const std::byte* data, size_t bytes) {
+void TcpLink::enqueue(const std::byte* data, size_t bytes, const Tag& tag) {
   const uint64_t frame = posted_;
   const size_t slot = frame % slots_;
   sendLength_[slot] = static_cast<uint32_t>(bytes);
   sendData_[slot] = data;
-  for (size_t i = 0; i < kHeaderBytes; ++i)
-    sendHeader_[slot][i] = static_cast<uint8_t>((bytes >> (8 * i)) & 0xff);
+  encodeHeader(sendHeader_[slot].data(), bytes, tag);
   ++posted_;
   if (writeError_) return;  // thrown by the next tryAcquire
   if (writeSocket(static_cast<int>(frame % sockets_.size()))) pending_->add(this);
@@ -147,12 +169,12 @@ bool TcpLink::writeSocket(int index) {
     size_t skip = s.written;  // only the first frame is partly sent
     for (uint64_t f = s.nextWrite; f < posted_ && count + 2 <= 2 * kFramesPerWrite; f += step) {
       const size_t slot = f % slots_;
-      if (skip < kHeaderBytes) {
-        iov[count++] = {sendHeader_[slot].data() + skip, kHeaderBytes - skip};
-        total += kHeaderBytes - skip;
+      if (skip < kFrameHeaderBytes) {
+        iov[count++] = {sendHeader_[slot].data() + skip, kFrameHeaderBytes - skip};
+        total += kFrameHeaderBytes - skip;
         skip = 0;
       } else {
-        skip -= kHeaderBytes;
+        skip -= kFrameHeaderBytes;
       }
       if (sendLength_[slot] > skip) {
         iov[count++] = {const_cast<std::byte*>(sendData_[slot]) + skip, sendLength_[slot] - skip};
@@ -184,7 +206,7 @@ void TcpLink::advanceWritten(Socket& s, size_t bytes) {
   // Every frame has a header, so each one completed here consumed some of `bytes`.
   const uint64_t step = sockets_.size();
   while (bytes > 0) {
-    const size_t frameBytes = kHeaderBytes + sendLength_[s.nextWrite % slots_];
+    const size_t frameBytes = kFrameHeaderBytes + sendLength_[s.nextWrite % slots_];
     const size_t take = std::min(bytes, frameBytes - s.written);
     s.written += take;
     bytes -= take;
@@ -222,14 +244,13 @@ void TcpLink::readSocket(int index) {
   Socket& s = sockets_[index];
   const uint64_t step = sockets_.size();
   while (!s.readError && s.nextRead - consumed_ < slots_) {
-    if (s.headerGot < kHeaderBytes) {
-      const size_t want = kHeaderBytes - s.headerGot;
+    if (s.headerGot < kFrameHeaderBytes) {
+      const size_t want = kFrameHeaderBytes - s.headerGot;
       const ssize_t n = recv(s.fd.get(), s.header + s.headerGot, want, MSG_DONTWAIT);
       if (!received(s, n, errno)) return;
       s.headerGot += static_cast<size_t>(n);
-      if (s.headerGot < kHeaderBytes) return;  // drained
-      s.length = uint32_t{s.header[0]} | uint32_t{s.header[1]} << 8 | uint32_t{s.header[2]} << 16 |
-                 uint32_t{s.header[3]} << 24;
+      if (s.headerGot < kFrameHeaderBytes) return;  // drained
+      s.length = decodeHeader(s.header, &s.tag);
       s.payloadGot = 0;
       if (s.length > slotBytes_) {
         s.readError =
@@ -239,7 +260,7 @@ void TcpLink::readSocket(int index) {
       }
     }
     if (s.payloadGot < s.length) {
-      if (s.payloadGot == 0) s.payloadTo = payloadTarget(s.nextRead, s.length);
+      if (s.payloadGot == 0) s.payloadTo = payloadTarget(s);
       const size_t want = s.length - s.payloadGot;
       const ssize_t n = recv(s.fd.get(), s.payloadTo + s.payloadGot, want, MSG_DONTWAIT);
       if (!received(s, n, errno)) return;
@@ -247,16 +268,17 @@ void TcpLink::readSocket(int index) {
       if (s.payloadGot < s.length) return;  // drained
       if (s.payloadTo == receiveTo_) receivedInPlace_ = true;
     }
-    recvLength_[s.nextRead % slots_] = s.length;
+    recvEnvelope_[s.nextRead % slots_] = {s.length, s.tag};
     complete_[s.nextRead % slots_] = true;
     s.nextRead += step;
     s.headerGot = 0;
   }
 }
 
-std::byte* TcpLink::payloadTarget(uint64_t frame, uint32_t length) {
-  if (frame == consumed_ && receiveTo_ && length == receiveBytes_) return receiveTo_;
-  return recvSlots_.slot(frame);
+std::byte* TcpLink::payloadTarget(const Socket& s) {
+  if (s.nextRead == consumed_ && receiveTo_ && Envelope{s.length, s.tag} == receiveExpected_)
+    return receiveTo_;
+  return recvSlots_.slot(s.nextRead);
 }
 
 bool TcpLink::nextFrameComplete() {
@@ -268,24 +290,25 @@ bool TcpLink::nextFrameComplete() {
   return false;
 }
 
-const void* TcpLink::Receiver::tryPeek(size_t* bytes) {
+const void* TcpLink::Receiver::tryPeek(Envelope* got) {
   TcpLink& l = link_;
   if (!l.nextFrameComplete()) return nullptr;
   l.peeked_ = true;
-  *bytes = l.recvLength_[l.consumed_ % l.slots_];
+  *got = l.recvEnvelope_[l.consumed_ % l.slots_];
   return l.recvSlots_.slot(l.consumed_);
 }
 
-bool TcpLink::Receiver::tryReceiveInto(void* dst, size_t bytes, size_t* got) {
+bool TcpLink::Receiver::tryReceiveInto(void* dst, const Envelope& expected, Envelope* got) {
   TcpLink& l = link_;
   l.receiveTo_ = static_cast<std::byte*>(dst);
-  l.receiveBytes_ = bytes;
+  l.receiveExpected_ = expected;
   if (!l.nextFrameComplete()) return false;
   l.receiveTo_ = nullptr;
   const uint64_t slot = l.consumed_ % l.slots_;
-  *got = l.recvLength_[slot];
-  if (*got != bytes) return true;  // left in its slot: the caller reports the mismatch
-  if (!l.receivedInPlace_ && bytes > 0) std::memcpy(dst, l.recvSlots_.slot(l.consumed_), bytes);
+  *got = l.recvEnvelope_[slot];
+  if (*got != expected) return true;  // left in its slot: the caller reports the mismatch
+  if (!l.receivedInPlace_ && expected.bytes > 0)
+    std::memcpy(dst, l.recvSlots_.slot(l.consumed_), expected.bytes);
   l.receivedInPlace_ = false;
   l.complete_[slot] = false;
   ++l.consumed_;

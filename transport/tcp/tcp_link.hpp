@@ -1,5 +1,5 @@
 // The data path between this rank and one peer over tcp: socketsPerPeer non-blocking sockets
-// carrying frames [u32 length, little-endian][payload] in both directions.
+// carrying frames [u32 length][Tag: 3 x u64][payload], integers little-endian, in both directions.
 //
 // Sending: `slots` local staging slots. tryAcquire hands out the next free one, post() queues
 // its frame and writes what the socket takes at once; the rest goes out in later post(),
@@ -10,7 +10,7 @@
 // in that slot has been released, read from socket k % nsockets. tryPeek returns frame k only
 // when it is complete and all earlier ones were released. tryReceiveInto names where the next
 // frame (k = consumed_) should go instead: its payload is read straight into the caller's
-// memory when its size matches and none of it is in the slot yet, saving the copy out of the
+// memory when its size and tag match and none of it is in the slot yet, saving the copy out of the
 // slot.
 //
 // Errors never escape from flushWrites()/readSocket() (progress() must not fail because of a
@@ -51,6 +51,8 @@ class SlotBuffer {
 };
 
 class TcpLink;
+
+inline constexpr size_t kFrameHeaderBytes = 4 + sizeof(Tag);
 
 // Links with frames waiting for their socket; progress() flushes only these.
 class PendingWrites {
@@ -97,9 +99,10 @@ class TcpLink {
     uint64_t nextWrite = 0;  // the next frame this socket sends; frames step by socket count
     size_t written = 0;      // bytes of that frame (header included) already sent
     uint64_t nextRead = 0;   // the next frame this socket receives
-    uint8_t header[4] = {};
+    uint8_t header[kFrameHeaderBytes] = {};
     size_t headerGot = 0;
     uint32_t length = 0;
+    Tag tag;
     size_t payloadGot = 0;
     std::byte* payloadTo = nullptr;  // where this frame's payload goes, chosen at its first byte
     std::optional<Error> readError;  // EOF, reset or protocol error: no more frames from here
@@ -110,8 +113,8 @@ class TcpLink {
     explicit Sender(TcpLink& link) : link_(link) {}
     size_t slotBytes() const override { return link_.slotBytes_; }
     void* tryAcquire() override;
-    void post(size_t bytes) override;
-    bool tryPostFrom(const void* data, size_t bytes) override;
+    void post(size_t bytes, const Tag& tag) override;
+    bool tryPostFrom(const void* data, size_t bytes, const Tag& tag) override;
     bool sendsInPlace() const override { return true; }
 
    private:
@@ -122,9 +125,9 @@ class TcpLink {
    public:
     explicit Receiver(TcpLink& link) : link_(link) {}
     size_t slotBytes() const override { return link_.slotBytes_; }
-    const void* tryPeek(size_t* bytes) override;
+    const void* tryPeek(Envelope* got) override;
     void release() override;
-    bool tryReceiveInto(void* dst, size_t bytes, size_t* got) override;
+    bool tryReceiveInto(void* dst, const Envelope& expected, Envelope* got) override;
     bool receivesInPlace() const override { return true; }
     void abandonReceive() override;
 
@@ -134,14 +137,14 @@ class TcpLink {
 
   bool hasFreeSendSlot();  // throws the stored write error
   // Queues frame posted_ with `bytes` from `data` and starts writing it.
-  void enqueue(const std::byte* data, size_t bytes);
+  void enqueue(const std::byte* data, size_t bytes, const Tag& tag);
   bool writeSocket(int index);  // true while frames stay queued on it
   void frameSent(uint64_t frame);
   void advanceWritten(Socket& socket, size_t bytes);
   // False when the recv got nothing (EAGAIN, EOF, error); errors are stored in the socket.
   bool received(Socket& socket, ssize_t n, int err);
-  // The caller's memory when frame `frame` of `length` bytes may go there, else its slot.
-  std::byte* payloadTarget(uint64_t frame, uint32_t length);
+  // The caller's memory when the payload of `socket`'s frame may go there, else its slot.
+  std::byte* payloadTarget(const Socket& socket);
   // True when frame consumed_ is complete, after reading its socket; throws that socket's error
   // when it never will be.
   bool nextFrameComplete();
@@ -161,7 +164,7 @@ class TcpLink {
   SlotBuffer sendSlots_;
   std::vector<uint32_t> sendLength_;
   std::vector<const std::byte*> sendData_;  // a staging slot, or the caller's memory
-  std::vector<std::array<uint8_t, 4>> sendHeader_;
+  std::vector<std::array<uint8_t, kFrameHeaderBytes>> sendHeader_;
   std::vector<bool> sent_;
   uint64_t posted_ = 0;
   uint64_t freed_ = 0;
@@ -170,14 +173,14 @@ class TcpLink {
 
   // Receiving side: frame consumed_ is the next tryPeek returns; complete_[i] marks slot i.
   SlotBuffer recvSlots_;
-  std::vector<uint32_t> recvLength_;
+  std::vector<Envelope> recvEnvelope_;
   std::vector<bool> complete_;
   uint64_t consumed_ = 0;
   bool peeked_ = false;
-  // tryReceiveInto's destination for frame consumed_ (null: none), and whether that frame's
-  // payload went there rather than into its slot.
+  // tryReceiveInto's destination for frame consumed_ (null: none) and the envelope it takes
+  // there, and whether that frame's payload went there rather than into its slot.
   std::byte* receiveTo_ = nullptr;
-  size_t receiveBytes_ = 0;
+  Envelope receiveExpected_;
   bool receivedInPlace_ = false;
 
   friend class PendingWrites;

@@ -220,11 +220,11 @@ TEST_CASE("shm: segment names vanish at connected() or destruction", "[transport
     void* slot = world[2]->send(0).tryAcquire();
     REQUIRE(slot != nullptr);
     std::memcpy(slot, "hello", 5);
-    world[2]->send(0).post(5);
-    size_t bytes = 0;
-    const void* data = world[0]->recv(2).tryPeek(&bytes);
+    world[2]->send(0).post(5, {});
+    Envelope got;
+    const void* data = world[0]->recv(2).tryPeek(&got);
     REQUIRE(data != nullptr);
-    CHECK(std::string(static_cast<const char*>(data), bytes) == "hello");
+    CHECK(std::string(static_cast<const char*>(data), got.bytes) == "hello");
     world[0]->recv(2).release();
   }
   SECTION("the destructor unlinks when connected() never ran") {
@@ -331,27 +331,27 @@ TEST_CASE("shm: a sleeping end wakes when its peer moves", "[transport][shm]") {
   };
 
   SECTION("the receiver, woken by a post") {
-    size_t bytes = 0;
-    REQUIRE(receiver.tryPeek(&bytes) == nullptr);
+    Envelope got;
+    REQUIRE(receiver.tryPeek(&got) == nullptr);
     std::thread poster([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       REQUIRE(sender.tryAcquire() != nullptr);
-      sender.post(8);
+      sender.post(8, {});
     });
     const double slept = sleepSeconds(receiver);
     poster.join();
     CHECK(slept < 30);
-    REQUIRE(receiver.tryPeek(&bytes) != nullptr);
-    CHECK(bytes == 8);
+    REQUIRE(receiver.tryPeek(&got) != nullptr);
+    CHECK(got.bytes == 8);
     // Data waits in the FIFO: no sleep at all.
     CHECK(sleepSeconds(receiver) < 30);
   }
   SECTION("the sender, woken by a release") {
-    while (sender.tryAcquire()) sender.post(0);
+    while (sender.tryAcquire()) sender.post(0, {});
     std::thread releaser([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      size_t bytes = 0;
-      REQUIRE(receiver.tryPeek(&bytes) != nullptr);
+      Envelope got;
+      REQUIRE(receiver.tryPeek(&got) != nullptr);
       receiver.release();
     });
     const double slept = sleepSeconds(sender);

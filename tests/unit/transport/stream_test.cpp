@@ -102,12 +102,12 @@ TEST_CASE("connection calls check their use", "[transport]") {
   };
   SendConn& send = world[0]->send(1);
   RecvConn& recv = world[1]->recv(0);
-  CHECK(code([&] { send.post(1); }) == ErrorCode::kInvalidUsage);  // no tryAcquire
+  CHECK(code([&] { send.post(1, {}); }) == ErrorCode::kInvalidUsage);  // no tryAcquire
   void* slot = send.tryAcquire();
   REQUIRE(slot != nullptr);
   std::memset(slot, 0x5a, 4096);
-  CHECK(code([&] { send.post(4097); }) == ErrorCode::kInvalidUsage);
-  send.post(4096);
+  CHECK(code([&] { send.post(4097, {}); }) == ErrorCode::kInvalidUsage);
+  send.post(4096, {});
   CHECK(code([&] { recv.release(); }) == ErrorCode::kInvalidUsage);  // no tryPeek
   CHECK(code([&] { world[0]->send(0); }) == ErrorCode::kInvalidUsage);
   CHECK(code([&] { world[0]->recv(7); }) == ErrorCode::kInvalidUsage);
@@ -116,12 +116,12 @@ TEST_CASE("connection calls check their use", "[transport]") {
                             Deadline::after(std::chrono::seconds(1)));
         }) == ErrorCode::kInvalidUsage);  // already connected
   // The posted slot arrives whole.
-  size_t bytes = 0;
+  Envelope got;
   const void* data = nullptr;
   const Deadline deadline = Deadline::after(std::chrono::seconds(10));
-  while (!(data = recv.tryPeek(&bytes)) && !deadline.expired()) world[0]->progress();
+  while (!(data = recv.tryPeek(&got)) && !deadline.expired()) world[0]->progress();
   REQUIRE(data != nullptr);
-  CHECK(bytes == 4096);
+  CHECK(got.bytes == 4096);
   recv.release();
 }
 

@@ -71,11 +71,14 @@ bool refused(const SockAddr& address) {
          errno == ECONNREFUSED;
 }
 
-void writeFrameHeader(int fd, uint32_t length) {
-  const uint8_t header[4] = {static_cast<uint8_t>(length), static_cast<uint8_t>(length >> 8),
-                             static_cast<uint8_t>(length >> 16),
-                             static_cast<uint8_t>(length >> 24)};
-  writeAll(fd, header, 4, Deadline::after(seconds(5)), "rank 0");
+// [u32 length][3 x u64 tag], little-endian, as tcp_link.hpp says.
+void writeFrameHeader(int fd, uint32_t length, const Tag& tag = {}) {
+  uint8_t header[4 + sizeof(Tag)];
+  for (int i = 0; i < 4; ++i) header[i] = static_cast<uint8_t>(length >> (8 * i));
+  for (int w = 0; w < 3; ++w)
+    for (int i = 0; i < 8; ++i)
+      header[4 + 8 * w + i] = static_cast<uint8_t>(tag.words[w] >> (8 * i));
+  writeAll(fd, header, sizeof header, Deadline::after(seconds(5)), "rank 0");
 }
 
 }  // namespace
@@ -94,28 +97,28 @@ TEST_CASE("tcp: a peer that closes is named by the survivor's tryPeek and tryAcq
     void* slot = world[1]->send(0).tryAcquire();
     REQUIRE(slot != nullptr);
     std::memset(slot, 'a' + i, 4096);
-    world[1]->send(0).post(4096);
+    world[1]->send(0).post(4096, {});
   }
   world[1].reset();
   RecvConn& recv = world[0]->recv(1);
   const Deadline deadline = Deadline::after(seconds(10));
   for (int i = 0; i < 3; ++i) {
-    size_t bytes = 0;
+    Envelope got;
     const void* data = nullptr;
-    while (!(data = recv.tryPeek(&bytes)) && !deadline.expired()) world[0]->progress();
+    while (!(data = recv.tryPeek(&got)) && !deadline.expired()) world[0]->progress();
     REQUIRE(data != nullptr);
-    CHECK(bytes == 4096);
+    CHECK(got.bytes == 4096);
     CHECK(static_cast<const char*>(data)[4095] == 'a' + i);
     recv.release();
   }
-  size_t bytes = 0;
-  const Error closed = errorOf([&] { recv.tryPeek(&bytes), world[0]->progress(); }, deadline);
+  Envelope got;
+  const Error closed = errorOf([&] { recv.tryPeek(&got), world[0]->progress(); }, deadline);
   CHECK(closed.code() == ErrorCode::kRemote);
   const std::string message = closed.what();
   CHECK(message.find("rank 1 (" + address1 + ")") != std::string::npos);
   CHECK(message.find("closed the connection") != std::string::npos);
   // The same error again: a failed connection stays failed.
-  CHECK_THROWS_AS(recv.tryPeek(&bytes), Error);
+  CHECK_THROWS_AS(recv.tryPeek(&got), Error);
 
   // Sending to the departed rank fails too, once the kernel has heard of it.
   SendConn& send = world[0]->send(1);
@@ -123,7 +126,7 @@ TEST_CASE("tcp: a peer that closes is named by the survivor's tryPeek and tryAcq
       [&] {
         if (void* slot = send.tryAcquire()) {
           std::memset(slot, 0, 4096);
-          send.post(4096);
+          send.post(4096, {});
         }
         world[0]->progress();
       },
@@ -157,7 +160,7 @@ TEST_CASE("tcp: a rank that leaves first delivers everything it posted", "[trans
     idle = 0;
     const size_t bytes = out.nextSize();
     out.fill(static_cast<std::byte*>(slot), bytes, posted++);
-    world[1]->send(0).post(bytes);
+    world[1]->send(0).post(bytes, {});
   }
   REQUIRE(world[1]->send(0).tryAcquire() == nullptr);
   // ...and leaves: its destructor must flush the staged frames while rank 0 reads.
@@ -168,11 +171,11 @@ TEST_CASE("tcp: a rank that leaves first delivers everything it posted", "[trans
   uint64_t received = 0;
   try {
     while (!deadline.expired()) {
-      size_t bytes = 0;
-      const void* data = recv.tryPeek(&bytes);
+      Envelope got;
+      const void* data = recv.tryPeek(&got);
       if (!data) continue;
       const size_t want = in.nextSize();
-      REQUIRE(bytes == want);
+      REQUIRE(got.bytes == want);
       in.fill(expect.data(), want, received);
       REQUIRE(std::memcmp(data, expect.data(), want) == 0);
       recv.release();
@@ -207,13 +210,13 @@ TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation"
 
   RecvConn& recv = transport->recv(1);
   const Deadline deadline = Deadline::after(seconds(10));
-  size_t bytes = 0;
+  Envelope got;
   const void* data = nullptr;
-  while (!(data = recv.tryPeek(&bytes)) && !deadline.expired()) transport->progress();
+  while (!(data = recv.tryPeek(&got)) && !deadline.expired()) transport->progress();
   REQUIRE(data != nullptr);
-  CHECK(std::string(static_cast<const char*>(data), bytes) == "abc");
+  CHECK(std::string(static_cast<const char*>(data), got.bytes) == "abc");
   recv.release();
-  const Error error = errorOf([&] { recv.tryPeek(&bytes); }, deadline);
+  const Error error = errorOf([&] { recv.tryPeek(&got); }, deadline);
   CHECK(error.code() == ErrorCode::kRemote);
   const std::string message = error.what();
   CHECK(message.find("rank 1") != std::string::npos);
@@ -223,7 +226,7 @@ TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation"
 }
 
 TEST_CASE(
-    "tcp: tryReceiveInto reads into the caller's memory; a wrong size stays; an abandoned "
+    "tcp: tryReceiveInto reads into the caller's memory; a wrong size or tag stays; an abandoned "
     "receive fails the link",
     "[transport][tcp]") {
   // Named references, not a structured binding: clang 14 cannot capture those in lambdas.
@@ -237,7 +240,8 @@ TEST_CASE(
   REQUIRE(recv.receivesInPlace());
   const Deadline deadline = Deadline::after(seconds(30));
   std::string dst(8, '.');
-  size_t got = 0;
+  const Tag tag{{1, 2, 3}}, otherTag{{1, 2, 4}};
+  Envelope got;
   // Progress alone until the caller's memory holds `text`: bytes read there, not into a slot.
   auto progressUntilDstHolds = [&](const std::string& text) {
     while (dst.compare(0, text.size(), text) != 0 && !deadline.expired()) transport->progress();
@@ -245,29 +249,34 @@ TEST_CASE(
   };
 
   // Asked for before it arrives, the frame lands in place.
-  CHECK_FALSE(recv.tryReceiveInto(dst.data(), 6, &got));
-  writeFrameHeader(fd.get(), 6);
+  CHECK_FALSE(recv.tryReceiveInto(dst.data(), {6, tag}, &got));
+  writeFrameHeader(fd.get(), 6, tag);
   write("abcdef");
   progressUntilDstHolds("abcdef");
-  REQUIRE(recv.tryReceiveInto(dst.data(), 6, &got));
-  CHECK(got == 6);
+  REQUIRE(recv.tryReceiveInto(dst.data(), {6, tag}, &got));
+  CHECK(got == Envelope{6, tag});
 
-  // A frame of another size is reported and left for tryPeek; the memory is untouched.
-  writeFrameHeader(fd.get(), 3);
-  write("xyz");
-  dst.assign(8, '.');
-  while (!recv.tryReceiveInto(dst.data(), 5, &got) && !deadline.expired()) transport->progress();
-  CHECK(got == 3);
-  CHECK(dst == "........");
-  const void* data = recv.tryPeek(&got);
-  REQUIRE(data != nullptr);
-  CHECK(std::string(static_cast<const char*>(data), got) == "xyz");
-  recv.release();
+  // A frame of another size, or of the same size and another tag, is reported and left for
+  // tryPeek; the memory is untouched.
+  for (const Envelope sent : {Envelope{3, tag}, Envelope{5, otherTag}}) {
+    writeFrameHeader(fd.get(), static_cast<uint32_t>(sent.bytes), sent.tag);
+    write(std::string("vwxyz").substr(0, sent.bytes).c_str());
+    dst.assign(8, '.');
+    while (!recv.tryReceiveInto(dst.data(), {5, tag}, &got) && !deadline.expired())
+      transport->progress();
+    CHECK(got == sent);
+    CHECK(dst == "........");
+    const void* data = recv.tryPeek(&got);
+    REQUIRE(data != nullptr);
+    CHECK(std::string(static_cast<const char*>(data), got.bytes) ==
+          std::string("vwxyz").substr(0, sent.bytes));
+    recv.release();
+  }
 
   // Half a frame in the caller's memory, then the caller gives up: the rest must not follow it
   // there, and the link fails.
-  CHECK_FALSE(recv.tryReceiveInto(dst.data(), 8, &got));
-  writeFrameHeader(fd.get(), 8);
+  CHECK_FALSE(recv.tryReceiveInto(dst.data(), {8, tag}, &got));
+  writeFrameHeader(fd.get(), 8, tag);
   write("1234");
   progressUntilDstHolds("1234");
   recv.abandonReceive();

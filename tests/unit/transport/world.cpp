@@ -80,6 +80,11 @@ void Traffic::fill(std::byte* out, size_t bytes, uint64_t index) const {
   }
 }
 
+Tag Traffic::tag(uint64_t index) const {
+  const uint64_t base = splitmix(~key_ + index);
+  return {{base, splitmix(base), splitmix(base + 1)}};
+}
+
 MeshStream::MeshStream(Transport& transport, int rank, std::vector<int> peers, int count,
                        uint64_t seed)
     : transport_(transport), rank_(rank), count_(count) {
@@ -101,36 +106,39 @@ bool MeshStream::step() {
       if (!slot) break;
       const size_t bytes = p.out.nextSize();
       p.out.fill(static_cast<std::byte*>(slot), bytes, static_cast<uint64_t>(p.sent));
-      conn.post(bytes);
+      conn.post(bytes, p.out.tag(static_cast<uint64_t>(p.sent)));
       ++p.sent;
       moved = true;
     }
     RecvConn& conn = transport_.recv(p.rank);
     while (p.received < count_) {
       if (!p.nextSize) p.nextSize = p.in.nextSize();
-      const size_t want = *p.nextSize;
+      const Envelope want{*p.nextSize, p.in.tag(static_cast<uint64_t>(p.received))};
       const bool into = p.received % 2 == 1;
-      size_t bytes = 0;
+      Envelope got;
       const void* data = nullptr;
       if (into) {
-        if (!conn.tryReceiveInto(p.landing.data(), want, &bytes)) break;
+        if (!conn.tryReceiveInto(p.landing.data(), want, &got)) break;
         data = p.landing.data();
       } else {
-        data = conn.tryPeek(&bytes);
+        data = conn.tryPeek(&got);
         if (!data) break;
       }
-      if (bytes != want)
+      if (got.bytes != want.bytes)
         throw std::runtime_error(
             fmt::format("rank {}: message {} from rank {} has {} bytes, "
                         "expected {}",
-                        rank_, p.received, p.rank, bytes, want));
-      p.in.fill(p.expect.data(), want, static_cast<uint64_t>(p.received));
-      if (std::memcmp(data, p.expect.data(), want) != 0) {
+                        rank_, p.received, p.rank, got.bytes, want.bytes));
+      if (got.tag != want.tag)
+        throw std::runtime_error(fmt::format("rank {}: message {} from rank {} has another tag",
+                                             rank_, p.received, p.rank));
+      p.in.fill(p.expect.data(), want.bytes, static_cast<uint64_t>(p.received));
+      if (std::memcmp(data, p.expect.data(), want.bytes) != 0) {
         size_t at = 0;
         while (static_cast<const std::byte*>(data)[at] == p.expect[at]) ++at;
         throw std::runtime_error(
             fmt::format("rank {}: message {} from rank {} ({} bytes) differs at byte {}", rank_,
-                        p.received, p.rank, want, at));
+                        p.received, p.rank, want.bytes, at));
       }
       if (!into) conn.release();
       p.nextSize.reset();

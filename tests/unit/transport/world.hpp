@@ -30,12 +30,13 @@ Options smallOptions(int rank, int nranks, const std::string& tag);
 std::vector<int> allBut(int rank, int nranks);
 
 // The messages `from` sends to `to`: sizes in [0, slotBytes] from a seeded std::mt19937 (with 0
-// and slotBytes forced now and then), bytes from (seed, from, to, index).
+// and slotBytes forced now and then), bytes and tags from (seed, from, to, index).
 class Traffic {
  public:
   Traffic(uint64_t seed, int from, int to, size_t slotBytes);
   size_t nextSize();
   void fill(std::byte* out, size_t bytes, uint64_t index) const;
+  Tag tag(uint64_t index) const;
 
  private:
   uint64_t key_;
@@ -47,7 +48,7 @@ class Traffic {
 // One rank's part of a full-mesh exchange: `count` messages to and from each peer, driven by
 // non-blocking calls only; odd messages are received with tryReceiveInto, even ones with tryPeek.
 // step() does one round (a few sends and receives per peer, then progress()); a wrong size, byte or
-// order throws std::runtime_error saying where.
+// tag or order throws std::runtime_error saying where.
 class MeshStream {
  public:
   MeshStream(Transport& transport, int rank, std::vector<int> peers, int count, uint64_t seed);
