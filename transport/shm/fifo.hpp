@@ -109,7 +109,9 @@ class FifoSender final : public SendConn {
     if (bytes > layout_.slotBytes)
       raise(ErrorCode::kInvalidUsage, "shm: post of {} bytes to {} exceeds the slot size {}", bytes,
             what_, layout_.slotBytes);
-    headers()[tail_ % layout_.slots] = {bytes, tag};
+    SlotHeader& header = headers()[tail_ % layout_.slots];
+    header.bytes = bytes;
+    header.tag = tag;
     ++tail_;
     acquired_ = false;
     counterAt(base_, FifoLayout::kTailOffset).store(tail_, std::memory_order_release);
