@@ -2,9 +2,10 @@
 // but the operation number, which differs between ranks that sent or received apart. A receiver
 // compares it with its own call's before it takes a message, so that ranks in different calls
 // (another collective, count, type, operation, root or algorithm, send/recv against a collective,
-// or a call one rank skipped: the collective number differs) fail at the first message that
-// crosses, naming both calls, instead of reducing each other's bytes into a result that looks
-// right. The tag is exact, so the sender's call can be spelled out.
+// the next call of a rank that skipped one) fail at the first message that crosses, naming both
+// calls, instead of reducing each other's bytes into a result that looks right. The tag is
+// exact, so the sender's call can be spelled out. A skipped call followed by one alike cannot be
+// told apart: it is that rank's call of that number.
 //
 // Messages that carry signatures themselves (TUTTI_CHECK_CALLS, the direct algorithms' offers)
 // are tagged as exchanges, which any exchange accepts: every rank then gets every signature and
