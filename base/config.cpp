@@ -16,7 +16,7 @@ const std::vector<Var>& table() {
       {"TUTTI_DEBUG", Type::kChoice, "WARN", "NONE|WARN|INFO|TRACE", 0, 0, "log level"},
       {"TUTTI_DEBUG_FILE", Type::kString, "", "", 0, 0,
        "log to this file instead of stderr (%h host, %p pid)"},
-      {"TUTTI_TIMEOUT", Type::kInt, "300", "", 1, 86400 * 7,
+      {"TUTTI_TIMEOUT", Type::kInt, "300", "", 1, kTimeoutMaxSeconds,
        "seconds any blocking wait may last before it fails with a timeout "
        "(tutti_comm_set_timeout replaces it for one communicator's operations)"},
       {"TUTTI_TRANSPORT", Type::kChoice, "auto", "auto|shm|tcp", 0, 0,
@@ -98,9 +98,11 @@ std::optional<int64_t> parseBytes(const std::string& text) {
 
 namespace {
 
+// A choice set to nothing (TUTTI_ALGO=) means its default, as when unset: no choice is "".
 std::string rawValue(const Var& var) {
   const char* value = std::getenv(var.name);
-  return value ? std::string(value) : std::string(var.defaultValue);
+  if (!value || (var.type == Type::kChoice && *value == '\0')) return var.defaultValue;
+  return value;
 }
 
 int64_t checkedInt(const Var& var, const std::string& text) {

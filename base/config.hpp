@@ -9,6 +9,9 @@
 
 namespace tutti::config {
 
+// TUTTI_TIMEOUT's largest value, a week: also the bound of a communicator's own timeout.
+inline constexpr int64_t kTimeoutMaxSeconds = 86400 * 7;
+
 enum class Type { kString, kInt, kBytes, kChoice };
 
 struct Var {

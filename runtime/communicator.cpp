@@ -44,36 +44,6 @@ std::pair<std::string, std::string> differingWords(const std::string& a, const s
 
 }  // namespace
 
-std::string Settings::agreed() const {
-  return fmt::format(
-      "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
-      "TUTTI_ALGO={}",
-      slotBytes, slots, int(checkCalls), transport, algorithm);
-}
-
-Settings Settings::fromConfig() {
-  config::validateAll();
-  Settings settings;
-  settings.slotBytes = static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
-  settings.slots = static_cast<int>(config::getInt("TUTTI_SLOTS"));
-  settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
-  settings.transport = config::getString("TUTTI_TRANSPORT");
-  settings.algorithm = config::getString("TUTTI_ALGO");
-  settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
-  settings.directBuffers = config::getString("TUTTI_DIRECT_BUFFERS");
-  settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));
-  settings.flightRecorderEntries =
-      static_cast<size_t>(config::getInt("TUTTI_FLIGHT_RECORDER_ENTRIES"));
-  settings.dumpDir = config::getString("TUTTI_DUMP_DIR");
-  settings.traceFile = config::getString("TUTTI_TRACE_FILE");
-  settings.ringOrder = parseRingOrder(config::getString("TUTTI_RING_ORDER"));
-  // The trace is drawn from the recorder's buffer.
-  if (!settings.traceFile.empty() && settings.flightRecorderEntries == 0)
-    raise(ErrorCode::kInvalidArgument,
-          "TUTTI_TRACE_FILE is set but TUTTI_FLIGHT_RECORDER_ENTRIES=0 records nothing to trace");
-  return settings;
-}
-
 std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string tag, int rank,
                                                    std::vector<PeerInfo> peers,
                                                    const Settings& settings,
@@ -135,12 +105,13 @@ void Communicator::connect() {
   for (int peer = 0; peer < n; ++peer) {
     if (peer == rank_) continue;
     const bool sameHost = peers_[static_cast<size_t>(peer)].hostId == self.hostId;
-    if (settings_.transport == "shm" && !sameHost)
+    if (settings_.transport == TransportChoice::kShm && !sameHost)
       raise(ErrorCode::kInvalidUsage,
             "rank {}: TUTTI_TRANSPORT=shm but rank {} runs on another host ({})", rank_, peer,
             describe(peers_[static_cast<size_t>(peer)]));
-    (sameHost && settings_.transport != "tcp" ? shmPeers : tcpPeers).push_back(peer);
-    if (sameHost && settings_.transport == "tcp") localTcpPeers.push_back(peer);
+    const bool overTcp = settings_.transport == TransportChoice::kTcp;
+    (sameHost && !overTcp ? shmPeers : tcpPeers).push_back(peer);
+    if (sameHost && overTcp) localTcpPeers.push_back(peer);
   }
   transport::Options options;
   options.rank = rank_;
@@ -237,13 +208,14 @@ void Communicator::setAlgorithm(const std::string& algorithm) {
   if (std::find(choices.begin(), choices.end(), algorithm) == choices.end())
     raise(ErrorCode::kInvalidArgument, "rank {}: algorithm '{}' is not one of {}", rank_, algorithm,
           fmt::join(choices, ", "));
+  const Algorithm* forced = allReduceChoice(algorithm);
   // Through the engine, so that operations already issued keep the algorithm they were issued with.
-  engine_->run([&] { settings_.algorithm = algorithm; });
+  engine_->run([&] { settings_.algorithm = forced; });
 }
 
 void Communicator::setTimeout(std::chrono::milliseconds timeout) {
   // TUTTI_TIMEOUT's range, in milliseconds; below a second is allowed.
-  const int64_t maxMs = config::find("TUTTI_TIMEOUT").max * 1000;
+  constexpr int64_t maxMs = config::kTimeoutMaxSeconds * 1000;
   if (timeout.count() < 1 || timeout.count() > maxMs)
     raise(ErrorCode::kInvalidArgument,
           "rank {}: timeout_ms {} is out of range [1, {}] (1 ms to TUTTI_TIMEOUT's maximum)", rank_,

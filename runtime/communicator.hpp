@@ -18,32 +18,11 @@
 #include "runtime/memory/peer_buffers.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/peer_watch.hpp"
+#include "runtime/settings.hpp"
 #include "runtime/topology_plan.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::runtime {
-
-struct Settings {
-  size_t slotBytes = 0;
-  int slots = 0;
-  int socketsPerPeer = 1;
-  std::string transport;             // auto | shm | tcp
-  std::string algorithm;             // auto | ring | tree | oneshot | direct
-  std::string directBuffers;         // TUTTI_DIRECT_BUFFERS: any | registered
-  bool checkCalls = false;           // TUTTI_CHECK_CALLS
-  size_t flightRecorderEntries = 0;  // TUTTI_FLIGHT_RECORDER_ENTRIES
-  std::string dumpDir;               // TUTTI_DUMP_DIR ("": no dumps)
-  std::string traceFile;             // TUTTI_TRACE_FILE ("": no trace)
-  std::vector<int> ringOrder;        // TUTTI_RING_ORDER (empty: planned by locality)
-  // TUTTI_TIMEOUT: bounds init's waits, and is the stall timeout a communicator starts with.
-  std::chrono::milliseconds timeout{0};
-
-  static Settings fromConfig();  // validates the TUTTI_* variables
-  // What must be alike on every rank, as space-separated "VARIABLE=value" words: ranks with other
-  // FIFO geometries, transports or forced algorithms would wait for messages never sent; ranks
-  // checking calls for signatures the others never send.
-  std::string agreed() const;
-};
 
 // What a world and the communicators split from it share: the store, what keeps it served, the
 // rendezvous address (TCP listens on the interface that routes there) and the job secret.

@@ -70,14 +70,14 @@ struct Hop {
   double bw;
 };
 
-Hop hop(const PeerInfo& a, const PeerInfo& b, const std::string& transport) {
+Hop hop(const PeerInfo& a, const PeerInfo& b, TransportChoice transport) {
   if (a.hostId != b.hostId) {
     double bw = kTcpGBs;
     for (double port : {a.netGBs, b.netGBs})
       if (port > 0) bw = std::min(bw, port);
     return {"NET", bw};
   }
-  if (transport == "tcp") return {"TCP", kTcpGBs};
+  if (transport == TransportChoice::kTcp) return {"TCP", kTcpGBs};
   if (a.numa >= 0 && b.numa >= 0 && a.numa != b.numa && a.smpGBs > 0)
     return {"SYS", std::min(kShmGBs, a.smpGBs)};
   return {"SHM", kShmGBs};
@@ -167,7 +167,7 @@ std::vector<int> parseRingOrder(const std::string& text) {
   return order;
 }
 
-CpuRing planCpuRing(const std::vector<PeerInfo>& peers, const std::string& transport,
+CpuRing planCpuRing(const std::vector<PeerInfo>& peers, TransportChoice transport,
                     const std::vector<int>& given) {
   const size_t n = peers.size();
   CpuRing ring;

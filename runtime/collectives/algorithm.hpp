@@ -60,9 +60,15 @@ const Algorithm& cheapestAlgorithm(Collective collective, size_t bytes, int n, b
 // applies; never the one named `skip` (direct's own fallback).
 const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
                                std::string_view skip = {});
+// TUTTI_ALGO's default: the planner picks per call.
+inline constexpr char kAutoAlgorithm[] = "auto";
 // What TUTTI_ALGO and tutti_comm_set_algorithm accept: "auto", then the table's all-reduce
 // algorithms.
 std::vector<std::string> allReduceChoices();
+// The all-reduce entry of the table that one of allReduceChoices() names (Settings::algorithm);
+// nullptr for "auto". Any other name is kInternal: callers check it against the choices first,
+// each with its own message.
+const Algorithm* allReduceChoice(std::string_view name);
 
 // Entry points, one file each.
 void allreduceRing(OpContext& ctx, const CollectiveArgs& args);

@@ -53,7 +53,7 @@ constexpr size_t kOneShotMaxBytes = 64 << 10;
 constexpr size_t kDirectMinBytes = 256 << 10;
 
 bool allSharedMemory(const Communicator& comm) {
-  return comm.localSize() == comm.size() && comm.settings().transport != "tcp";
+  return comm.localSize() == comm.size() && comm.settings().transport != TransportChoice::kTcp;
 }
 
 LinkModel linkModel(const Communicator& comm) {
@@ -128,20 +128,24 @@ const Algorithm& cheapestAlgorithm(Collective collective, size_t bytes, int n, b
 
 const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
                                std::string_view skip) {
-  // Decided once per call, not per table entry: this runs before every operation.
-  const std::string& forced = comm.settings().algorithm;
-  if (collective == Collective::kAllReduce && forced != "auto" && forced != skip)
-    for (const Algorithm& algorithm : algorithms())
-      if (algorithm.collective == collective && forced == algorithm.name) return algorithm;
+  const Algorithm* forced = comm.settings().algorithm;
+  if (collective == Collective::kAllReduce && forced && forced->name != skip) return *forced;
   return cheapestAlgorithm(collective, bytes, comm.size(), allSharedMemory(comm), linkModel(comm),
                            skip);
 }
 
 std::vector<std::string> allReduceChoices() {
-  std::vector<std::string> choices = {"auto"};
+  std::vector<std::string> choices = {kAutoAlgorithm};
   for (const Algorithm& algorithm : algorithms())
     if (algorithm.collective == Collective::kAllReduce) choices.emplace_back(algorithm.name);
   return choices;
+}
+
+const Algorithm* allReduceChoice(std::string_view name) {
+  if (name == kAutoAlgorithm) return nullptr;
+  for (const Algorithm& algorithm : algorithms())
+    if (algorithm.collective == Collective::kAllReduce && name == algorithm.name) return &algorithm;
+  raise(ErrorCode::kInternal, "'{}' is not an all-reduce algorithm of the table", name);
 }
 
 void finishAverage(OpContext& ctx, void* data, size_t count) {

@@ -53,9 +53,10 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
   Offer offer;
   offer.call = ctx.call;
   offer.timeoutMs = static_cast<uint64_t>(ctx.comm.timeout().count());
-  offer.forced = ctx.comm.settings().algorithm == "direct" ? 1 : 0;
+  const Algorithm* forced = ctx.comm.settings().algorithm;  // TUTTI_ALGO=direct
+  offer.forced = forced && forced->run == allreduceDirect ? 1 : 0;
   if (ctx.comm.localSize() != ctx.comm.size()) return offer;  // nothing reachable
-  offer.anyBuffers = ctx.comm.settings().directBuffers == "any" ? 1 : 0;
+  offer.anyBuffers = ctx.comm.settings().directBuffers == DirectBuffers::kAny ? 1 : 0;
   offer.process = thisProcess();
   offer.send = offeredBuffer(send, sendBytes);
   if (wantsRecv) offer.recv = offeredBuffer(recv, recvBytes);

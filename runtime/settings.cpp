@@ -1,0 +1,78 @@
+#include "runtime/settings.hpp"
+
+#include <fmt/format.h>
+
+#include <initializer_list>
+
+#include "base/config.hpp"
+#include "base/error.hpp"
+#include "runtime/collectives/algorithm.hpp"
+#include "runtime/topology_plan.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+// The value of the choice variable `name` as the one of `values` whose word it is. The table
+// refuses words outside its choices, naming the variable; the settings test checks that each of
+// them has its value here.
+template <typename Choice>
+Choice parseChoice(const char* name, std::initializer_list<Choice> values) {
+  const std::string word = config::getString(name);
+  for (Choice value : values)
+    if (word == choiceName(value)) return value;
+  raise(ErrorCode::kInternal, "{}='{}' is in the variable table but not known here", name, word);
+}
+
+}  // namespace
+
+const char* choiceName(TransportChoice transport) {
+  switch (transport) {
+    case TransportChoice::kAuto: return "auto";
+    case TransportChoice::kShm: return "shm";
+    case TransportChoice::kTcp: return "tcp";
+  }
+  return "?";
+}
+
+const char* choiceName(DirectBuffers buffers) {
+  switch (buffers) {
+    case DirectBuffers::kAny: return "any";
+    case DirectBuffers::kRegistered: return "registered";
+  }
+  return "?";
+}
+
+std::string Settings::agreed() const {
+  return fmt::format(
+      "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
+      "TUTTI_ALGO={}",
+      slotBytes, slots, int(checkCalls), choiceName(transport),
+      algorithm ? algorithm->name : kAutoAlgorithm);
+}
+
+Settings Settings::fromConfig() {
+  config::validateAll();
+  Settings settings;
+  settings.slotBytes = static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
+  settings.slots = static_cast<int>(config::getInt("TUTTI_SLOTS"));
+  settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
+  settings.transport = parseChoice(
+      "TUTTI_TRANSPORT", {TransportChoice::kAuto, TransportChoice::kShm, TransportChoice::kTcp});
+  settings.algorithm = allReduceChoice(config::getString("TUTTI_ALGO"));
+  settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
+  settings.directBuffers =
+      parseChoice("TUTTI_DIRECT_BUFFERS", {DirectBuffers::kAny, DirectBuffers::kRegistered});
+  settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));
+  settings.flightRecorderEntries =
+      static_cast<size_t>(config::getInt("TUTTI_FLIGHT_RECORDER_ENTRIES"));
+  settings.dumpDir = config::getString("TUTTI_DUMP_DIR");
+  settings.traceFile = config::getString("TUTTI_TRACE_FILE");
+  settings.ringOrder = parseRingOrder(config::getString("TUTTI_RING_ORDER"));
+  // The trace is drawn from the recorder's buffer.
+  if (!settings.traceFile.empty() && settings.flightRecorderEntries == 0)
+    raise(ErrorCode::kInvalidArgument,
+          "TUTTI_TRACE_FILE is set but TUTTI_FLIGHT_RECORDER_ENTRIES=0 records nothing to trace");
+  return settings;
+}
+
+}  // namespace tutti::runtime

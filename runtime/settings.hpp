@@ -1,0 +1,50 @@
+// A communicator's settings: the TUTTI_* variables it depends on, read and validated once at init
+// (Settings::fromConfig) into typed values, so that no operation compares words or looks a
+// variable up by name. The variable table (base/config.cpp) stays the one place for their names,
+// defaults and docs.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tutti::runtime {
+
+struct Algorithm;  // runtime/collectives/algorithm.hpp
+
+// TUTTI_TRANSPORT: auto (shm within a host, tcp across hosts), or one forced.
+enum class TransportChoice { kAuto, kShm, kTcp };
+// TUTTI_DIRECT_BUFFERS: which buffers the direct algorithms reach in place.
+enum class DirectBuffers { kAny, kRegistered };
+
+// The variable's word for each value: "auto", "shm", "tcp"; "any", "registered".
+const char* choiceName(TransportChoice transport);
+const char* choiceName(DirectBuffers buffers);
+
+struct Settings {
+  size_t slotBytes = 0;
+  int slots = 0;
+  int socketsPerPeer = 1;
+  TransportChoice transport = TransportChoice::kAuto;  // TUTTI_TRANSPORT
+  // TUTTI_ALGO, or tutti_comm_set_algorithm: the all-reduce entry of the algorithm table that
+  // every all-reduce runs; nullptr for auto (the planner picks per call).
+  const Algorithm* algorithm = nullptr;
+  DirectBuffers directBuffers = DirectBuffers::kAny;  // TUTTI_DIRECT_BUFFERS
+  bool checkCalls = false;                            // TUTTI_CHECK_CALLS
+  size_t flightRecorderEntries = 0;                   // TUTTI_FLIGHT_RECORDER_ENTRIES
+  std::string dumpDir;                                // TUTTI_DUMP_DIR ("": no dumps)
+  std::string traceFile;                              // TUTTI_TRACE_FILE ("": no trace)
+  std::vector<int> ringOrder;  // TUTTI_RING_ORDER (empty: planned by locality)
+  // TUTTI_TIMEOUT: bounds init's waits, and is the stall timeout a communicator starts with.
+  std::chrono::milliseconds timeout{0};
+
+  // Validates the TUTTI_* variables; a bad value is kInvalidArgument naming the variable.
+  static Settings fromConfig();
+  // What must be alike on every rank, as space-separated "VARIABLE=value" words: ranks with other
+  // FIFO geometries, transports or forced algorithms would wait for messages never sent; ranks
+  // checking calls for signatures the others never send.
+  std::string agreed() const;
+};
+
+}  // namespace tutti::runtime

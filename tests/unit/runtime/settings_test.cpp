@@ -1,0 +1,146 @@
+// Settings::fromConfig: each variable a communicator depends on, parsed once into its typed value.
+// Every word the variable table accepts gives the value of that name; any other word is refused
+// with an error naming the variable; agreed() shows the words the ranks compare at init.
+#include "runtime/settings.hpp"
+
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/config.hpp"
+#include "base/error.hpp"
+#include "runtime/collectives/algorithm.hpp"
+#include "tests/ranks/world.hpp"
+
+using namespace tutti;
+using namespace tutti::runtime;
+using Catch::Matchers::Contains;
+using tutti::testing::ScopedEnv;
+
+namespace {
+
+std::vector<std::string> tableChoices(const char* name) {
+  std::vector<std::string> words;
+  std::istringstream choices(config::find(name).choices);
+  for (std::string word; std::getline(choices, word, '|');) words.push_back(word);
+  return words;
+}
+
+// fromConfig's error with `name` set to `value`; "" when it accepted the value.
+std::string refusal(const char* name, const std::string& value) {
+  ScopedEnv set(name, value);
+  try {
+    Settings::fromConfig();
+  } catch (const Error& error) {
+    CHECK(error.code() == ErrorCode::kInvalidArgument);
+    return error.what();
+  }
+  return "";
+}
+
+const char* algorithmName(const Settings& settings) {
+  return settings.algorithm ? settings.algorithm->name : "auto";
+}
+
+}  // namespace
+
+TEST_CASE("unset variables give the defaults of the table") {
+  const Settings settings = Settings::fromConfig();
+  CHECK(settings.transport == TransportChoice::kAuto);
+  CHECK(settings.algorithm == nullptr);
+  CHECK(settings.directBuffers == DirectBuffers::kAny);
+  CHECK_FALSE(settings.checkCalls);
+  CHECK(settings.agreed() ==
+        "TUTTI_CHUNK_BYTES=262144 TUTTI_SLOTS=8 TUTTI_CHECK_CALLS=0 TUTTI_TRANSPORT=auto "
+        "TUTTI_ALGO=auto");
+}
+
+TEST_CASE("TUTTI_TRANSPORT: each choice of the table is the value of that name") {
+  CHECK(tableChoices("TUTTI_TRANSPORT") == std::vector<std::string>{"auto", "shm", "tcp"});
+  for (const auto& [word, value] :
+       {std::pair{"auto", TransportChoice::kAuto}, std::pair{"shm", TransportChoice::kShm},
+        std::pair{"tcp", TransportChoice::kTcp}}) {
+    ScopedEnv set("TUTTI_TRANSPORT", word);
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.transport == value);
+    CHECK(std::string(choiceName(settings.transport)) == word);
+    CHECK_THAT(settings.agreed(), Contains(std::string(" TUTTI_TRANSPORT=") + word + " "));
+  }
+}
+
+TEST_CASE("TUTTI_DIRECT_BUFFERS: each choice of the table is the value of that name") {
+  CHECK(tableChoices("TUTTI_DIRECT_BUFFERS") == std::vector<std::string>{"any", "registered"});
+  for (const auto& [word, value] : {std::pair{"any", DirectBuffers::kAny},
+                                    std::pair{"registered", DirectBuffers::kRegistered}}) {
+    ScopedEnv set("TUTTI_DIRECT_BUFFERS", word);
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.directBuffers == value);
+    CHECK(std::string(choiceName(settings.directBuffers)) == word);
+  }
+}
+
+TEST_CASE("TUTTI_ALGO: each choice is the all-reduce entry of that name, auto none") {
+  for (const std::string& word : tableChoices("TUTTI_ALGO")) {
+    INFO(word);
+    ScopedEnv set("TUTTI_ALGO", word);
+    const Settings settings = Settings::fromConfig();
+    CHECK(algorithmName(settings) == word);
+    CHECK((settings.algorithm == nullptr) == (word == "auto"));
+    if (settings.algorithm) CHECK(settings.algorithm->collective == Collective::kAllReduce);
+    CHECK_THAT(settings.agreed(), Contains(" TUTTI_ALGO=" + word));
+  }
+}
+
+TEST_CASE("TUTTI_CHECK_CALLS: 1 checks calls, 0 does not") {
+  for (const auto& [word, value] : {std::pair{"0", false}, std::pair{"1", true}}) {
+    ScopedEnv set("TUTTI_CHECK_CALLS", word);
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.checkCalls == value);
+    CHECK_THAT(settings.agreed(), Contains(std::string(" TUTTI_CHECK_CALLS=") + word + " "));
+  }
+}
+
+TEST_CASE("a choice set to nothing is its default") {
+  ScopedEnv transport("TUTTI_TRANSPORT", ""), algorithm("TUTTI_ALGO", ""),
+      buffers("TUTTI_DIRECT_BUFFERS", ""), checkCalls("TUTTI_CHECK_CALLS", "");
+  const Settings settings = Settings::fromConfig();
+  CHECK(settings.transport == TransportChoice::kAuto);
+  CHECK(settings.algorithm == nullptr);
+  CHECK(settings.directBuffers == DirectBuffers::kAny);
+  CHECK_FALSE(settings.checkCalls);
+  CHECK_THAT(settings.agreed(), Contains("TUTTI_TRANSPORT=auto TUTTI_ALGO=auto"));
+}
+
+TEST_CASE("a word outside a variable's choices is refused, naming the variable and them") {
+  CHECK(refusal("TUTTI_TRANSPORT", "udp") == "TUTTI_TRANSPORT='udp' is not one of auto|shm|tcp");
+  CHECK(refusal("TUTTI_TRANSPORT", "SHM") == "TUTTI_TRANSPORT='SHM' is not one of auto|shm|tcp");
+  CHECK(refusal("TUTTI_ALGO", "fastest") ==
+        "TUTTI_ALGO='fastest' is not one of auto|oneshot|ring|tree|direct");
+  // Names of the table's other collectives' algorithms are not all-reduce algorithms.
+  CHECK(refusal("TUTTI_ALGO", "chain") ==
+        "TUTTI_ALGO='chain' is not one of auto|oneshot|ring|tree|direct");
+  CHECK(refusal("TUTTI_DIRECT_BUFFERS", "mapped") ==
+        "TUTTI_DIRECT_BUFFERS='mapped' is not one of any|registered");
+  CHECK(refusal("TUTTI_CHECK_CALLS", "yes") == "TUTTI_CHECK_CALLS='yes' is not one of 0|1");
+}
+
+TEST_CASE("TUTTI_TIMEOUT: seconds up to the maximum a communicator's own timeout shares") {
+  {
+    ScopedEnv set("TUTTI_TIMEOUT", std::to_string(config::kTimeoutMaxSeconds));
+    CHECK(Settings::fromConfig().timeout == std::chrono::seconds(config::kTimeoutMaxSeconds));
+  }
+  CHECK_THAT(refusal("TUTTI_TIMEOUT", std::to_string(config::kTimeoutMaxSeconds + 1)),
+             Contains("TUTTI_TIMEOUT=604801 is out of range [1, 604800]"));
+  CHECK_THAT(refusal("TUTTI_TIMEOUT", "soon"), Contains("TUTTI_TIMEOUT='soon' is not an integer"));
+}
+
+TEST_CASE("allReduceChoice: the table's entry for each choice, kInternal for other names") {
+  for (const std::string& word : allReduceChoices()) {
+    const Algorithm* algorithm = allReduceChoice(word);
+    CHECK((algorithm ? std::string(algorithm->name) : std::string("auto")) == word);
+  }
+  CHECK_THROWS_MATCHES(allReduceChoice("pairwise"), Error,
+                       Catch::Matchers::Predicate<Error>(
+                           [](const Error& e) { return e.code() == ErrorCode::kInternal; }));
+}
