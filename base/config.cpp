@@ -64,8 +64,6 @@ const std::vector<Var>& table() {
        "the ring the ring and chain collectives follow, as the world's ranks in order (e.g. "
        "\"0 2 1 3\"; each rank once, same on every rank; unset: planned by package, NUMA node "
        "and core)"},
-      {"TUTTI_BENCH_FAULT", Type::kString, "", "", 0, 0,
-       "test only: tutti-bench corrupts one output element (RANK:INDEX) to prove its check"},
   };
   return vars;
 }

@@ -1,20 +1,16 @@
 #include "bench/fault.hpp"
 
-#include <fmt/format.h>
-
 #include <cstdio>
-#include <cstdlib>
-#include <stdexcept>
 
 namespace tutti::bench {
 
-Fault Fault::fromEnv() {
+std::optional<Fault> Fault::parse(const std::string& text) {
   Fault fault;
-  const char* text = std::getenv("TUTTI_BENCH_FAULT");
   unsigned long index = 0;
-  if (text && std::sscanf(text, "%d:%lu", &fault.rank, &index) != 2) {
-    throw std::runtime_error(fmt::format("TUTTI_BENCH_FAULT={}: not RANK:INDEX", text));
-  }
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%d:%lu%n", &fault.rank, &index, &used) != 2 ||
+      static_cast<size_t>(used) != text.size() || fault.rank < 0 || text.find('-') != text.npos)
+    return std::nullopt;
   fault.index = index;
   return fault;
 }

@@ -1,9 +1,11 @@
-// Test-only fault switch: TUTTI_BENCH_FAULT=RANK:INDEX flips every bit of element INDEX of rank
-// RANK's receive buffer after each checked call, before the check counts it, so that tests can
-// see -c catch a wrong result. Never set it for a real measurement.
+// Test-only fault switch: --fault RANK:INDEX (an option --help leaves out) flips every bit of
+// element INDEX of rank RANK's receive buffer after each checked call, before the check counts
+// it, so that tests can see -c catch a wrong result. Never give it for a real measurement.
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
 
 namespace tutti::bench {
 
@@ -11,7 +13,8 @@ struct Fault {
   int rank = -1;  // -1: none
   size_t index = 0;
 
-  static Fault fromEnv();  // throws std::runtime_error when the variable is malformed
+  // "RANK:INDEX", both numbers >= 0; nullopt when malformed.
+  static std::optional<Fault> parse(const std::string& text);
   // On `rank`, flips the element if the buffer of `count` elements of `unit` bytes holds it.
   void apply(int rank, unsigned char* buffer, size_t count, size_t unit) const;
 };

@@ -19,6 +19,7 @@ constexpr int kUsageError = 2;
 struct RawOptions {
   std::string minBytes = "8", maxBytes = "64M", stepBytes, dtype = "float", op = "sum", root = "0";
   std::string algo;
+  std::string fault;
 };
 
 void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
@@ -95,6 +96,9 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("--ranks", o.ranks,
                  "spawn this many local ranks (else: one rank of a launched job)")
       ->check(CLI::Range(1, 4096));
+  // No group: --help leaves the tests' hook out.
+  sub.add_option("--fault", raw.fault, "tests only: corrupt one output element (RANK:INDEX)")
+      ->group("");
 }
 
 ParseResult usageError(const CLI::App& app, const std::string& what) {
@@ -129,6 +133,11 @@ std::optional<std::string> finish(BenchOptions& o, const RawOptions& raw) {
   }
   if (!o.algorithms.empty() && o.collective != "allreduce") {
     return fmt::format("--algo chooses all-reduce algorithms: not for {}", o.collective);
+  }
+  if (!raw.fault.empty()) {
+    const auto fault = Fault::parse(raw.fault);
+    if (!fault) return fmt::format("--fault {}: not RANK:INDEX", raw.fault);
+    o.fault = *fault;
   }
   o.allRoots = raw.root == "all";
   if (!o.allRoots) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/fault.hpp"
+
 namespace tutti::bench {
 
 // -a: how each rank's time is combined into the reported one.
@@ -51,6 +53,7 @@ struct BenchOptions {
   double minBusBw = 0;      // --min-busbw: fail when the average busbw (GB/s) is below
   int blocking = 0;         // -z: accepted; every tutti call here completes before returning anyway
   int ranks = 0;            // --ranks N: spawn N local ranks; 0: this process is one rank of a job
+  Fault fault;              // --fault RANK:INDEX (tests only): a wrong element for -c to catch
   std::vector<std::string> notes;  // remarks for stderr (sizes rounded down to the type size)
   std::string commandLine;
 };

@@ -24,7 +24,6 @@
 
 #include "bench/buffer.hpp"
 #include "bench/check_data.hpp"
-#include "bench/fault.hpp"
 #include "bench/progress.hpp"
 #include "bench/report.hpp"
 #include "bench/types.hpp"
@@ -53,7 +52,6 @@ class Benchmark {
         send_(options.maxBytes + kMisalignSlack, options.buffers == "registered"),
         recv_(options.maxBytes + kMisalignSlack, options.buffers == "registered"),
         baseline_(baseline),
-        fault_(Fault::fromEnv()),
         watchdog_(comm.get(), options.timeoutSeconds),
         progress_(
             comm.rank() == 0 && !options.quiet, spec.name,
@@ -285,7 +283,7 @@ class Benchmark {
   int64_t countWrong(const Case& c, const CheckData& data, const Layout& l, bool inPlace) {
     const size_t unit = typeSize(c.dtype);
     unsigned char* recv = recvBuffer(c);
-    fault_.apply(comm_.rank(), recv, l.recvCount, unit);
+    o_.fault.apply(comm_.rank(), recv, l.recvCount, unit);
     int64_t wrong = 0;
     for (const Expected& e : spec_.expected(l, comm_.rank(), comm_.size(), c.root, inPlace)) {
       wrong += data.countWrong(recv + e.offset * unit, e.count, e.firstIndex, e.source);
@@ -298,7 +296,6 @@ class Benchmark {
   const CollectiveSpec& spec_;
   Buffer send_, recv_;
   const Results* baseline_;
-  Fault fault_;
   Watchdog watchdog_;
   Progress progress_;
   Results results_;

@@ -47,6 +47,9 @@ TEST_CASE("tutti-bench rejects bad input with exit status 2 and names it", "[ben
            {{"broadcast", "--algo", "ring"}, "not for broadcast"},
            {{"allreduce", "--transport", "carrier-pigeon"}, "carrier-pigeon"},
            {{"allreduce", "--buffers", "cuda"}, "cuda"},
+           {{"allreduce", "--fault", "2"}, "--fault 2: not RANK:INDEX"},
+           {{"allreduce", "--fault", "-1:5"}, "--fault -1:5: not RANK:INDEX"},
+           {{"allreduce", "--fault", "2:5x"}, "--fault 2:5x: not RANK:INDEX"},
            {{}, "subcommand"},
        }) {
     auto r = tutti::test::run(bench(c.args));

@@ -36,6 +36,16 @@ TEST_CASE("sizes read like nccl-tests", "[bench]") {
   CHECK_FALSE(parseSize("K"));
 }
 
+TEST_CASE("--fault RANK:INDEX: the tests' wrong element, none without it", "[bench]") {
+  CHECK(parse({}).options.fault.rank == -1);
+  const Fault fault = parse({"--fault", "2:5"}).options.fault;
+  CHECK(fault.rank == 2);
+  CHECK(fault.index == 5);
+  for (const char* bad : {"", "2", "2:", ":5", "2:5x", "-1:5", "2:-5", "a:b"})
+    CHECK_FALSE(Fault::parse(bad));
+  CHECK(Fault::parse("0:0"));
+}
+
 TEST_CASE("types and ops by nccl-tests' names and the aliases", "[bench]") {
   CHECK(parseDataType("float") == tuttiFloat32);
   CHECK(parseDataType("float32") == tuttiFloat32);

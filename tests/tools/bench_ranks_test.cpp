@@ -91,8 +91,8 @@ TEST_CASE("-o all, -d all and -r all run every combination", "[bench]") {
 
 TEST_CASE("-c catches one flipped element on one rank", "[bench]") {
   for (const std::string collective : {"allreduce", "allgather", "sendrecv"}) {
-    auto r = bench({collective, "--ranks", "3", "-b", "1K", "-e", "4K", "-n", "1", "-w", "0"},
-                   "TUTTI_BENCH_FAULT=2:5");
+    auto r = bench({collective, "--ranks", "3", "-b", "1K", "-e", "4K", "-n", "1", "-w", "0",
+                    "--fault", "2:5"});
     INFO(collective << "\n" << r.out << r.err);
     CHECK(r.status == 1);
     auto table = tutti::test::parseTable(r.out);
