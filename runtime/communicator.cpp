@@ -156,9 +156,10 @@ void Communicator::connect() {
   // named (connected() unlinks them); a launcher that then kills them would leak the names, so
   // they give up as soon as a local peer is gone.
   bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline, [&] {
-    if (const int dead = peerWatch_->deadLocalPeer(); dead >= 0)
+    // No rank announces anything before its communicator exists: only deaths are seen here.
+    if (const auto trouble = peerWatch_->look(-1, false))
       raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
-            dead, describe(peers_[static_cast<size_t>(dead)]));
+            trouble->peer, describe(peers_[static_cast<size_t>(trouble->peer)]));
   });
   if (shm_) shm_->connected();
   if (tcp_) tcp_->connected();

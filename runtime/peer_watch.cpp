@@ -123,15 +123,6 @@ bool PeerWatch::local(const PeerInfo& peer) const {
   return peer.hostId == self.hostId && peer.pid != self.pid;
 }
 
-int PeerWatch::deadLocalPeer() {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - lastLivenessCheck_ < kLivenessEvery) return -1;
-  lastLivenessCheck_ = now;
-  for (const PeerInfo& peer : peers_)
-    if (local(peer) && processGone(peer.pid)) return peer.rank;
-  return -1;
-}
-
 std::string PeerWatch::stoppedLocalPeers() const {
   std::string out;
   for (const PeerInfo& peer : peers_) {

@@ -46,7 +46,8 @@ class PeerWatch {
   void announce(const transport::Departure& departure);
 
   // One look for a waiter stalled on `awaited` (-1: on no one peer). Local processes are checked
-  // at most every 10 ms and the store at most every 100 ms, only when `askStore`. A peer that
+  // with the kernel at most every 10 ms (shared memory cannot tell a dead writer from a slow one)
+  // and the store at most every 100 ms, only when `askStore`. A peer that
   // died without a word is preferred over a failure note: the notes of ranks that failed because
   // of it are echoes.
   std::optional<PeerTrouble> look(int awaited, bool askStore);
@@ -56,9 +57,6 @@ class PeerWatch {
   // What `peer` announced, from its transport, else (when `askStore`) from the store.
   transport::Departure departureOf(int peer, bool askStore);
 
-  // A peer on this host whose process no longer exists, or -1: the kernel's word, at most every
-  // 10 ms (shared memory cannot tell a dead writer from a slow one).
-  int deadLocalPeer();
   // "; rank K (host:pid) is stopped (SIGSTOP or a debugger)" for each such peer on this host.
   std::string stoppedLocalPeers() const;
 
