@@ -1,7 +1,6 @@
 #include "runtime/collectives/direct.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <string>
 
@@ -126,17 +125,17 @@ void copyFromPeer(OpContext& ctx, const PeerBuffer& from, size_t offset, void* t
     return;
   }
   // After the ranks agreed that the kernel copies: the peer is gone (ESRCH), or a buffer is not
-  // what its owner said (EFAULT).
+  // what its owner said (EFAULT), most often because the peer gave up and released it. The peer
+  // watch tells which (its departure note, or its death).
   const int error = readCrossMemory(from.pid, to, from.remote + offset, bytes);
-  if (error == ESRCH)
-    raise(ErrorCode::kRemote,
-          "{}: rank {} ({}) is gone: its process exited while this rank read its buffer",
-          ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)));
-  if (error != 0)
-    raise(ErrorCode::kSystem,
-          "{}: copying from rank {} ({})'s buffer at {:#x} through the kernel failed: {}",
-          ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)), from.remote + offset,
-          std::strerror(error));
+  if (error == 0) return;
+  if (const auto trouble = ctx.comm.peerWatch().explainLost(from.rank))
+    throw describeTrouble(*trouble, ctx.comm.peer(trouble->peer), ctx.where(),
+                          fmt::format("to read rank {}'s buffer", from.rank));
+  raise(ErrorCode::kSystem,
+        "{}: copying from rank {} ({})'s buffer at {:#x} through the kernel failed: {}",
+        ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)), from.remote + offset,
+        std::strerror(error));
 }
 
 void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset,
