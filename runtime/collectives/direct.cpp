@@ -130,8 +130,7 @@ void copyFromPeer(OpContext& ctx, const PeerBuffer& from, size_t offset, void* t
   const int error = readCrossMemory(from.pid, to, from.remote + offset, bytes);
   if (error == 0) return;
   if (const auto trouble = ctx.comm.peerWatch().explainLost(from.rank))
-    throw describeTrouble(*trouble, ctx.comm.peer(trouble->peer), ctx.where(),
-                          fmt::format("to read rank {}'s buffer", from.rank));
+    ctx.raiseTrouble(*trouble, fmt::format("to read rank {}'s buffer", from.rank));
   raise(ErrorCode::kSystem,
         "{}: copying from rank {} ({})'s buffer at {:#x} through the kernel failed: {}",
         ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)), from.remote + offset,

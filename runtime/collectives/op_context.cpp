@@ -28,8 +28,7 @@ auto attemptOn(OpContext& ctx, int peer, const char* what, Attempt attempt) {
     if (error.code() != ErrorCode::kRemote) throw;
     const auto trouble = ctx.comm.peerWatch().explainLost(peer);
     if (!trouble) throw;
-    throw describeTrouble(*trouble, ctx.comm.peer(trouble->peer), ctx.where(),
-                          describeAwaited(ctx.comm, peer, what));
+    ctx.raiseTrouble(*trouble, describeAwaited(ctx.comm, peer, what));
   }
 }
 
@@ -58,14 +57,7 @@ void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
     ctx_.comm.recorder().waitingOn(ctx_.sequence, peer);
     auto awaited = [&] { return describeAwaited(ctx_.comm, peer, what); };
-    if (ctx_.comm.aborted()) {
-      // The interrupted operation fails with the communicator's failure, which every later call
-      // repeats: its own message when it records first, abort()'s when that came first.
-      ctx_.comm.recordFailure(
-          Error(ErrorCode::kInvalidUsage,
-                fmt::format("{}: aborted while waiting {}", ctx_.where(), awaited())));
-      throw *ctx_.comm.failure();
-    }
+    if (ctx_.comm.aborted()) ctx_.failAborted(awaited());
     // The communicator's timeout as this stall begins (tutti_comm_set_timeout may change it).
     if (!deadline_) {
       timeout_ = ctx_.comm.timeout();
@@ -82,7 +74,7 @@ void Stall::pause(int peer, const char* what) {
         goneSeen_ = trouble->peer;
         return;
       }
-      throw describeTrouble(*trouble, ctx_.comm.peer(trouble->peer), ctx_.where(), awaited());
+      ctx_.raiseTrouble(*trouble, awaited());
     }
     if (deadline_->expired())
       raise(ErrorCode::kTimeout, "{}: timed out after {} waiting {}{}", ctx_.where(),
@@ -94,6 +86,19 @@ void Stall::pause(int peer, const char* what) {
     wakingConn_->sleep(ns);
   else
     Backoff::sleepOn(ctx_.comm.wakeFd(), ns);
+}
+
+void OpContext::raiseTrouble(const PeerTrouble& trouble, const std::string& awaited) {
+  if (comm.aborted()) failAborted(awaited);
+  throw describeTrouble(trouble, comm.peer(trouble.peer), where(), awaited);
+}
+
+void OpContext::failAborted(const std::string& awaited) {
+  // The interrupted operation fails with the communicator's failure, which every later call
+  // repeats: its own message when it records first, abort()'s when that came first.
+  comm.recordFailure(Error(ErrorCode::kInvalidUsage,
+                           fmt::format("{}: aborted while waiting {}", where(), awaited)));
+  throw *comm.failure();
 }
 
 std::string OpContext::where() const {

@@ -74,6 +74,12 @@ struct OpContext {
   // (PeerWatch), so the others fail with its reason rather than wait for this rank's messages.
   [[noreturn]] void raiseNotOwnMessage(int peer, const transport::Envelope& got, size_t bytes);
 
+  // What a wait that finds `trouble` (peer_watch.hpp) throws: this rank's own abort when it
+  // aborted meanwhile, as every wait does, else the peer's trouble.
+  [[noreturn]] void raiseTrouble(const PeerTrouble& trouble, const std::string& awaited);
+  // Records and throws this rank's abort, seen while waiting `awaited`.
+  [[noreturn]] void failAborted(const std::string& awaited);
+
   // Runs a transport call; its errors know the peer but not the operation, so add it.
   template <typename Call>
   auto guarded(Call call) {
