@@ -9,10 +9,10 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "runtime/collectives/algorithm.hpp"
-#include "runtime/dump_signal.hpp"
-#include "runtime/flight_dump.hpp"
+#include "runtime/observe/dump_signal.hpp"
+#include "runtime/observe/flight_dump.hpp"
 #include "runtime/topology_plan.hpp"
-#include "runtime/trace.hpp"
+#include "runtime/observe/trace.hpp"
 
 namespace tutti::runtime {
 namespace {

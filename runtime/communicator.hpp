@@ -14,7 +14,7 @@
 
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/engine.hpp"
-#include "runtime/flight_recorder.hpp"
+#include "runtime/observe/flight_recorder.hpp"
 #include "runtime/memory/peer_buffers.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/peer_watch.hpp"

@@ -1,6 +1,6 @@
 // The flight recorder's ring: contents, wrap-around, operations it must drop rather than
 // overwrite, failure messages, and copies that stay consistent while a writer is busy.
-#include "runtime/flight_recorder.hpp"
+#include "runtime/observe/flight_recorder.hpp"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "runtime/trace.hpp"
+#include "runtime/observe/trace.hpp"
 
 using tutti::Error;
 using tutti::ErrorCode;

@@ -1,11 +1,11 @@
-#include "runtime/trace.hpp"
+#include "runtime/observe/trace.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
 #include "runtime/communicator.hpp"
-#include "runtime/op_clock.hpp"
-#include "runtime/report_file.hpp"
+#include "runtime/observe/op_clock.hpp"
+#include "runtime/observe/report_file.hpp"
 
 namespace tutti::runtime {
 namespace {

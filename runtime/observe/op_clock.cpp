@@ -1,4 +1,4 @@
-#include "runtime/op_clock.hpp"
+#include "runtime/observe/op_clock.hpp"
 
 #include <fstream>
 #include <string>

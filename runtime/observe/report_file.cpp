@@ -1,4 +1,4 @@
-#include "runtime/report_file.hpp"
+#include "runtime/observe/report_file.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/dump_signal.hpp"
+#include "runtime/observe/dump_signal.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "runtime/communicator.hpp"
-#include "runtime/flight_dump.hpp"
+#include "runtime/observe/flight_dump.hpp"
 
 namespace tutti::runtime {
 namespace {

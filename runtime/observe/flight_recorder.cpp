@@ -1,8 +1,8 @@
-#include "runtime/flight_recorder.hpp"
+#include "runtime/observe/flight_recorder.hpp"
 
 #include <algorithm>
 
-#include "runtime/op_clock.hpp"
+#include "runtime/observe/op_clock.hpp"
 
 namespace tutti::runtime {
 

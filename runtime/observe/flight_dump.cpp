@@ -1,4 +1,4 @@
-#include "runtime/flight_dump.hpp"
+#include "runtime/observe/flight_dump.hpp"
 
 #include <sys/stat.h>
 
@@ -7,9 +7,9 @@
 #include "base/log.hpp"
 #include "kernels/kernels.hpp"
 #include "runtime/communicator.hpp"
-#include "runtime/op_clock.hpp"
-#include "runtime/report_file.hpp"
-#include "runtime/trace.hpp"
+#include "runtime/observe/op_clock.hpp"
+#include "runtime/observe/report_file.hpp"
+#include "runtime/observe/trace.hpp"
 
 namespace tutti::runtime {
 namespace {
