@@ -20,10 +20,10 @@
 #include <system_error>
 #include <thread>
 
+#include "base/drop_log.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
-#include "runtime/bootstrap/drop_log.hpp"
 #include "runtime/bootstrap/store_state.hpp"
 #include "runtime/bootstrap/wire.hpp"
 

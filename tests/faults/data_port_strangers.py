@@ -14,6 +14,7 @@ would pile up unaccepted). The driver prints how many strangers the ranks logged
 """
 
 import os
+import re
 import socket
 import struct
 import sys
@@ -115,7 +116,8 @@ def main():
         codes = job.release(15)
         if codes != [0] * NRANKS:
             problems.append(f"exit codes {codes}")
-        dropped = job.output().count("dropped the connection from")
+        dropped = job.output().count("dropped connection from") + sum(
+            int(n) for n in re.findall(r"(\d+) more dropped connections", job.output()))
     finally:
         crowd.close()
         job.release(5)

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/drop_log.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "transport/tcp/hello.hpp"
@@ -79,7 +80,10 @@ struct Pending {
 class Acceptor {
  public:
   Acceptor(const ConnectPlan& plan, int listenFd, std::map<int, std::vector<Fd>>& sockets)
-      : plan_(plan), listenFd_(listenFd), sockets_(sockets) {
+      : plan_(plan),
+        listenFd_(listenFd),
+        sockets_(sockets),
+        dropLog_(fmt::format("tcp: rank {}'s data port", plan.rank)) {
     for (int peer : plan.peers)
       if (peer > plan.rank) {
         expected_.push_back(peer);
@@ -117,8 +121,8 @@ class Acceptor {
         throwSystemError("tcp: accept", errno);
       }
       if (pending_.size() >= kMaxPending) {
-        log::warn("tcp: rank {} dropped the connection from {}: {} connections sent no hello",
-                  plan_.rank, pending_.front().from, kMaxPending);
+        dropLog_.dropped(
+            fmt::format("{}: {} connections sent no hello", pending_.front().from, kMaxPending));
         pending_.erase(pending_.begin());
       }
       Pending p{Fd(fd), from.toString(), std::string(helloBytes(plan_.jobTag), '\0')};
@@ -127,7 +131,7 @@ class Acceptor {
   }
 
   void drop(Pending& p, const std::string& why) {
-    log::warn("tcp: rank {} dropped the connection from {}: {}", plan_.rank, p.from, why);
+    dropLog_.dropped(fmt::format("{}: {}", p.from, why));
     p.fd.reset();
   }
 
@@ -184,6 +188,8 @@ class Acceptor {
   std::vector<int> expected_;
   std::vector<Pending> pending_;
   int missing_ = 0;
+  // Strangers knocking all the time must not bury the one line that matters.
+  DropLog dropLog_;
 };
 
 }  // namespace

@@ -7,9 +7,9 @@
 #include <regex>
 #include <thread>
 
+#include "base/drop_log.hpp"
 #include "base/socket.hpp"
 #include "helpers.hpp"
-#include "runtime/bootstrap/drop_log.hpp"
 #include "runtime/bootstrap/wire.hpp"
 
 namespace tutti::bootstrap {

@@ -1,5 +1,6 @@
 // tcp only: a peer that goes away, a peer that breaks the framing, strangers on the listening
 // port, and connect() deadlines.
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "base/auth.hpp"
+#include "base/drop_log.hpp"
 #include "base/error.hpp"
 #include "base/socket.hpp"
 #include "transport/tcp/hello.hpp"
@@ -63,6 +65,18 @@ std::pair<std::unique_ptr<Transport>, Fd> connectToFakeRank() {
 }
 
 // Whether connecting to `address` once, with no retry, is refused: nobody listens there.
+// Reads and discards until the peer closes `fd` (true) or the deadline passes (false).
+bool closedByPeer(int fd, const Deadline& deadline) {
+  char sink[256];
+  while (!deadline.expired()) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(deadline.remainingMs())) <= 0) continue;
+    const ssize_t n = recv(fd, sink, sizeof(sink), 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+  }
+  return false;
+}
+
 bool refused(const SockAddr& address) {
   Fd fd(socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
   REQUIRE(fd.valid());
@@ -336,6 +350,35 @@ TEST_CASE("tcp: strangers on the port are dropped and the real peers still conne
   MeshStream s0(*world[0], 0, {1}, 300, 3);
   MeshStream s1(*world[1], 1, {0}, 300, 3);
   runStreams({&s0, &s1}, Deadline::after(seconds(30)));
+}
+
+TEST_CASE("tcp: a crowd of strangers on the port costs a few lines and one summary",
+          "[transport][tcp]") {
+  Warnings log;
+  log.expect();
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
+  const std::vector<std::string> addresses{world[0]->localAddress(), world[1]->localAddress()};
+  const SockAddr rank0 = tcp::parseAddress(addresses[0], 0);
+  auto accepting = std::async(
+      std::launch::async, [&] { world[0]->connect({1}, addresses, Deadline::after(seconds(20))); });
+  constexpr int kStrangers = 40;
+  const std::string junk(200, 'G');
+  const Deadline setup = Deadline::after(seconds(15));
+  std::vector<Fd> crowd;
+  for (int i = 0; i < kStrangers; ++i) {
+    crowd.push_back(connectTo(rank0, setup));
+    writeAll(crowd.back().get(), junk.data(), junk.size(), setup, "rank 0");
+  }
+  // Every stranger is dropped before the real peer connects, so the count below is exact.
+  for (const Fd& stranger : crowd) REQUIRE(closedByPeer(stranger.get(), setup));
+  world[1]->connect({0}, addresses, Deadline::after(seconds(10)));
+  accepting.get();
+  CHECK(log.count({"tcp: rank 0's data port: dropped connection from", "not a tutti tcp hello"}) ==
+        DropLog::kBurst);
+  CHECK(log.count({fmt::format("{} more dropped connections", kStrangers - DropLog::kBurst)}) == 1);
+  CHECK(log.all().size() == DropLog::kBurst + 1);
 }
 
 TEST_CASE("tcp: connected() closes the listening port; the links stay", "[transport][tcp]") {

@@ -1,16 +1,18 @@
 // DropLog on a clock the test moves: which drops get a line, which are summarised, and when.
-#include "runtime/bootstrap/drop_log.hpp"
+#include "base/drop_log.hpp"
 
-#include "helpers.hpp"
+#include <catch2/catch.hpp>
 
-namespace tutti::bootstrap {
+#include "tests/warnings.hpp"
+
+namespace tutti {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::Warnings;
+using tests::Warnings;
 
 TEST_CASE("drop log: a burst is logged a few lines at a time, then summarised",
-          "[bootstrap][drop_log]") {
+          "[base][drop_log]") {
   Warnings warnings;
   warnings.expect();
   const DropLog::Clock::time_point t0 = DropLog::Clock::now();
@@ -41,15 +43,14 @@ TEST_CASE("drop log: a burst is logged a few lines at a time, then summarised",
     const auto t2 = t1 + 3 * DropLog::kWindow;
     log.flush(t2);
     log.dropped("after the quiet", t2 + 1s);
-    CHECK(warnings.all().back() ==
-          "bootstrap store S: dropped connection from after the quiet");
+    CHECK(warnings.all().back() == "bootstrap store S: dropped connection from after the quiet");
     for (int i = 0; i < DropLog::kBurst; ++i) log.dropped("owed", t2 + 2s);
   }
   // The destructor writes the summary still owed.
   CHECK(warnings.count({"1 more dropped connections", "owed"}) == 1);
 }
 
-TEST_CASE("drop log: a quiet log writes nothing but its lines", "[bootstrap][drop_log]") {
+TEST_CASE("drop log: a quiet log writes nothing but its lines", "[base][drop_log]") {
   Warnings warnings;
   warnings.expect();
   {
@@ -62,4 +63,4 @@ TEST_CASE("drop log: a quiet log writes nothing but its lines", "[bootstrap][dro
 }
 
 }  // namespace
-}  // namespace tutti::bootstrap
+}  // namespace tutti

@@ -1,10 +1,10 @@
-#include "runtime/bootstrap/drop_log.hpp"
+#include "base/drop_log.hpp"
 
 #include <algorithm>
 
 #include "base/log.hpp"
 
-namespace tutti::bootstrap {
+namespace tutti {
 
 DropLog::DropLog(std::string where) : where_(std::move(where)), windowStart_(Clock::now()) {}
 
@@ -45,4 +45,4 @@ void DropLog::flushLocked(Clock::time_point now, bool force) {
   logged_ = kBurst;
 }
 
-}  // namespace tutti::bootstrap
+}  // namespace tutti

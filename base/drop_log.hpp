@@ -1,4 +1,5 @@
-// How the store server reports the connections it drops: the first few of a burst each get a WARN
+// How a listener that strangers can reach (the store server, a tcp data port) reports the
+// connections it drops: the first few of a burst each get a WARN
 // line, the rest are counted and summarised ("N more dropped connections in the last 10 s") at
 // most once per window. A stranger scanning the port, or a misconfigured job knocking all the
 // time, would otherwise write a line per attempt (1,704 in a minute were seen) and bury the one
@@ -9,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-namespace tutti::bootstrap {
+namespace tutti {
 
 class DropLog {
  public:
@@ -17,7 +18,7 @@ class DropLog {
   static constexpr int kBurst = 5;  // lines logged one by one per window, after a quiet one
   static constexpr std::chrono::seconds kWindow{10};
 
-  // `where` starts every line ("bootstrap store 10.0.0.1:5000").
+  // `where` starts every line ("bootstrap store 10.0.0.1:5000", "tcp: rank 2's data port").
   explicit DropLog(std::string where);
   // Writes any summary still owed.
   ~DropLog();
@@ -41,4 +42,4 @@ class DropLog {
   std::string latest_;   // the last of those, quoted in the summary
 };
 
-}  // namespace tutti::bootstrap
+}  // namespace tutti
