@@ -19,8 +19,9 @@ const std::vector<Var>& table() {
       {"TUTTI_TIMEOUT", Type::kInt, "300", "", 1, kTimeoutMaxSeconds,
        "seconds any blocking wait may last before it fails with a timeout "
        "(tutti_comm_set_timeout replaces it for one communicator's operations)"},
-      {"TUTTI_TRANSPORT", Type::kChoice, "auto", "auto|shm|tcp", 0, 0,
-       "force a transport (auto: shm within a host, tcp across hosts)"},
+      {"TUTTI_TRANSPORT", Type::kString, "auto", "", 0, 0,
+       "the transports allowed, tried in this order for each pair of ranks: auto (shm within a "
+       "host, tcp across hosts), a list (tcp; shm,tcp), or ^ and the ones to leave out (^shm)"},
       {"TUTTI_ALGO", Type::kChoice, "auto", "auto|oneshot|ring|tree|direct", 0, 0,
        "force the all-reduce algorithm (auto: the cost model picks per size; direct reads the "
        "peers' buffers in place when all are reachable (TUTTI_DIRECT_BUFFERS), else runs what "

@@ -11,8 +11,8 @@
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/observe/dump_signal.hpp"
 #include "runtime/observe/flight_dump.hpp"
-#include "runtime/topology_plan.hpp"
 #include "runtime/observe/trace.hpp"
+#include "runtime/topology_plan.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -98,60 +98,27 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
 void Communicator::connect() {
   const int n = size();
   const Deadline deadline = Deadline::after(settings_.timeout);
-  const PeerInfo& self = peers_[static_cast<size_t>(rank_)];
-  // localTcpPeers: on this host but over tcp (TUTTI_TRANSPORT=tcp); shm still carries their
-  // departure notes, which outlive a process where the store may not (rank 0's).
-  std::vector<int> shmPeers, tcpPeers, localTcpPeers;
-  for (int peer = 0; peer < n; ++peer) {
-    if (peer == rank_) continue;
-    const bool sameHost = peers_[static_cast<size_t>(peer)].hostId == self.hostId;
-    if (settings_.transport == TransportChoice::kShm && !sameHost)
-      raise(ErrorCode::kInvalidUsage,
-            "rank {}: TUTTI_TRANSPORT=shm but rank {} runs on another host ({})", rank_, peer,
-            describe(peers_[static_cast<size_t>(peer)]));
-    const bool overTcp = settings_.transport == TransportChoice::kTcp;
-    (sameHost && !overTcp ? shmPeers : tcpPeers).push_back(peer);
-    if (sameHost && overTcp) localTcpPeers.push_back(peer);
-  }
-  transport::Options options;
-  options.rank = rank_;
-  options.nranks = n;
-  options.jobTag = tag_;
-  options.secret = job_.secret;
-  options.slotBytes = settings_.slotBytes;
-  options.slots = settings_.slots;
-  options.socketsPerPeer = settings_.socketsPerPeer;
-  // The whole job agrees on which transports exist, so every rank publishes both addresses.
-  const bool anyShm = !shmPeers.empty() || !localTcpPeers.empty();
-  const bool anyTcp = !tcpPeers.empty();
-  if (anyShm) shm_ = transport::makeShmTransport(options);
-  if (anyTcp) {
-    options.bindHost = bootstrap::chooseAddress(&job_.rendezvous).host();
-    tcp_ = transport::makeTcpTransport(options);
-  }
-  const std::string mine =
-      (shm_ ? shm_->localAddress() : "") + "\n" + (tcp_ ? tcp_->localAddress() : "");
-  const auto all = bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline);
-  std::vector<std::string> shmAddresses(static_cast<size_t>(n)),
-      tcpAddresses(static_cast<size_t>(n));
-  for (int peer = 0; peer < n; ++peer) {
-    const std::string& entry = all[static_cast<size_t>(peer)];
-    const size_t newline = entry.find('\n');
-    if (newline == std::string::npos)
-      raise(ErrorCode::kRemote, "rank {}: malformed transport addresses from rank {}", rank_, peer);
-    shmAddresses[static_cast<size_t>(peer)] = entry.substr(0, newline);
-    tcpAddresses[static_cast<size_t>(peer)] = entry.substr(newline + 1);
-  }
-  if (shm_) {
-    shm_->connect(shmPeers, shmAddresses, deadline);
-    shm_->watch(localTcpPeers, shmAddresses);
-  }
-  if (tcp_) tcp_->connect(tcpPeers, tcpAddresses, deadline);
-  // Notes of ranks on other hosts travel through the store only.
-  std::vector<transport::Transport*> carriers(static_cast<size_t>(n), nullptr);
-  for (const auto* local : {&shmPeers, &localTcpPeers})
-    for (int peer : *local) carriers[static_cast<size_t>(peer)] = shm_.get();
-  peerWatch_ = std::make_unique<PeerWatch>(rank_, peers_, std::move(carriers), job_.store, tag_);
+  Connections::Plan plan;
+  plan.rank = rank_;
+  for (const PeerInfo& peer : peers_) plan.reach.push_back(peer.reach());
+  plan.selection = settings_.transport;
+  plan.options.rank = rank_;
+  plan.options.nranks = n;
+  plan.options.jobTag = tag_;
+  plan.options.secret = job_.secret;
+  plan.options.slotBytes = settings_.slotBytes;
+  plan.options.slots = settings_.slots;
+  plan.options.socketsPerPeer = settings_.socketsPerPeer;
+  plan.bindHost = [&] { return bootstrap::chooseAddress(&job_.rendezvous).host(); };
+  plan.exchange = [&](const std::string& mine) {
+    return bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline);
+  };
+  plan.describe = [&](int peer) {
+    return fmt::format("rank {} ({})", peer, describe(peers_[static_cast<size_t>(peer)]));
+  };
+  connections_ = std::make_unique<Connections>(std::move(plan), deadline);
+  peerWatch_ =
+      std::make_unique<PeerWatch>(rank_, peers_, connections_->noteCarriers(), job_.store, tag_);
   // A peer that died before this barrier leaves the others waiting with their shm segments still
   // named (connected() unlinks them); a launcher that then kills them would leak the names, so
   // they give up as soon as a local peer is gone.
@@ -161,25 +128,7 @@ void Communicator::connect() {
       raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
             trouble->peer, describe(peers_[static_cast<size_t>(trouble->peer)]));
   });
-  if (shm_) shm_->connected();
-  if (tcp_) tcp_->connected();
-
-  sendConns_.assign(static_cast<size_t>(n), nullptr);
-  recvConns_.assign(static_cast<size_t>(n), nullptr);
-  transportNames_.assign(static_cast<size_t>(n), "self");
-  for (int peer : shmPeers) {
-    sendConns_[static_cast<size_t>(peer)] = &shm_->send(peer);
-    recvConns_[static_cast<size_t>(peer)] = &shm_->recv(peer);
-    transportNames_[static_cast<size_t>(peer)] = shm_->name();
-  }
-  for (int peer : tcpPeers) {
-    sendConns_[static_cast<size_t>(peer)] = &tcp_->send(peer);
-    recvConns_[static_cast<size_t>(peer)] = &tcp_->recv(peer);
-    transportNames_[static_cast<size_t>(peer)] = tcp_->name();
-  }
-  log::info("rank {}/{} ({}): connected, {} peers over shm, {} over tcp, slots {} x {} bytes",
-            rank_, n, describe(self), shmPeers.size(), tcpPeers.size(), settings_.slots,
-            settings_.slotBytes);
+  connections_->connected();
 }
 
 Communicator::~Communicator() {
@@ -193,15 +142,6 @@ Communicator::~Communicator() {
     peerWatch_->announce(
         transport::Departure{transport::Departure::State::kFinished, 0, lastCollective(), {}});
   if (connected_) writeTrace(*this);
-}
-
-const char* Communicator::transportTo(int peer) const {
-  return transportNames_[static_cast<size_t>(peer)];
-}
-
-void Communicator::progress() {
-  if (tcp_) tcp_->progress();
-  if (shm_) shm_->progress();
 }
 
 void Communicator::setAlgorithm(const std::string& algorithm) {

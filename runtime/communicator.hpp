@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/connections.hpp"
 #include "runtime/engine.hpp"
-#include "runtime/observe/flight_recorder.hpp"
 #include "runtime/memory/peer_buffers.hpp"
+#include "runtime/observe/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/peer_watch.hpp"
 #include "runtime/settings.hpp"
@@ -70,14 +71,15 @@ class Communicator {
   const std::string& tag() const { return tag_; }
   // The world's tag, shared by every communicator split from it: names the job in dumps.
   std::string jobId() const { return tag_.substr(0, tag_.find('.')); }
-  const char* transportTo(int peer) const;
-
-  transport::SendConn& sendTo(int peer) { return *sendConns_[static_cast<size_t>(peer)]; }
-  transport::RecvConn& recvFrom(int peer) { return *recvConns_[static_cast<size_t>(peer)]; }
-  // Moves data on every transport; called in every wait round.
-  void progress();
-  bool sendsPending() const { return tcp_ && tcp_->sendsPending(); }
-  int wakeFd() const { return tcp_ ? tcp_->wakeFd() : -1; }
+  // Every peer's connection, whatever its transport.
+  Connections& connections() { return *connections_; }
+  const Connections& connections() const { return *connections_; }
+  const char* transportTo(int peer) const { return connections_->transportTo(peer); }
+  transport::SendConn& sendTo(int peer) { return connections_->sendTo(peer); }
+  transport::RecvConn& recvFrom(int peer) { return connections_->recvFrom(peer); }
+  void progress() { connections_->progress(); }
+  bool sendsPending() const { return connections_->sendsPending(); }
+  int wakeFd() const { return connections_->wakeFd(); }
 
   Engine& engine() { return *engine_; }
   // The peers' registered memory mapped here (the direct algorithms); the engine thread's.
@@ -132,11 +134,7 @@ class Communicator {
   std::vector<PeerInfo> peers_;
   Settings settings_;
   std::atomic<int64_t> timeoutMs_{0};  // timeout(); settings_.timeout at create
-  std::unique_ptr<transport::Transport> shm_;
-  std::unique_ptr<transport::Transport> tcp_;
-  std::vector<transport::SendConn*> sendConns_;
-  std::vector<transport::RecvConn*> recvConns_;
-  std::vector<const char*> transportNames_;
+  std::unique_ptr<Connections> connections_;
   std::unique_ptr<PeerWatch> peerWatch_;
   std::unique_ptr<FlightRecorder> recorder_;
   PeerBuffers peerBuffers_;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/registry.hpp"
+
 namespace tutti::runtime {
 
 struct PeerInfo {
@@ -23,6 +25,9 @@ struct PeerInfo {
   int package = -1, numa = -1, core = -1;
   double smpGBs = 0;  // the host's slowest CPU interconnect link (0: one NUMA node)
   double netGBs = 0;  // the host's fastest network port
+
+  // What decides which transports reach this rank.
+  transport::Reach reach() const { return {hostId}; }
 
   std::string encode() const;
   // Throws kRemote for a malformed record.

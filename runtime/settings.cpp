@@ -25,15 +25,6 @@ Choice parseChoice(const char* name, std::initializer_list<Choice> values) {
 
 }  // namespace
 
-const char* choiceName(TransportChoice transport) {
-  switch (transport) {
-    case TransportChoice::kAuto: return "auto";
-    case TransportChoice::kShm: return "shm";
-    case TransportChoice::kTcp: return "tcp";
-  }
-  return "?";
-}
-
 const char* choiceName(DirectBuffers buffers) {
   switch (buffers) {
     case DirectBuffers::kAny: return "any";
@@ -46,7 +37,7 @@ std::string Settings::agreed() const {
   return fmt::format(
       "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
       "TUTTI_ALGO={}",
-      slotBytes, slots, int(checkCalls), choiceName(transport),
+      slotBytes, slots, int(checkCalls), transport.text(),
       algorithm ? algorithm->name : kAutoAlgorithm);
 }
 
@@ -56,8 +47,7 @@ Settings Settings::fromConfig() {
   settings.slotBytes = static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
   settings.slots = static_cast<int>(config::getInt("TUTTI_SLOTS"));
   settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
-  settings.transport = parseChoice(
-      "TUTTI_TRANSPORT", {TransportChoice::kAuto, TransportChoice::kShm, TransportChoice::kTcp});
+  settings.transport = transport::TransportSelection::parse(config::getString("TUTTI_TRANSPORT"));
   settings.algorithm = allReduceChoice(config::getString("TUTTI_ALGO"));
   settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
   settings.directBuffers =

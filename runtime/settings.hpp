@@ -9,24 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "transport/registry.hpp"
+
 namespace tutti::runtime {
 
 struct Algorithm;  // runtime/collectives/algorithm.hpp
 
-// TUTTI_TRANSPORT: auto (shm within a host, tcp across hosts), or one forced.
-enum class TransportChoice { kAuto, kShm, kTcp };
 // TUTTI_DIRECT_BUFFERS: which buffers the direct algorithms reach in place.
 enum class DirectBuffers { kAny, kRegistered };
 
-// The variable's word for each value: "auto", "shm", "tcp"; "any", "registered".
-const char* choiceName(TransportChoice transport);
+// The variable's word for each value: "any", "registered".
 const char* choiceName(DirectBuffers buffers);
 
 struct Settings {
   size_t slotBytes = 0;
   int slots = 0;
   int socketsPerPeer = 1;
-  TransportChoice transport = TransportChoice::kAuto;  // TUTTI_TRANSPORT
+  transport::TransportSelection transport;  // TUTTI_TRANSPORT
   // TUTTI_ALGO, or tutti_comm_set_algorithm: the all-reduce entry of the algorithm table that
   // every all-reduce runs; nullptr for auto (the planner picks per call).
   const Algorithm* algorithm = nullptr;

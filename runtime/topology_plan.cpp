@@ -70,14 +70,17 @@ struct Hop {
   double bw;
 };
 
-Hop hop(const PeerInfo& a, const PeerInfo& b, TransportChoice transport) {
+Hop hop(const PeerInfo& a, const PeerInfo& b, const transport::TransportSelection& transport) {
   if (a.hostId != b.hostId) {
     double bw = kTcpGBs;
     for (double port : {a.netGBs, b.netGBs})
       if (port > 0) bw = std::min(bw, port);
     return {"NET", bw};
   }
-  if (transport == TransportChoice::kTcp) return {"TCP", kTcpGBs};
+  // A transport that copies through the network stack although both ranks share the host.
+  if (const transport::TransportKind* kind = transport.choose(a.reach(), b.reach());
+      kind && !kind->sharesMemory)
+    return {"NET", kTcpGBs};
   if (a.numa >= 0 && b.numa >= 0 && a.numa != b.numa && a.smpGBs > 0)
     return {"SYS", std::min(kShmGBs, a.smpGBs)};
   return {"SHM", kShmGBs};
@@ -167,8 +170,8 @@ std::vector<int> parseRingOrder(const std::string& text) {
   return order;
 }
 
-CpuRing planCpuRing(const std::vector<PeerInfo>& peers, TransportChoice transport,
-                    const std::vector<int>& given) {
+CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
+                    const transport::TransportSelection& transport, const std::vector<int>& given) {
   const size_t n = peers.size();
   CpuRing ring;
   if (!given.empty()) {

@@ -49,7 +49,8 @@ std::vector<int> parseRingOrder(const std::string& text);
 // TUTTI_RING_ORDER). Each hop's bandwidth is its transport's rate, lowered by the topology where
 // the hop crosses the CPU interconnect (ranks on different NUMA nodes) or the network (the slower
 // host's NIC port).
-CpuRing planCpuRing(const std::vector<PeerInfo>& peers, TransportChoice transport,
+CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
+                    const transport::TransportSelection& transport,
                     const std::vector<int>& given = {});
 // At INFO, one line per channel: "ring 0: 0 1 3 2 via SHM 5 GB/s" (" (TUTTI_RING_ORDER)" when
 // given), then the topology's GPU rings when it has GPUs (what GPU buffers will use).

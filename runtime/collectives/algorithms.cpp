@@ -53,7 +53,7 @@ constexpr size_t kOneShotMaxBytes = 64 << 10;
 constexpr size_t kDirectMinBytes = 256 << 10;
 
 bool allSharedMemory(const Communicator& comm) {
-  return comm.localSize() == comm.size() && comm.settings().transport != TransportChoice::kTcp;
+  return comm.connections().allShareMemory();
 }
 
 LinkModel linkModel(const Communicator& comm) {

@@ -33,23 +33,47 @@ ip -n "$h1" link set "v1-$suffix" up
 ip -n "$h2" link set "v2-$suffix" up
 
 secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-port=$((20000 + RANDOM % 20000))
-pids=()
-for rank in 0 1 2 3 4 5; do
-  ns=$h1
-  [ "$rank" -ge 3 ] && ns=$h2
-  ip netns exec "$ns" env TUTTI_RANK=$rank TUTTI_WORLD_SIZE=6 TUTTI_LOCAL_RANK=$((rank % 3)) \
-    TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=60 \
-    TUTTI_DEBUG=INFO "$world" --seed 99 --cases-per-kind 2 --max-bytes 524288 \
-    >"/tmp/tutti-hosts-$suffix-$rank.log" 2>&1 &
-  pids+=($!)
-done
+
+# launch TRANSPORT: the 6 ranks with TUTTI_TRANSPORT=TRANSPORT; rank r's output in log_r.
+launch() {
+  local port=$((20000 + RANDOM % 20000)) rank ns
+  pids=()
+  for rank in 0 1 2 3 4 5; do
+    ns=$h1
+    [ "$rank" -ge 3 ] && ns=$h2
+    ip netns exec "$ns" env TUTTI_RANK=$rank TUTTI_WORLD_SIZE=6 TUTTI_LOCAL_RANK=$((rank % 3)) \
+      TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=60 \
+      TUTTI_DEBUG=INFO TUTTI_TRANSPORT="$1" "$world" --seed 99 --cases-per-kind 2 \
+      --max-bytes 524288 >"/tmp/tutti-hosts-$suffix-$rank.log" 2>&1 &
+    pids+=($!)
+  done
+}
+log() { echo "/tmp/tutti-hosts-$suffix-$1.log"; }
+show_logs() {
+  for rank in 0 1 2 3 4 5; do
+    sed "s/^/[$rank] /" "$(log "$rank")" | grep -v "TRACE"
+    rm -f "$(log "$rank")"
+  done
+}
+
 failed=0
+launch auto
 for rank in 0 1 2 3 4 5; do
   wait "${pids[$rank]}" || { echo "rank $rank failed:"; failed=1; }
 done
+# Each pair over the transport the registry picks: shm within a namespace, tcp across.
+grep -q "connected, shm to 1 2; tcp to 3 4 5 (TUTTI_TRANSPORT=auto)" "$(log 0)" ||
+  { echo "FAILED: rank 0 did not connect shm to 1 2 and tcp to 3 4 5"; failed=1; }
+grep -q "connected, shm to 3 4; tcp to 0 1 2 (TUTTI_TRANSPORT=auto)" "$(log 5)" ||
+  { echo "FAILED: rank 5 did not connect shm to 3 4 and tcp to 0 1 2"; failed=1; }
+show_logs
+
+# A selection that cannot join the hosts fails at init on every rank, naming the peer and why.
+launch shm
 for rank in 0 1 2 3 4 5; do
-  sed "s/^/[$rank] /" "/tmp/tutti-hosts-$suffix-$rank.log" | grep -v "TRACE"
-  rm -f "/tmp/tutti-hosts-$suffix-$rank.log"
+  if wait "${pids[$rank]}"; then echo "FAILED: rank $rank ran with TUTTI_TRANSPORT=shm"; failed=1; fi
+  grep -q "none of the transports TUTTI_TRANSPORT=shm allows (shm) reaches rank [0-9] (.*), which runs on another host" "$(log "$rank")" ||
+    { echo "FAILED: rank $rank did not say why TUTTI_TRANSPORT=shm cannot work"; failed=1; }
 done
+show_logs
 exit $failed

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "collective_check.hpp"
+#include "in_process_transport.hpp"
 #include "tests/warnings.hpp"
 #include "tutti/tutti.hpp"
 #include "world.hpp"
@@ -91,6 +92,15 @@ TEST_CASE("collectives over tcp with every algorithm", "[ranks][tcp]") {
   const int nranks = GENERATE(2, 3, 4, 5, 8);
   const std::string algo = GENERATE("ring", "tree", "oneshot", "auto");
   runRandomCases(nranks, "tcp", algo, 2, 256 << 10, 2000 + static_cast<uint64_t>(nranks));
+}
+
+TEST_CASE("collectives over a transport registered with one line", "[ranks][registry]") {
+  registerInProcessTransport();
+  const uint64_t before = inProcessMessages();
+  const int nranks = GENERATE(2, 3, 4);
+  runRandomCases(nranks, "in-process", "auto", 2, 64 << 10, 3000 + static_cast<uint64_t>(nranks));
+  // The data went over it, not over a transport the runtime knows by name.
+  CHECK(inProcessMessages() > before);
 }
 
 TEST_CASE("large all-reduce pipelines through many sections", "[ranks][large]") {

@@ -173,4 +173,14 @@ expect_error 2 "are both rank 0 of communicator wjob" postmortem "$dir/twice"
 mkdir "$dir/range"
 dump "$dir/range" wjob 3 2 1 "$(entry 1 done 8)"
 expect_error 2 "rank 3 is not in a communicator of size 2" postmortem "$dir/range"
+
+# transports: what TUTTI_TRANSPORT picks for a pair of ranks on one host and on two.
+out=$(env -u TUTTI_TRANSPORT "$info" transports) || fail "transports exited $?"
+grep -qx "  ranks on one host: shm" <<<"$out" || fail "auto on one host: $out"
+grep -qx "  ranks on two hosts: tcp" <<<"$out" || fail "auto on two hosts: $out"
+out=$(TUTTI_TRANSPORT=^shm "$info" transports) || fail "transports ^shm exited $?"
+grep -qx "  ranks on one host: tcp" <<<"$out" || fail "^shm on one host: $out"
+out=$(TUTTI_TRANSPORT=shm "$info" transports) || fail "transports shm exited $?"
+grep -qx "  ranks on two hosts: none: init fails" <<<"$out" || fail "shm on two hosts: $out"
+TUTTI_TRANSPORT=udp expect_error 2 "'udp' is not a transport of this build" transports
 echo "ok"

@@ -1,5 +1,7 @@
 // tutti-info: what a tutti installation and a tutti job can tell you.
 //   tutti-info env               every TUTTI_* variable: default, limits, meaning, value here
+//   tutti-info transports        the transports of this build, and which TUTTI_TRANSPORT picks
+//                                for ranks on one host and on two
 //   tutti-info postmortem DIR    merge the ranks' flight-recorder dumps (TUTTI_DUMP_DIR) and say
 //                                which rank is behind and on which operation
 // Bad usage or input prints what was wrong and exits 2.
@@ -10,8 +12,10 @@
 #include <cstdlib>
 
 #include "base/config.hpp"
+#include "base/error.hpp"
 #include "tools/tutti-info/dumps.hpp"
 #include "tools/tutti-info/postmortem.hpp"
+#include "transport/registry.hpp"
 
 namespace {
 
@@ -37,6 +41,23 @@ void printEnv() {
   }
 }
 
+void printTransports() {
+  using namespace tutti::transport;
+  for (const TransportKind* kind : transportKinds())
+    fmt::print("{:<4} {}{}{}\n", kind->name,
+               kind->reaches({"a"}, {"b"}) ? "any two ranks" : "ranks on one host",
+               kind->sharesMemory ? ", maps peers' memory (direct algorithms)" : "",
+               kind->keepsNotes ? ", keeps departure notes past a process's exit" : "");
+  const char* set = std::getenv("TUTTI_TRANSPORT");
+  const TransportSelection selection = TransportSelection::parse(set ? set : "");
+  auto chosen = [&](const Reach& a, const Reach& b) {
+    const TransportKind* kind = selection.choose(a, b);
+    return kind ? kind->name : "none: init fails";
+  };
+  fmt::print("TUTTI_TRANSPORT={} allows {}\n  ranks on one host: {}\n  ranks on two hosts: {}\n",
+             selection.text(), selection.describe(), chosen({"a"}, {"a"}), chosen({"a"}, {"b"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,6 +65,8 @@ int main(int argc, char** argv) {
                "tutti-info"};
   app.require_subcommand(1);
   CLI::App* env = app.add_subcommand("env", "list every TUTTI_* variable and its value here");
+  CLI::App* transports = app.add_subcommand(
+      "transports", "the transports of this build and which TUTTI_TRANSPORT picks for a pair");
   std::string dir;
   CLI::App* postmortem = app.add_subcommand(
       "postmortem", "merge the flight-recorder dumps in DIR (TUTTI_DUMP_DIR) and explain the hang");
@@ -62,8 +85,12 @@ int main(int argc, char** argv) {
   }
   try {
     if (*env) printEnv();
+    if (*transports) printTransports();
     if (*postmortem) fmt::print("{}", tutti::info::postmortem(tutti::info::loadDumps(dir)));
   } catch (const tutti::info::InputError& error) {
+    fmt::print(stderr, "tutti-info: {}\n", error.what());
+    return 2;
+  } catch (const tutti::Error& error) {
     fmt::print(stderr, "tutti-info: {}\n", error.what());
     return 2;
   }

@@ -37,7 +37,8 @@ std::vector<PeerInfo> peersOnOneHost(int n, const std::vector<int>& cores = {}) 
 }
 
 CpuRing ringOf(const std::vector<int>& order) {
-  return planCpuRing(peersOnOneHost(static_cast<int>(order.size())), TransportChoice::kShm, order);
+  return planCpuRing(peersOnOneHost(static_cast<int>(order.size())),
+                     tutti::transport::TransportSelection::parse("shm"), order);
 }
 
 std::string errorOf(const std::function<void()>& body) {
@@ -81,18 +82,20 @@ TEST_CASE("a given order is the ring when it names every rank once") {
   CHECK(ring.bw == kShmGBs);
   const std::vector<int> notARing = GENERATE(
       std::vector<int>{0, 1, 2}, std::vector<int>{0, 1, 2, 4}, std::vector<int>{0, 1, 2, 3, 4});
-  const std::string message =
-      errorOf([&] { planCpuRing(peersOnOneHost(4), TransportChoice::kShm, notARing); });
+  const std::string message = errorOf([&] {
+    planCpuRing(peersOnOneHost(4), tutti::transport::TransportSelection::parse("shm"), notARing);
+  });
   CHECK_THAT(message, Contains("TUTTI_RING_ORDER='" + formatRanks(notARing) + "'") &&
                           Contains("4 ranks") && Contains("each of 0..3 once"));
 }
 
 TEST_CASE("without a given order the ring is planned by place") {
-  CpuRing ring = planCpuRing(peersOnOneHost(4), TransportChoice::kShm);
+  CpuRing ring = planCpuRing(peersOnOneHost(4), tutti::transport::TransportSelection::parse("shm"));
   CHECK_FALSE(ring.given);
   CHECK(ring.order == std::vector<int>{0, 1, 2, 3});
   CHECK(ring.position == std::vector<int>{0, 1, 2, 3});
-  ring = planCpuRing(peersOnOneHost(4, {1, 0, 1, 0}), TransportChoice::kShm);
+  ring = planCpuRing(peersOnOneHost(4, {1, 0, 1, 0}),
+                     tutti::transport::TransportSelection::parse("shm"));
   CHECK(ring.order == std::vector<int>{1, 3, 0, 2});
   CHECK(ring.position == std::vector<int>{2, 0, 3, 1});
 }
@@ -102,7 +105,8 @@ TEST_CASE("the identity ring is rank order seen from every rank") {
   std::vector<int> identity(static_cast<size_t>(n));
   std::iota(identity.begin(), identity.end(), 0);
   for (const CpuRing& ring :
-       {ringOf(identity), planCpuRing(peersOnOneHost(n), TransportChoice::kTcp)}) {
+       {ringOf(identity),
+        planCpuRing(peersOnOneHost(n), tutti::transport::TransportSelection::parse("tcp"))}) {
     for (int rank = 0; rank < n; ++rank) {
       const RingView view(ring, rank);
       CHECK(view.n == n);

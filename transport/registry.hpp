@@ -1,0 +1,67 @@
+// The transports tutti can use, in one table: each one's name, which pairs of ranks it can join
+// (judged from what the ranks publish about themselves) and how to make an instance. A new
+// transport is a folder under transport/ and one line in registry.cpp. TUTTI_TRANSPORT selects
+// among them (TransportSelection); the runtime asks the selection which one joins each pair.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace tutti::transport {
+
+// What a rank publishes that decides which transports reach it.
+struct Reach {
+  // Host name + boot id + network namespace: equal on ranks that share memory and a kernel.
+  std::string hostId;
+};
+
+struct TransportKind {
+  const char* name;
+  // Whether an instance can connect ranks `a` and `b` (symmetric).
+  bool (*reaches)(const Reach& a, const Reach& b);
+  std::unique_ptr<Transport> (*make)(const Options& options);
+  // Ranks it joins can map each other's memory (the direct algorithms read peers in place).
+  bool sharesMemory = false;
+  // Keeps departure notes that outlive their process (Transport::announce): made also to watch
+  // same-host peers whose data another transport carries.
+  bool keepsNotes = false;
+  // Listens on a network interface: Options::bindHost must name one.
+  bool listens = false;
+};
+
+// Every transport known to this process, in the order `auto` prefers them: those built into the
+// library, then any registered.
+std::vector<const TransportKind*> transportKinds();
+// Adds a transport after the built-in ones (a test's, a plug-in's); before any communicator is
+// made. kInvalidUsage for a name already taken.
+void registerTransport(const TransportKind& kind);
+
+// TUTTI_TRANSPORT, parsed once: the transports allowed, in the order they are tried for a pair.
+//   auto (or unset)  every transport, in the table's order
+//   tcp | shm,tcp    only these, in this order
+//   ^tcp | ^shm,tcp  every transport but these
+class TransportSelection {
+ public:
+  // auto.
+  TransportSelection();
+  // kInvalidArgument naming TUTTI_TRANSPORT and the word at fault (an unknown or repeated name,
+  // an empty item, `auto` in a list, a list that leaves nothing).
+  static TransportSelection parse(const std::string& text);
+
+  // The first allowed transport that joins `a` and `b`; nullptr when none does.
+  const TransportKind* choose(const Reach& a, const Reach& b) const;
+  // The value as written ("auto" when unset): the ranks must agree on it.
+  const std::string& text() const { return text_; }
+  // The allowed names, in order ("shm, tcp"), for messages.
+  std::string describe() const;
+
+ private:
+  std::string text_;
+  std::vector<const TransportKind*> allowed_;
+};
+
+}  // namespace tutti::transport
