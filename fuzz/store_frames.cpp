@@ -1,6 +1,6 @@
 // The store's frame decoder (runtime/bootstrap/wire.hpp) on a stranger's byte stream, read both
 // as the server reads requests and as the client reads replies: frame after frame until the
-// bytes run out or one is refused. Refusals must be ProtocolErrors, never crashes or other errors.
+// bytes run out or one is refused. Refusals must be kRemote Errors, never crashes or other errors.
 #include <cstdint>
 #include <string_view>
 

@@ -52,45 +52,45 @@ class Client final : public Store {
             "value of {} bytes for store key '{}' exceeds the limit "
             "of {} bytes",
             value.size(), key, wire::kMaxValueBytes);
-    wire::Writer request;
+    ByteWriter request;
     request.str(key).str(value);
     std::lock_guard lock(mutex_);
     const std::string reply = exchange(Type::kSet, request.bytes(), deadline, keyName(key));
-    parse(reply, [](wire::Reader&) {});
+    parse(reply, [](ByteReader&) {});
   }
 
   std::string get(const std::string& key, const Deadline& deadline) override {
     checkKey(key);
-    wire::Writer request;
+    ByteWriter request;
     request.str(key).u64(waitMs(deadline));
     std::lock_guard lock(mutex_);
     const std::string reply =
         exchange(Type::kGet, request.bytes(), withGrace(deadline), keyName(key));
     std::string value;
-    parse(reply, [&](wire::Reader& in) { value = in.str(wire::kMaxValueBytes); });
+    parse(reply, [&](ByteReader& in) { value = in.str(wire::kMaxValueBytes); });
     return value;
   }
 
   int64_t add(const std::string& key, int64_t delta) override {
     checkKey(key);
-    wire::Writer request;
+    ByteWriter request;
     request.str(key).i64(delta);
     std::lock_guard lock(mutex_);
     const std::string reply =
         exchange(Type::kAdd, request.bytes(), Deadline::fromConfig(), keyName(key));
     int64_t value = 0;
-    parse(reply, [&](wire::Reader& in) { value = in.i64(); });
+    parse(reply, [&](ByteReader& in) { value = in.i64(); });
     return value;
   }
 
   bool check(const std::string& key, const Deadline& deadline) override {
     checkKey(key);
-    wire::Writer request;
+    ByteWriter request;
     request.str(key);
     std::lock_guard lock(mutex_);
     const std::string reply = exchange(Type::kCheck, request.bytes(), deadline, keyName(key));
     bool found = false;
-    parse(reply, [&](wire::Reader& in) { found = in.u8() != 0; });
+    parse(reply, [&](ByteReader& in) { found = in.u8() != 0; });
     return found;
   }
 
@@ -98,22 +98,22 @@ class Client final : public Store {
     if (identity.size() > wire::kMaxKeyBytes)
       raise(ErrorCode::kInvalidArgument, "identity of {} bytes exceeds the limit of {} bytes",
             identity.size(), wire::kMaxKeyBytes);
-    wire::Writer request;
+    ByteWriter request;
     request.i32(rank).i32(nranks).str(identity).u64(waitMs(deadline));
     std::lock_guard lock(mutex_);
     const std::string reply = exchange(Type::kJoin, request.bytes(), withGrace(deadline),
                                        fmt::format("rank {} of {}", rank, nranks));
-    parse(reply, [](wire::Reader&) {});
+    parse(reply, [](ByteReader&) {});
   }
 
   bool reportFailure(const std::string& message) override {
-    wire::Writer request;
+    ByteWriter request;
     request.str(message.substr(0, wire::kMaxValueBytes));
     std::lock_guard lock(mutex_);
     try {
       const std::string reply =
           exchange(Type::kFail, request.bytes(), Deadline::fromConfig(), "the job");
-      parse(reply, [](wire::Reader&) {});
+      parse(reply, [](ByteReader&) {});
       return true;
     } catch (const Error& error) {
       if (error.code() != ErrorCode::kInvalidUsage) throw;
@@ -124,7 +124,7 @@ class Client final : public Store {
  private:
   // Sends one request and returns the OK payload; throws the server's error otherwise. `subject`
   // names what the request is about, for messages (a key, a rank).
-  std::string exchange(Type type, const std::string& request, const Deadline& deadline,
+  std::string exchange(Type type, std::string_view request, const Deadline& deadline,
                        const std::string& subject) {
     const std::string op = fmt::format("{} of {}", wire::typeName(type), subject);
     if (!broken_.empty())
@@ -143,7 +143,7 @@ class Client final : public Store {
     if (reply->type == Type::kOk) return std::move(reply->payload);
     uint8_t code = 0;
     std::string message;
-    parse(reply->payload, [&](wire::Reader& in) {
+    parse(reply->payload, [&](ByteReader& in) {
       code = in.u8();
       message = in.str(wire::kMaxValueBytes);
     });
@@ -158,10 +158,10 @@ class Client final : public Store {
   template <typename Parse>
   void parse(const std::string& payload, Parse&& body) {
     try {
-      wire::Reader in(payload, what_);
+      ByteReader in = wire::payloadReader(payload, what_);
       body(in);
       in.end();
-    } catch (const wire::ProtocolError& error) {
+    } catch (const Error& error) {
       broken_ = error.what();
       throw;
     }

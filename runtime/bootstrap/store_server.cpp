@@ -252,10 +252,9 @@ void Server::handshakeAfterClaim(Connection& connection, const wire::Frame& clai
   authenticateAsServer(fd, secret_, deadline, what);
   auto hello =
       wire::readFrame(fd, true, deadline, std::chrono::milliseconds(deadline.remainingMs()), what);
-  if (!hello) throw wire::ProtocolError(what + " closed the connection before HELLO");
+  if (!hello) raise(ErrorCode::kRemote, "{} closed the connection before HELLO", what);
   if (hello->type != Type::kHello || !hello->payload.empty())
-    throw wire::ProtocolError(
-        fmt::format("{} sent {} instead of HELLO", what, wire::typeName(hello->type)));
+    raise(ErrorCode::kRemote, "{} sent {} instead of HELLO", what, wire::typeName(hello->type));
   // With a secret, getting here proves membership; without one, only the launcher's job id
   // tells this job's ranks from anyone else's (docs/bootstrap.md, "Who may fail a job").
   connection.trusted = secret_.present || (!jobId_.empty() && connection.claim.jobId == jobId_);
@@ -276,7 +275,7 @@ void Server::handle(Connection& connection, const wire::Frame& frame, const std:
   // Parsing errors are the client's protocol violations: they end the connection. Errors of the
   // operation itself are answered and the connection carries on.
   const wire::Request request = wire::decodeRequest(frame, what);
-  wire::Writer out;
+  ByteWriter out;
   try {
     switch (request.type) {
       case Type::kSet: state_.set(request.key, request.value); break;
@@ -296,7 +295,7 @@ void Server::handle(Connection& connection, const wire::Frame& frame, const std:
     const auto code = error.code() == ErrorCode::kInvalidUsage ? wire::ReplyCode::kInvalidUsage
                       : error.code() == ErrorCode::kTimeout    ? wire::ReplyCode::kTimeout
                                                                : wire::ReplyCode::kRemote;
-    wire::Writer reply;
+    ByteWriter reply;
     reply.u8(static_cast<uint8_t>(code)).str(error.what());
     wire::writeFrame(fd, Type::kError, reply.bytes(), Deadline::after(kFrameTime), what);
     return;

@@ -17,29 +17,30 @@
 #include <arpa/inet.h>
 #include <sodium.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "base/byte_codec.hpp"
 #include "base/error.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 
 namespace tutti::bootstrap {
 namespace {
 
-constexpr char kMagic[4] = {'T', 'U', 'T', 'I'};
+constexpr std::string_view kMagic = "TUTI";
 constexpr uint16_t kVersion = 1;
-constexpr size_t kFamilyAt = 6, kPresentAt = 7, kPortAt = 8, kReservedAt = 10, kSecretAt = 12;
-constexpr size_t kHostAt = 28, kHostBytes = 64, kTailAt = 92, kChecksumAt = 120;
+constexpr size_t kHostBytes = 64, kTailBytes = 28, kChecksumAt = 120;
 constexpr size_t kChecksumBytes = 8;
 
 using Bytes = std::array<char, kUniqueIdBytes>;
 
-std::array<uint8_t, kChecksumBytes> checksum(const Bytes& bytes) {
+std::array<std::byte, kChecksumBytes> checksum(const Bytes& bytes) {
   static const int sodium = sodium_init();
   if (sodium < 0) raise(ErrorCode::kSystem, "libsodium failed to initialise");
   uint8_t hash[crypto_generichash_BYTES_MIN];
   crypto_generichash(hash, sizeof(hash), reinterpret_cast<const uint8_t*>(bytes.data()),
                      kChecksumAt, nullptr, 0);
-  std::array<uint8_t, kChecksumBytes> out{};
+  std::array<std::byte, kChecksumBytes> out{};
   std::memcpy(out.data(), hash, out.size());
   return out;
 }
@@ -51,14 +52,12 @@ int familyOf(const std::string& host) {
   return 0;
 }
 
-[[noreturn]] void reject(const std::string& why) {
-  raise(ErrorCode::kInvalidArgument, "not a tutti unique id ({})", why);
+bool allZero(std::span<const std::byte> bytes) {
+  return std::ranges::all_of(bytes, [](std::byte b) { return b == std::byte{0}; });
 }
 
-bool allZero(const Bytes& bytes, size_t from, size_t to) {
-  for (size_t i = from; i < to; ++i)
-    if (bytes[i] != 0) return false;
-  return true;
+bool same(std::span<const std::byte> a, std::span<const std::byte> b) {
+  return std::ranges::equal(a, b);
 }
 
 }  // namespace
@@ -71,48 +70,54 @@ std::array<char, kUniqueIdBytes> UniqueId::encode() const {
   if (port < 1 || port > 65535)
     raise(ErrorCode::kInvalidArgument, "unique id port {} is out of range [1, 65535]", port);
   Bytes bytes{};
-  std::memcpy(bytes.data(), kMagic, sizeof(kMagic));
-  bytes[4] = static_cast<char>(kVersion & 0xff);
-  bytes[5] = static_cast<char>(kVersion >> 8);
-  bytes[kFamilyAt] = static_cast<char>(family);
-  bytes[kPresentAt] = secret.present ? 1 : 0;
-  bytes[kPortAt] = static_cast<char>(port & 0xff);
-  bytes[kPortAt + 1] = static_cast<char>(port >> 8);
-  if (secret.present) std::memcpy(&bytes[kSecretAt], secret.bytes.data(), secret.bytes.size());
-  std::memcpy(&bytes[kHostAt], host.data(), host.size());
-  const auto sum = checksum(bytes);
-  std::memcpy(&bytes[kChecksumAt], sum.data(), sum.size());
+  ByteWriter out(std::as_writable_bytes(std::span(bytes)));
+  out.raw(kMagic)
+      .u16(kVersion)
+      .u8(static_cast<uint8_t>(family))
+      .u8(secret.present ? 1 : 0)
+      .u16(static_cast<uint16_t>(port))
+      .zeros(2);
+  if (secret.present)
+    out.raw(std::as_bytes(std::span(secret.bytes)));
+  else
+    out.zeros(secret.bytes.size());
+  out.raw(host).zeros(kHostBytes - host.size()).zeros(kTailBytes);
+  out.raw(checksum(bytes));
   return bytes;
 }
 
 UniqueId UniqueId::decode(const std::array<char, kUniqueIdBytes>& bytes) {
-  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) reject("bad magic");
-  const int version = static_cast<uint8_t>(bytes[4]) | (static_cast<uint8_t>(bytes[5]) << 8);
-  if (version != kVersion) reject(fmt::format("version {}, expected {}", version, kVersion));
-  const int family = static_cast<uint8_t>(bytes[kFamilyAt]);
-  if (family != 4 && family != 6) reject(fmt::format("address family {}", family));
-  const int present = static_cast<uint8_t>(bytes[kPresentAt]);
-  if (present > 1) reject(fmt::format("secret flag {}", present));
+  ByteReader in(std::as_bytes(std::span(bytes)), ErrorCode::kInvalidArgument,
+                "not a tutti unique id");
+  if (!same(in.raw(kMagic.size()), std::as_bytes(std::span(kMagic)))) in.fail("bad magic");
+  const uint16_t version = in.u16();
+  if (version != kVersion) in.fail("version {}, expected {}", version, kVersion);
+  const int family = in.u8();
+  if (family != 4 && family != 6) in.fail("address family {}", family);
+  const int present = in.u8();
+  if (present > 1) in.fail("secret flag {}", present);
   UniqueId id;
-  id.port = static_cast<uint8_t>(bytes[kPortAt]) | (static_cast<uint8_t>(bytes[kPortAt + 1]) << 8);
-  if (id.port == 0) reject("port 0");
-  if (!allZero(bytes, kReservedAt, kSecretAt) || !allZero(bytes, kTailAt, kChecksumAt))
-    reject("reserved bytes are not zero");
-  if (!present && !allZero(bytes, kSecretAt, kSecretAt + 16)) reject("secret bytes without flag");
-  const char* host = &bytes[kHostAt];
+  id.port = in.u16();
+  if (id.port == 0) in.fail("port 0");
+  const auto reserved = in.raw(2);
+  const auto secretBytes = in.raw(id.secret.bytes.size());
+  const auto hostBytes = in.raw(kHostBytes);
+  const auto tail = in.raw(kTailBytes);
+  const auto sum = in.raw(kChecksumBytes);
+  in.end();
+  if (!allZero(reserved) || !allZero(tail)) in.fail("reserved bytes are not zero");
+  if (!present && !allZero(secretBytes)) in.fail("secret bytes without flag");
+  const char* host = reinterpret_cast<const char*>(hostBytes.data());
   const size_t hostLength = strnlen(host, kHostBytes);
-  if (hostLength == kHostBytes) reject("host is not NUL-terminated");
-  if (hostLength == 0) reject("empty host");
-  if (!allZero(bytes, kHostAt + hostLength, kHostAt + kHostBytes))
-    reject("bytes after the host's NUL");
+  if (hostLength == kHostBytes) in.fail("host is not NUL-terminated");
+  if (hostLength == 0) in.fail("empty host");
+  if (!allZero(hostBytes.subspan(hostLength))) in.fail("bytes after the host's NUL");
   id.host.assign(host, hostLength);
-  if (familyOf(id.host) != family)
-    reject(fmt::format("host is not a numeric IPv{} address", family));
-  const auto sum = checksum(bytes);
-  if (std::memcmp(sum.data(), &bytes[kChecksumAt], sum.size()) != 0) reject("checksum mismatch");
+  if (familyOf(id.host) != family) in.fail("host is not a numeric IPv{} address", family);
+  if (!same(sum, checksum(bytes))) in.fail("checksum mismatch");
   id.secret.present = present == 1;
   if (id.secret.present)
-    std::memcpy(id.secret.bytes.data(), &bytes[kSecretAt], id.secret.bytes.size());
+    std::ranges::copy(secretBytes, reinterpret_cast<std::byte*>(id.secret.bytes.data()));
   return id;
 }
 

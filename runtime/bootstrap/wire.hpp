@@ -1,7 +1,8 @@
 // The store's wire format: every message is a 12-byte header {u32 magic, u16 version, u16 type,
 // u32 length} followed by `length` payload bytes, all integers little-endian. The header is
 // checked (magic, version, known type, length bound) before a single payload byte is allocated,
-// and payloads are parsed with a bounds-checked Reader: nothing read from the network is trusted.
+// and payloads are parsed with a bounds-checked ByteReader (base/byte_codec.hpp): nothing read
+// from the network is trusted. Every violation by the peer is an Error kRemote naming it.
 #pragma once
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/byte_codec.hpp"
 #include "base/deadline.hpp"
 #include "base/error.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
@@ -46,12 +48,6 @@ const char* typeName(Type type);
 // Carried by kError replies; the client turns them into Error codes.
 enum class ReplyCode : uint8_t { kInvalidUsage = 1, kRemote = 2, kTimeout = 3 };
 
-// A violation of the protocol by the peer: bad magic, version, type, length or payload.
-class ProtocolError : public Error {
- public:
-  explicit ProtocolError(std::string message) : Error(ErrorCode::kRemote, std::move(message)) {}
-};
-
 struct Frame {
   Type type = Type::kOk;
   std::string payload;
@@ -62,7 +58,7 @@ struct Header {
   uint32_t length = 0;
 };
 // Checks a header's magic, version, type (requests on the server, replies on the client) and
-// length bound; throws ProtocolError naming `what`. Takes bytes, not a socket, so it can be fuzzed.
+// length bound; throws kRemote naming `what`. Takes bytes, not a socket, so it can be fuzzed.
 Header decodeHeader(std::span<const char, kHeaderBytes> bytes, bool requests,
                     const std::string& what);
 
@@ -76,12 +72,12 @@ struct Request {
   int32_t rank = 0;                   // JOIN
   int32_t nranks = 0;                 // JOIN
 };
-// Parses a request frame after HELLO; throws ProtocolError for a malformed payload or a type that
-// has no place there.
+// Parses a request frame after HELLO; throws kRemote for a malformed payload or a type that has
+// no place there.
 Request decodeRequest(const Frame& frame, const std::string& what);
 
 std::string encodeClaim(const Claim& claim);
-// Parses the frame that opens a connection; throws ProtocolError unless it is a well-formed CLAIM.
+// Parses the frame that opens a connection; throws kRemote unless it is a well-formed CLAIM.
 Claim decodeClaim(const Frame& frame, const std::string& what);
 
 void writeFrame(int fd, Type type, std::string_view payload, const Deadline& deadline,
@@ -92,38 +88,9 @@ void writeFrame(int fd, Type type, std::string_view payload, const Deadline& dea
 std::optional<Frame> readFrame(int fd, bool requests, const Deadline& idle,
                                std::chrono::milliseconds rest, const std::string& what);
 
-// Builds a payload.
-class Writer {
- public:
-  Writer& u8(uint8_t value);
-  Writer& i32(int32_t value);
-  Writer& u64(uint64_t value);
-  Writer& i64(int64_t value);
-  Writer& str(std::string_view value);  // u32 length + bytes
-  const std::string& bytes() const { return out_; }
-
- private:
-  std::string out_;
-};
-
-// Parses a payload; every read is bounds-checked and throws ProtocolError naming `what`.
-class Reader {
- public:
-  Reader(const std::string& payload, const std::string& what) : in_(payload), what_(what) {}
-  uint8_t u8();
-  int32_t i32();
-  uint64_t u64();
-  int64_t i64();
-  std::string str(size_t maxBytes);
-  void end() const;  // throws when bytes are left over
-
- private:
-  void need(size_t bytes) const;
-  uint64_t little(size_t bytes);
-
-  const std::string& in_;
-  const std::string& what_;
-  size_t at_ = 0;
-};
+// A payload's reader: its errors are the peer's (kRemote) and name it.
+inline ByteReader payloadReader(const std::string& payload, const std::string& what) {
+  return ByteReader(payload, ErrorCode::kRemote, what);
+}
 
 }  // namespace tutti::bootstrap::wire

@@ -39,7 +39,7 @@ wire::Frame joinFrom(const std::string& source, const StoreServer& server, int r
                    deadline, what);
   wire::writeFrame(fd.get(), wire::Type::kHello, {}, deadline, what);
   REQUIRE(wire::readFrame(fd.get(), false, deadline, 10s, what)->type == wire::Type::kOk);
-  wire::Writer join;
+  ByteWriter join;
   join.i32(rank).i32(nranks).str("host " + source).u64(10'000);
   wire::writeFrame(fd.get(), wire::Type::kJoin, join.bytes(), deadline, what);
   return *wire::readFrame(fd.get(), false, deadline, 10s, what);

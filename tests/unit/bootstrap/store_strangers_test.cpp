@@ -31,20 +31,22 @@ std::string rawHeader(uint32_t magic, uint16_t version, uint16_t type, uint32_t 
   return header;
 }
 
+// A well-formed header of `type` and its payload.
+std::string frameOf(wire::Type type, std::string_view payload) {
+  return rawHeader(wire::kMagic, wire::kVersion, static_cast<uint16_t>(type),
+                   static_cast<uint32_t>(payload.size())) +
+         std::string(payload);
+}
+
 std::string setFrame(const std::string& key, const std::string& value) {
-  wire::Writer payload;
+  ByteWriter payload;
   payload.str(key).str(value);
-  return rawHeader(wire::kMagic, wire::kVersion, static_cast<uint16_t>(wire::Type::kSet),
-                   static_cast<uint32_t>(payload.bytes().size())) +
-         payload.bytes();
+  return frameOf(wire::Type::kSet, payload.bytes());
 }
 
 // The frame that opens every connection: who the stranger says it is.
 std::string claimFrame(int rank) {
-  const std::string payload = wire::encodeClaim(Claim{rank, 4, "host s:99", ""});
-  return rawHeader(wire::kMagic, wire::kVersion, static_cast<uint16_t>(wire::Type::kClaim),
-                   static_cast<uint32_t>(payload.size())) +
-         payload;
+  return frameOf(wire::Type::kClaim, wire::encodeClaim(Claim{rank, 4, "host s:99", ""}));
 }
 
 void send(int fd, const std::string& bytes) {
@@ -233,9 +235,9 @@ TEST_CASE("strangers: right secret, bad frames", "[bootstrap][strangers]") {
   const std::string set = setFrame("stranger/e", "evil");
   const uint16_t setType = static_cast<uint16_t>(wire::Type::kSet);
   std::string longKey = setFrame(std::string(1025, 'k'), "v");
-  wire::Writer truncated;
+  ByteWriter truncated;
   truncated.str("stranger/e").u8(1);  // the value's length is cut short
-  wire::Writer trailing;
+  ByteWriter trailing;
   trailing.str("stranger/e").str("evil").u8(0);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"bad magic", rawHeader(0x12345678, wire::kVersion, setType, 0) + set},
@@ -243,12 +245,8 @@ TEST_CASE("strangers: right secret, bad frames", "[bootstrap][strangers]") {
       {"unknown type 99", rawHeader(wire::kMagic, wire::kVersion, 99, 0) + set},
       {"unknown type 256", rawHeader(wire::kMagic, wire::kVersion, 0x100, 0) + set},
       {"over the limit of 1024", longKey + set},
-      {"truncated", rawHeader(wire::kMagic, wire::kVersion, setType,
-                              static_cast<uint32_t>(truncated.bytes().size())) +
-                        truncated.bytes() + set},
-      {"trailing", rawHeader(wire::kMagic, wire::kVersion, setType,
-                             static_cast<uint32_t>(trailing.bytes().size())) +
-                       trailing.bytes() + set},
+      {"truncated", frameOf(wire::Type::kSet, truncated.bytes()) + set},
+      {"trailing", frameOf(wire::Type::kSet, trailing.bytes()) + set},
       {"HELLO out of place", rawHeader(wire::kMagic, wire::kVersion, 1, 0) + set},
   };
   // One server per case, so that each gets a line of its own rather than a summary.
