@@ -1,51 +1,43 @@
 #include "transport/tcp/hello.hpp"
 
-#include <cstring>
+#include <algorithm>
+#include <limits>
 
+#include "base/byte_codec.hpp"
 #include "base/error.hpp"
 
 namespace tutti::transport::tcp {
-namespace {
-
-void put(std::string& out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-uint64_t get(const uint8_t* in, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value |= uint64_t{in[i]} << (8 * i);
-  return value;
-}
-
-}  // namespace
 
 std::string encodeHello(const Hello& hello) {
-  std::string out;
-  out.reserve(helloBytes(hello.jobTag));
-  put(out, kHelloMagic, 4);
-  put(out, kHelloVersion, 2);
-  put(out, hello.jobTag.size(), 2);
-  put(out, static_cast<uint32_t>(hello.from), 4);
-  put(out, static_cast<uint32_t>(hello.to), 4);
-  put(out, hello.socket, 4);
-  out += hello.jobTag;
-  return out;
+  if (hello.jobTag.size() > std::numeric_limits<uint16_t>::max())
+    raise(ErrorCode::kInvalidArgument, "tcp: a job tag of {} bytes is too long for the hello",
+          hello.jobTag.size());
+  ByteWriter out;
+  out.u32(kHelloMagic)
+      .u16(kHelloVersion)
+      .u16(static_cast<uint16_t>(hello.jobTag.size()))
+      .i32(hello.from)
+      .i32(hello.to)
+      .u32(hello.socket)
+      .raw(hello.jobTag);
+  return std::string(out.bytes());
 }
 
-Hello decodeHello(const void* data, const std::string& jobTag) {
-  const auto* in = static_cast<const uint8_t*>(data);
-  if (get(in, 4) != kHelloMagic) raise(ErrorCode::kRemote, "not a tutti tcp hello (bad magic)");
-  if (get(in + 4, 2) != kHelloVersion)
-    raise(ErrorCode::kRemote, "hello of protocol version {}, this is version {}", get(in + 4, 2),
-          kHelloVersion);
-  const size_t tagLength = get(in + 6, 2);
-  if (tagLength != jobTag.size() ||
-      std::memcmp(in + kHelloHeaderBytes, jobTag.data(), jobTag.size()) != 0)
-    raise(ErrorCode::kRemote, "hello for another job (its tag is not '{}')", jobTag);
+Hello decodeHello(std::string_view bytes, const std::string& jobTag) {
+  ByteReader in(bytes, ErrorCode::kRemote, "tcp hello");
+  if (in.u32() != kHelloMagic) in.fail("not a tutti tcp hello (bad magic)");
+  const uint16_t version = in.u16();
+  if (version != kHelloVersion)
+    in.fail("protocol version {}, this is version {}", version, kHelloVersion);
+  const uint16_t tagLength = in.u16();
   Hello hello;
-  hello.from = static_cast<int32_t>(get(in + 8, 4));
-  hello.to = static_cast<int32_t>(get(in + 12, 4));
-  hello.socket = static_cast<uint32_t>(get(in + 16, 4));
+  hello.from = in.i32();
+  hello.to = in.i32();
+  hello.socket = in.u32();
+  if (tagLength != jobTag.size() || in.remaining() != tagLength ||
+      !std::ranges::equal(in.raw(tagLength), std::as_bytes(std::span(jobTag))))
+    in.fail("for another job (its tag is not '{}')", jobTag);
+  in.end();
   hello.jobTag = jobTag;
   return hello;
 }

@@ -62,7 +62,7 @@ Fd dial(const ConnectPlan& plan, int peer, int index, const Deadline& deadline) 
   authenticateAsClient(fd.get(), plan.secret, deadline, what);
   std::string reply(helloBytes(plan.jobTag), '\0');
   readAll(fd.get(), reply.data(), reply.size(), deadline, what);
-  const Hello got = decodeHello(reply.data(), plan.jobTag);
+  const Hello got = decodeHello(reply, plan.jobTag);
   if (got.from != peer || got.to != plan.rank || got.socket != static_cast<uint32_t>(index))
     raise(ErrorCode::kRemote, "{} answered as rank {} to rank {} socket {}", what, got.from, got.to,
           got.socket);
@@ -155,7 +155,7 @@ class Acceptor {
   void introduce(Pending& p, const Deadline& deadline) {
     Hello hello;
     try {
-      hello = decodeHello(p.hello.data(), plan_.jobTag);
+      hello = decodeHello(p.hello, plan_.jobTag);
     } catch (const Error& e) {
       return drop(p, e.what());
     }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "base/byte_codec.hpp"
 #include "base/log.hpp"
 
 namespace tutti::transport::tcp {
@@ -23,28 +24,21 @@ size_t strideOf(size_t slotBytes) {
   return (slotBytes + kAlign - 1) / kAlign * kAlign;
 }
 
-// Little-endian, as every integer on the wire.
-void putLittleEndian(uint8_t* to, uint64_t value, size_t bytes) {
-  for (size_t i = 0; i < bytes; ++i) to[i] = static_cast<uint8_t>((value >> (8 * i)) & 0xff);
-}
-
-uint64_t getLittleEndian(const uint8_t* from, size_t bytes) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < bytes; ++i) value |= uint64_t{from[i]} << (8 * i);
-  return value;
-}
-
+// Into the slot's own header buffer: no allocation per message.
 void encodeHeader(uint8_t* header, size_t bytes, const Tag& tag) {
-  putLittleEndian(header, bytes, 4);
-  for (size_t w = 0; w < std::size(tag.words); ++w)
-    putLittleEndian(header + 4 + 8 * w, tag.words[w], 8);
+  ByteWriter out(std::span(reinterpret_cast<std::byte*>(header), kFrameHeaderBytes));
+  out.u32(static_cast<uint32_t>(bytes));
+  for (const uint64_t word : tag.words) out.u64(word);
 }
 
-// The frame's length; its tag into *tag.
-uint32_t decodeHeader(const uint8_t* header, Tag* tag) {
-  for (size_t w = 0; w < std::size(tag->words); ++w)
-    tag->words[w] = getLittleEndian(header + 4 + 8 * w, 8);
-  return static_cast<uint32_t>(getLittleEndian(header, 4));
+// The frame's length; its tag into *tag. Any 28 bytes decode: the length is the caller's to
+// bound.
+uint32_t decodeHeader(const uint8_t* header, Tag* tag, std::string_view what) {
+  ByteReader in(std::span(reinterpret_cast<const std::byte*>(header), kFrameHeaderBytes),
+                ErrorCode::kRemote, what);
+  const uint32_t length = in.u32();
+  for (uint64_t& word : tag->words) word = in.u64();
+  return length;
 }
 
 }  // namespace
@@ -250,7 +244,7 @@ void TcpLink::readSocket(int index) {
       if (!received(s, n, errno)) return;
       s.headerGot += static_cast<size_t>(n);
       if (s.headerGot < kFrameHeaderBytes) return;  // drained
-      s.length = decodeHeader(s.header, &s.tag);
+      s.length = decodeHeader(s.header, &s.tag, what_);
       s.payloadGot = 0;
       if (s.length > slotBytes_) {
         s.readError =

@@ -52,7 +52,8 @@ class SlotBuffer {
 
 class TcpLink;
 
-inline constexpr size_t kFrameHeaderBytes = 4 + sizeof(Tag);
+// [u32 length][3 x u64 tag], little-endian (base/byte_codec.hpp).
+inline constexpr size_t kFrameHeaderBytes = 4 + 8 * std::size(Tag{}.words);
 
 // Links with frames waiting for their socket; progress() flushes only these.
 class PendingWrites {

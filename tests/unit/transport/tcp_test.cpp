@@ -48,7 +48,7 @@ Fd dialAsRank(const Options& options, int from, int to, const std::string& addre
   authenticateAsClient(fd.get(), options.secret, deadline, "rank 0");
   std::string reply(tcp::helloBytes(options.jobTag), '\0');
   readAll(fd.get(), reply.data(), reply.size(), deadline, "rank 0");
-  const tcp::Hello got = tcp::decodeHello(reply.data(), options.jobTag);
+  const tcp::Hello got = tcp::decodeHello(reply, options.jobTag);
   REQUIRE(got.from == to);
   REQUIRE(got.to == from);
   return fd;
@@ -96,6 +96,37 @@ void writeFrameHeader(int fd, uint32_t length, const Tag& tag = {}) {
 }
 
 }  // namespace
+
+TEST_CASE("tcp: the hello's bytes, and hellos that are not this job's", "[transport][tcp]") {
+  const std::string hello = tcp::encodeHello({3, 1, 2, "job"});
+  // u32 magic "tuth", u16 version, u16 tag length, i32 from, i32 to, u32 socket, tag
+  const std::string expected(
+      "tuth\x01\x00\x03\x00\x03\x00\x00\x00\x01\x00\x00\x00"
+      "\x02\x00\x00\x00job",
+      23);
+  CHECK(hello == expected);
+  const tcp::Hello back = tcp::decodeHello(hello, "job");
+  CHECK(back.from == 3);
+  CHECK(back.to == 1);
+  CHECK(back.socket == 2);
+  auto refusal = [](const std::string& bytes) {
+    try {
+      tcp::decodeHello(bytes, "job");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::kRemote);
+      return std::string(e.what());
+    }
+    FAIL("the hello decoded");
+    return std::string();
+  };
+  CHECK_THAT(refusal("xuth" + hello.substr(4)), Catch::Contains("bad magic"));
+  CHECK_THAT(refusal(hello.substr(0, 4) + "\x07" + hello.substr(5)),
+             Catch::Contains("protocol version 7, this is version 1"));
+  CHECK_THAT(refusal(hello.substr(0, hello.size() - 1) + "x"), Catch::Contains("another job"));
+  for (size_t length = 0; length < hello.size(); ++length)
+    CHECK_THAT(refusal(hello.substr(0, length)), Catch::StartsWith("tcp hello: "));
+  CHECK_THAT(refusal(hello + "x"), Catch::StartsWith("tcp hello: "));
+}
 
 TEST_CASE("tcp: a peer that closes is named by the survivor's tryPeek and tryAcquire",
           "[transport][tcp]") {
