@@ -1,41 +1,26 @@
 #include "transport/shm/departure_note.hpp"
 
-#include <algorithm>
 #include <atomic>
-#include <cstring>
+#include <string_view>
 
+#include "base/byte_codec.hpp"
 #include "transport/shm/segment.hpp"
 
 namespace tutti::transport::shm {
 namespace {
 
-constexpr size_t kOffset = 1024;  // past SegmentHeader
-constexpr size_t kStateOffset = kOffset;
-constexpr size_t kCodeOffset = kOffset + 4;
-constexpr size_t kCollectivesOffset = kOffset + 8;
-constexpr size_t kLengthOffset = kOffset + 16;
-constexpr size_t kMessageOffset = kOffset + 24;
-static_assert(sizeof(SegmentHeader) <= kOffset);
-static_assert(kMessageOffset + Departure::kMaxMessageBytes <= SegmentHeader::kBytes);
+constexpr size_t kOffset = 1024;               // past the segment header
+constexpr size_t kRecordOffset = kOffset + 4;  // past the state word
+static_assert(SegmentHeader::kEncodedBytes <= kOffset);
+constexpr size_t kRecordBytes = SegmentHeader::kBytes - kRecordOffset;
+static_assert(4 + 8 + 4 + Departure::kMaxMessageBytes <= kRecordBytes);
 
-constexpr uint32_t kWriting = 0xffffffff;  // claimed, fields not yet complete
+constexpr uint32_t kWriting = 0xffffffff;  // claimed, record not yet complete
 
 std::atomic_ref<uint32_t> stateWord(const std::byte* page) {
   // The page is shared memory mapped read-write; readers only load through this reference.
   return std::atomic_ref<uint32_t>(
-      *reinterpret_cast<uint32_t*>(const_cast<std::byte*>(page) + kStateOffset));
-}
-
-template <typename T>
-void put(std::byte* page, size_t offset, T value) {
-  std::memcpy(page + offset, &value, sizeof(value));
-}
-
-template <typename T>
-T get(const std::byte* page, size_t offset) {
-  T value;
-  std::memcpy(&value, page + offset, sizeof(value));
-  return value;
+      *reinterpret_cast<uint32_t*>(const_cast<std::byte*>(page) + kOffset));
 }
 
 }  // namespace
@@ -43,11 +28,12 @@ T get(const std::byte* page, size_t offset) {
 void writeDeparture(std::byte* page, const Departure& departure) {
   uint32_t none = static_cast<uint32_t>(Departure::State::kNone);
   if (!stateWord(page).compare_exchange_strong(none, kWriting, std::memory_order_acq_rel)) return;
-  const size_t length = std::min(departure.message.size(), Departure::kMaxMessageBytes);
-  put(page, kCodeOffset, departure.code);
-  put(page, kCollectivesOffset, departure.collectives);
-  put(page, kLengthOffset, static_cast<uint32_t>(length));
-  std::memcpy(page + kMessageOffset, departure.message.data(), length);
+  const std::string_view message =
+      std::string_view(departure.message).substr(0, Departure::kMaxMessageBytes);
+  ByteWriter(std::span(page + kRecordOffset, kRecordBytes))
+      .i32(departure.code)
+      .u64(departure.collectives)
+      .str(message);
   stateWord(page).store(static_cast<uint32_t>(departure.state), std::memory_order_release);
 }
 
@@ -58,11 +44,16 @@ Departure readDeparture(const std::byte* page) {
       state > static_cast<uint32_t>(Departure::State::kAborted))
     return departure;
   departure.state = static_cast<Departure::State>(state);
-  departure.code = get<int32_t>(page, kCodeOffset);
-  departure.collectives = get<uint64_t>(page, kCollectivesOffset);
-  const size_t length =
-      std::min<size_t>(get<uint32_t>(page, kLengthOffset), Departure::kMaxMessageBytes);
-  departure.message.assign(reinterpret_cast<const char*>(page + kMessageOffset), length);
+  // The record is followed by the rest of the page, not by more of the note: no end() check.
+  ByteReader in(std::span(page + kRecordOffset, kRecordBytes), ErrorCode::kRemote,
+                "a departure note");
+  try {
+    departure.code = in.i32();
+    departure.collectives = in.u64();
+    departure.message = in.str(Departure::kMaxMessageBytes);
+  } catch (const Error& error) {
+    departure.message = error.what();
+  }
   return departure;
 }
 

@@ -38,7 +38,10 @@ inline constexpr size_t roundUp(size_t value, size_t to) {
 }
 
 // What a posted slot says of itself; a line of its own, so that the sender filling the next
-// header never shares a line with the receiver reading this one.
+// header never shares a line with the receiver reading this one. A struct in native order, not a
+// byte_codec record: it is part of the live FIFO, published and read under the tail counter's
+// release and acquire, between ranks of one host whose segment headers agree on the layout
+// version.
 struct alignas(64) SlotHeader {
   uint64_t bytes;
   Tag tag;

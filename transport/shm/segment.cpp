@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/byte_codec.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
 
@@ -60,6 +61,39 @@ Mapping::~Mapping() {
   if (address_) munmap(address_, bytes_);
 }
 
+std::array<std::byte, SegmentHeader::kEncodedBytes> SegmentHeader::encode() const {
+  std::array<std::byte, kEncodedBytes> bytes{};
+  ByteWriter(bytes)
+      .u64(kMagic)
+      .u32(kVersion)
+      .i32(rank)
+      .i32(nranks)
+      .u32(slots)
+      .u64(slotBytes)
+      .u64(fifoBytes)
+      .u64(jobHash);
+  return bytes;
+}
+
+SegmentHeader SegmentHeader::decode(std::span<const std::byte, kEncodedBytes> bytes,
+                                    std::string_view what) {
+  ByteReader in(bytes, ErrorCode::kInvalidUsage, what);
+  if (in.u64() != kMagic) in.fail("not a tutti segment (bad magic)");
+  const uint32_t version = in.u32();
+  if (version != kVersion)
+    in.fail("made by another tutti version: layout version {}, this rank's is {}", version,
+            kVersion);
+  SegmentHeader header;
+  header.rank = in.i32();
+  header.nranks = in.i32();
+  header.slots = in.u32();
+  header.slotBytes = in.u64();
+  header.fifoBytes = in.u64();
+  header.jobHash = in.u64();
+  in.end();
+  return header;
+}
+
 uint64_t hashJobTag(const std::string& jobTag) {
   uint64_t hash = 0xcbf29ce484222325;  // FNV-1a: identifies, need not resist forgery
   for (const unsigned char c : jobTag) hash = (hash ^ c) * 0x100000001b3;
@@ -97,7 +131,9 @@ OwnSegment::OwnSegment(std::string name, size_t bytes, const SegmentHeader& head
     unlink();
     throw;
   }
-  if (pwrite(fd_.get(), &header, sizeof(header), 0) != static_cast<ssize_t>(sizeof(header))) {
+  const auto encoded = header.encode();
+  if (pwrite(fd_.get(), encoded.data(), encoded.size(), 0) !=
+      static_cast<ssize_t>(encoded.size())) {
     const int err = errno;
     unlink();
     throwSystemError("shm: writing the header of " + name_, err);
@@ -148,28 +184,21 @@ Mapping mapPeerSegment(const std::string& name, const SegmentHeader& expect, siz
             r, name, r);
     throwSystemError(fmt::format("shm: shm_open {} of rank {}", name, r), err);
   }
-  SegmentHeader got;
+  const std::string what = fmt::format("shm: {} (the address of rank {})", name, r);
+  std::array<std::byte, SegmentHeader::kEncodedBytes> header{};
   struct stat info {};
   if (fstat(fd.get(), &info) != 0) throwSystemError("shm: fstat " + name, errno);
   if (static_cast<size_t>(info.st_size) < offset + bytes ||
-      pread(fd.get(), &got, sizeof(got), 0) != static_cast<ssize_t>(sizeof(got)) ||
-      got.magic != SegmentHeader::kMagic)
-    raise(ErrorCode::kInvalidUsage, "shm: {} (the address of rank {}) is not a tutti segment", name,
-          r);
-  if (got.version != SegmentHeader::kVersion)
-    raise(ErrorCode::kInvalidUsage,
-          "shm: rank {} runs another tutti version: its segment {} has layout version {}, this "
-          "rank's is {}",
-          r, name, got.version, SegmentHeader::kVersion);
+      pread(fd.get(), header.data(), header.size(), 0) != static_cast<ssize_t>(header.size()))
+    raise(ErrorCode::kInvalidUsage, "{}: not a tutti segment (too short)", what);
+  const SegmentHeader got = SegmentHeader::decode(header, what);
   // A segment this user did not create with mode 0600 could be read or written by others.
   if (info.st_uid != geteuid() || (info.st_mode & 0777) != 0600)
     raise(ErrorCode::kInvalidUsage,
-          "shm: refusing {} (the address of rank {}): owned by uid {} with mode {:o}, expected uid "
-          "{} and mode 600",
-          name, r, info.st_uid, info.st_mode & 0777, geteuid());
+          "{}: refused, owned by uid {} with mode {:o}, expected uid {} and mode 600", what,
+          info.st_uid, info.st_mode & 0777, geteuid());
   if (got.jobHash != expect.jobHash)
-    raise(ErrorCode::kInvalidUsage,
-          "shm: refusing {} (the address of rank {}): it belongs to another job", name, r);
+    raise(ErrorCode::kInvalidUsage, "{}: refused, it belongs to another job", what);
   if (got.rank != expect.rank)
     raise(ErrorCode::kInvalidUsage, "shm: the address of rank {} names the segment of rank {}", r,
           got.rank);

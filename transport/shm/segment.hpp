@@ -4,9 +4,12 @@
 // past the end of a smaller FIFO.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "base/auth.hpp"
 #include "base/socket.hpp"
@@ -32,10 +35,11 @@ class Mapping {
   size_t bytes_ = 0;
 };
 
-// Written at offset 0 of every segment, checked by whoever opens it.
+// Written at offset 0 of every segment, checked by whoever opens it. Its bytes, little-endian
+// (base/byte_codec.hpp):
+//   u64 magic "tsegment" | u32 version | i32 rank | i32 nranks | u32 slots | u64 slotBytes |
+//   u64 fifoBytes | u64 jobHash
 struct SegmentHeader {
-  uint64_t magic = 0;
-  uint32_t version = 0;
   int32_t rank = 0;
   int32_t nranks = 0;
   uint32_t slots = 0;
@@ -45,8 +49,15 @@ struct SegmentHeader {
 
   static constexpr uint64_t kMagic = 0x746e656d67657374;  // "tsegment"
   static constexpr uint32_t kVersion = 4;  // 4: the header page holds a departure note
+  static constexpr size_t kEncodedBytes = 48;
   // The header page; FIFOs follow it.
   static constexpr size_t kBytes = 4096;
+
+  std::array<std::byte, kEncodedBytes> encode() const;
+  // Throws kInvalidUsage naming `what` (the segment) for bytes without the magic or of another
+  // layout version.
+  static SegmentHeader decode(std::span<const std::byte, kEncodedBytes> bytes,
+                              std::string_view what);
 };
 
 uint64_t hashJobTag(const std::string& jobTag);

@@ -124,8 +124,6 @@ class ShmTransport final : public Transport {
 
   SegmentHeader headerOf(int rank) const {
     SegmentHeader header;
-    header.magic = SegmentHeader::kMagic;
-    header.version = SegmentHeader::kVersion;
     header.rank = rank;
     header.nranks = options_.nranks;
     header.slots = static_cast<uint32_t>(options_.slots);

@@ -290,9 +290,13 @@ TEST_CASE("shm: a segment of another tutti version is refused, naming both versi
           "[transport][shm]") {
   TamperedPeer t;
   // What a rank of a build with another FIFO layout would have written in its header.
+  // The version is the little-endian u32 after the u64 magic.
   const uint32_t older = shm::SegmentHeader::kVersion - 1;
-  REQUIRE(pwrite(t.fd.get(), &older, sizeof(older), offsetof(shm::SegmentHeader, version)) ==
-          static_cast<ssize_t>(sizeof(older)));
+  const uint8_t olderBytes[4] = {static_cast<uint8_t>(older), static_cast<uint8_t>(older >> 8),
+                                 static_cast<uint8_t>(older >> 16),
+                                 static_cast<uint8_t>(older >> 24)};
+  REQUIRE(pwrite(t.fd.get(), olderBytes, sizeof(olderBytes), 8) ==
+          static_cast<ssize_t>(sizeof(olderBytes)));
   const Error e = connectError(*t.ours, t.peerName);
   CHECK(e.code() == ErrorCode::kInvalidUsage);
   const std::string message = e.what();
