@@ -1,5 +1,6 @@
 #include "runtime/collectives/call_check.hpp"
 
+#include <array>
 #include <vector>
 
 #include "runtime/collectives/algorithm.hpp"
@@ -44,6 +45,30 @@ std::string algorithmName(uint64_t index) {
 
 }  // namespace
 
+void writeCall(ByteWriter& out, const CallSignature& call) {
+  out.u32(call.collective)
+      .u32(call.dtype)
+      .u32(call.op)
+      .i32(call.root)
+      .u64(call.count)
+      .u64(call.sequence)
+      .u64(call.ordinal)
+      .u64(call.algorithm);
+}
+
+CallSignature readCall(ByteReader& in) {
+  CallSignature call;
+  call.collective = in.u32();
+  call.dtype = in.u32();
+  call.op = in.u32();
+  call.root = in.i32();
+  call.count = in.u64();
+  call.sequence = in.u64();
+  call.ordinal = in.u64();
+  call.algorithm = in.u64();
+  return call;
+}
+
 bool CallSignature::operator==(const CallSignature& other) const {
   return collective == other.collective && dtype == other.dtype && op == other.op &&
          root == other.root && count == other.count && ordinal == other.ordinal &&
@@ -70,20 +95,31 @@ void requireSameCall(int self, const CallSignature& mine, int peer, const CallSi
 }
 
 void checkSameCall(OpContext& ctx) {
+  using Bytes = std::array<std::byte, kCallSignatureBytes>;
   const CallSignature& mine = ctx.call;
   const int n = ctx.comm.size(), self = ctx.comm.rank();
-  std::vector<CallSignature> theirs(static_cast<size_t>(n));
+  Bytes mineBytes{};
+  ByteWriter out(mineBytes);
+  writeCall(out, mine);
+  std::vector<Bytes> theirs(static_cast<size_t>(n));
   std::vector<P2PTransfer> exchange;
   for (int peer = 0; peer < n; ++peer) {
     if (peer == self) continue;
-    exchange.push_back({true, peer, &mine, nullptr, sizeof(mine)});
-    exchange.push_back({false, peer, nullptr, &theirs[static_cast<size_t>(peer)], sizeof(mine)});
+    exchange.push_back({true, peer, mineBytes.data(), nullptr, mineBytes.size()});
+    exchange.push_back(
+        {false, peer, nullptr, theirs[static_cast<size_t>(peer)].data(), mineBytes.size()});
   }
   OpContext signatures = ctx;
   signatures.carries = Carries::kSignatures;
   runTransfers(signatures, exchange);
-  for (int peer = 0; peer < n; ++peer)
-    if (peer != self) requireSameCall(self, mine, peer, theirs[static_cast<size_t>(peer)]);
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == self) continue;
+    const std::string what = fmt::format("rank {}'s call signature", peer);
+    ByteReader in(theirs[static_cast<size_t>(peer)], ErrorCode::kRemote, what);
+    const CallSignature call = readCall(in);
+    in.end();
+    requireSameCall(self, mine, peer, call);
+  }
 }
 
 }  // namespace tutti::runtime

@@ -1,11 +1,14 @@
 // What a rank says of a call to the others, so that they can tell it is the same call: every
 // message carries it as its tag (message_tag.hpp), TUTTI_CHECK_CALLS sends it in full before every
-// collective (call_check.hpp), the direct algorithms in their offers (direct_rounds.hpp). Plain
-// integers, no padding: it crosses processes as bytes.
+// collective (call_check.hpp), the direct algorithms in their offers (direct_offer.hpp). It
+// crosses processes as the kCallSignatureBytes that writeCall lays out.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "base/byte_codec.hpp"
 
 namespace tutti::runtime {
 
@@ -26,6 +29,12 @@ struct CallSignature {
   // All but the sequence number, which differs between ranks that sent or received apart.
   bool operator==(const CallSignature& other) const;
 };
+
+// Every field, sequence number included: u32 collective, dtype, op; i32 root; u64 count, sequence,
+// ordinal, algorithm. Any values decode; what they mean is the comparison's business.
+inline constexpr size_t kCallSignatureBytes = 4 * 4 + 4 * 8;
+void writeCall(ByteWriter& out, const CallSignature& call);
+CallSignature readCall(ByteReader& in);
 
 // "rank 0 called allreduce(count=1024, float32, sum) as call #17; rank 3 called ...", or, when
 // only the algorithm differs, both algorithms. A sequence number of 0 is not known (a message's

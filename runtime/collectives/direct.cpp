@@ -82,7 +82,7 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
                         return offer.send.address == offer.recv.address;
                       });
   peers.forcedEverywhere =
-      std::ranges::all_of(offers, [](const Offer& offer) { return offer.forced == 1; });
+      std::ranges::all_of(offers, [](const Offer& offer) { return offer.forced; });
   peers.sendThroughKernel = ways->sendKernel;
   peers.recvThroughKernel = ways->recvKernel;
   const int r = ctx.comm.rank();

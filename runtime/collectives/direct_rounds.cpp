@@ -11,7 +11,7 @@ OfferedBuffer offeredBuffer(const void* data, size_t bytes) {
   OfferedBuffer offered;
   offered.address = reinterpret_cast<uint64_t>(data);
   if (const auto range = findRegistered(data, bytes)) {
-    offered.registered = 1;
+    offered.registered = true;
     offered.range = *range;
   }
   return offered;
@@ -54,9 +54,9 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
   offer.call = ctx.call;
   offer.timeoutMs = static_cast<uint64_t>(ctx.comm.timeout().count());
   const Algorithm* forced = ctx.comm.settings().algorithm;  // TUTTI_ALGO=direct
-  offer.forced = forced && forced->run == allreduceDirect ? 1 : 0;
+  offer.forced = forced && forced->run == allreduceDirect;
   if (ctx.comm.localSize() != ctx.comm.size()) return offer;  // nothing reachable
-  offer.anyBuffers = ctx.comm.settings().directBuffers == DirectBuffers::kAny ? 1 : 0;
+  offer.anyBuffers = ctx.comm.settings().directBuffers == DirectBuffers::kAny;
   offer.process = thisProcess();
   offer.send = offeredBuffer(send, sendBytes);
   if (wantsRecv) offer.recv = offeredBuffer(recv, recvBytes);
@@ -77,25 +77,31 @@ bool sameProcess(const Offer& a, const Offer& b) {
 
 Reach reachOf(const Offer& reader, const Offer& owner, const OfferedBuffer& buffer) {
   const bool here = sameProcess(reader, owner);
-  if (buffer.registered == 1) return here ? Reach::kAddress : Reach::kMapping;
-  if (reader.anyBuffers != 1 || owner.anyBuffers != 1) return Reach::kNone;
+  if (buffer.registered) return here ? Reach::kAddress : Reach::kMapping;
+  if (!reader.anyBuffers || !owner.anyBuffers) return Reach::kNone;
   return here ? Reach::kAddress : Reach::kKernel;
 }
 
 std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
   const int r = ctx.comm.rank();
-  std::vector<Offer> offers(static_cast<size_t>(ctx.comm.size()));
-  offers[static_cast<size_t>(r)] = mine;
+  const size_t n = static_cast<size_t>(ctx.comm.size());
+  const OfferBytes mineBytes = encodeOffer(mine);
+  std::vector<OfferBytes> theirs(n);
   std::vector<P2PTransfer> exchange;
   for (int peer = 0; peer < ctx.comm.size(); ++peer) {
     if (peer == r) continue;
-    exchange.push_back({true, peer, &mine, nullptr, sizeof mine});
-    exchange.push_back({false, peer, nullptr, &offers[static_cast<size_t>(peer)], sizeof mine});
+    exchange.push_back({true, peer, mineBytes.data(), nullptr, kOfferBytes});
+    exchange.push_back(
+        {false, peer, nullptr, theirs[static_cast<size_t>(peer)].data(), kOfferBytes});
   }
   OpContext signatures = ctx;
   signatures.carries = Carries::kSignatures;
   return orderedRound([&] {
     runTransfers(signatures, exchange);
+    std::vector<Offer> offers(n);
+    for (int peer = 0; peer < ctx.comm.size(); ++peer)
+      offers[static_cast<size_t>(peer)] =
+          peer == r ? mine : decodeOffer(theirs[static_cast<size_t>(peer)], peer);
     return offers;
   });
 }

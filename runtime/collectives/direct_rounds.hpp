@@ -1,33 +1,16 @@
-// The small rounds the direct algorithms run besides moving data (direct.hpp): the offers, in
-// which every rank says what it calls, where its buffers are and which process it is, checked to
-// be the same call everywhere; and one-byte votes, which double as barriers.
+// The small rounds the direct algorithms run besides moving data (direct.hpp): the offers
+// (direct_offer.hpp), in which every rank says what it calls, where its buffers are and which
+// process it is, checked to be the same call everywhere; and one-byte votes, which double as
+// barriers.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "runtime/collectives/direct_offer.hpp"
 #include "runtime/collectives/op_context.hpp"
-#include "runtime/memory/cross_memory.hpp"
-#include "runtime/memory/registered_memory.hpp"
 
 namespace tutti::runtime {
-
-// One of an offer's two buffers.
-struct OfferedBuffer {
-  uint64_t address = 0;
-  uint8_t registered = 0;
-  RegisteredRange range;
-};
-
-// Plain bytes (no bool): it comes from another process.
-struct Offer {
-  CallSignature call{};    // so that an allgather never meets a reduce-scatter
-  uint8_t anyBuffers = 0;  // TUTTI_DIRECT_BUFFERS=any: its ordinary memory may be reached too
-  uint8_t forced = 0;      // its all-reduce is forced to direct (TUTTI_ALGO, set_algorithm)
-  uint64_t timeoutMs = 0;  // its communicator's, when it made the offer
-  ProcessIdentity process;
-  OfferedBuffer send, recv;
-};
 
 Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sendBytes,
               const void* recv, size_t recvBytes);
