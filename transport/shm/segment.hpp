@@ -48,7 +48,8 @@ struct SegmentHeader {
   uint64_t jobHash = 0;  // of the communicator's tag: a segment of another job is refused
 
   static constexpr uint64_t kMagic = 0x746e656d67657374;  // "tsegment"
-  static constexpr uint32_t kVersion = 4;  // 4: the header page holds a departure note
+  // 4: the header page holds a departure note; 5: the note's record is a byte_codec record
+  static constexpr uint32_t kVersion = 5;
   static constexpr size_t kEncodedBytes = 48;
   // The header page; FIFOs follow it.
   static constexpr size_t kBytes = 4096;
