@@ -207,7 +207,9 @@ TEST_CASE("tcp: a rank that leaves first delivers everything it posted", "[trans
     out.fill(static_cast<std::byte*>(slot), bytes, posted++);
     world[1]->send(0).post(bytes, {});
   }
-  REQUIRE(world[1]->send(0).tryAcquire() == nullptr);
+  // Frames wait in this process (a loaded machine may still let the kernel take one more slot's
+  // worth after the loop, so fullness itself is not asserted).
+  REQUIRE(world[1]->sendsPending());
   // ...and leaves: its destructor must flush the staged frames while rank 0 reads.
   auto leaving = std::async(std::launch::async, [&] { world[1].reset(); });
   Traffic in(11, 1, 0, 64 << 10);
