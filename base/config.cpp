@@ -61,6 +61,12 @@ const std::vector<Var>& table() {
        "topology file to use instead of probing this machine: NCCL XML or hwloc XML"},
       {"TUTTI_TOPO_DUMP_FILE", Type::kString, "", "", 0, 0,
        "rank 0 writes the topology it found here: NCCL XML, or JSON for a .json name"},
+      {"TUTTI_IB_HCA", Type::kString, "", "", 0, 0,
+       "RDMA NIC ports to use: device[:port] list, prefix match, ^ excludes, = exact "
+       "(NCCL_IB_HCA syntax: mlx5_0:1,mlx5_1 / ^mlx5_3 / =mlx5_0; unset: every active port)"},
+      {"TUTTI_SYSFS_ROOT", Type::kString, "/sys", "", 0, 0,
+       "where the topology reads sysfs' RDMA devices (class/infiniband, devices): a copy of a "
+       "machine's tree for tests and offline looks"},
       {"TUTTI_RING_ORDER", Type::kString, "", "", 0, 0,
        "the ring the ring and chain collectives follow, as the world's ranks in order (e.g. "
        "\"0 2 1 3\"; each rank once, same on every rank; unset: planned by package, NUMA node "

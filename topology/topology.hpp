@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "topology/rdma_nics.hpp"
+
 namespace tutti::topology {
 
 enum class NodeKind { kCpu, kPciSwitch, kGpu, kNvSwitch, kNic, kNet };
