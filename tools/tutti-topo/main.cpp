@@ -2,8 +2,10 @@
 // that --json writes) and prints it as a tree, the path matrix between GPUs and NICs, and the ring
 // and tree channels the search finds, for its hosts or N copies of one (--hosts); exports it as
 // NCCL XML (which tutti and NCCL read back), JSON (which tutti reads back) or an SVG drawing;
-// --time reports how long the probe and the search took.
+// --time reports how long the probe and the search took; --nics shows this machine's RDMA NICs
+// (from sysfs, TUTTI_SYSFS_ROOT), a line per port of which ends the default output of a probe.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -11,7 +13,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "base/config.hpp"
 #include "base/error.hpp"
+#include "nics.hpp"
 #include "print.hpp"
 #include "svg.hpp"
 
@@ -43,7 +47,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tutti-topo: topology of a machine, its paths, rings and trees"};
   std::string file;
   std::string xmlOut, jsonOut, svgOut;
-  bool tree = false, matrix = false, rings = false, trees = false, timing = false;
+  bool tree = false, matrix = false, rings = false, trees = false, timing = false, nics = false;
   int hosts = 0;
   app.add_option("--file", file,
                  "topology file to load instead of probing this machine: NCCL XML, hwloc XML "
@@ -58,6 +62,9 @@ int main(int argc, char** argv) {
   app.add_option("--json", jsonOut, "write the topology as JSON to this file (- for stdout)");
   app.add_option("--svg", svgOut, "draw the topology and its rings as SVG to this file");
   app.add_flag("--time", timing, "print how long the probe (or load), paths and search took");
+  app.add_flag("--nics", nics,
+               "print this machine's RDMA NICs from sysfs (TUTTI_SYSFS_ROOT): ports, state, rate, "
+               "link layer, GID, error counters, and the ports TUTTI_IB_HCA leaves in use");
   CLI11_PARSE(app, argc, argv);
   try {
     Stopwatch watch;
@@ -76,9 +83,23 @@ int main(int argc, char** argv) {
       fmt::print("time: {} {:.1f} ms{}, search (rings, trees) {:.1f} ms\n",
                  file.empty() ? "probe" : "load", loadMs, copies, watch.lap());
     }
-    bool quiet = matrix || rings || trees || timing || !xmlOut.empty() || !jsonOut.empty() ||
-                 !svgOut.empty();
+    bool quiet = matrix || rings || trees || timing || nics || !xmlOut.empty() ||
+                 !jsonOut.empty() || !svgOut.empty();
+    // Read before anything is printed, so that a bad TUTTI_SYSFS_ROOT or TUTTI_IB_HCA fails alone.
+    const bool nicLines = !quiet && file.empty();
+    tutti::tools::NicReport report;
+    if (nics || nicLines) {
+      report.root = tutti::topology::sysfsRoot();
+      report.devices = tutti::topology::probeRdmaDevices();
+      report.colour = isatty(STDOUT_FILENO) != 0;
+    }
+    const tutti::topology::HcaSelector selector =
+        nics ? tutti::topology::hcaSelectorFromEnv() : tutti::topology::HcaSelector{};
     if (tree || !quiet) fmt::print("{}", tutti::tools::formatTree(topo));
+    if (nicLines) fmt::print("{}", tutti::tools::formatNicPorts(report));
+    if (nics)
+      fmt::print("{}", tutti::tools::formatNics(report, selector,
+                                                tutti::config::getString("TUTTI_IB_HCA")));
     if (matrix) fmt::print("{}", tutti::tools::formatMatrix(topo));
     if (rings) fmt::print("{}", tutti::tools::formatRings(topo));
     if (trees) fmt::print("{}", tutti::tools::formatTrees(topo));

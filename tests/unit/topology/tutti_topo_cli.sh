@@ -4,10 +4,12 @@
 # GPUs once and two trees cover the 4 hosts; --svg draws each ring; --time reports the search;
 # the JSON export loads back (--file) to the same paths and rings and exports the same JSON, a bad
 # one is an error naming the JSON path; every format loads from a pipe; a missing file is an error
-# naming it.
-# Usage: tutti_topo_cli.sh TUTTI_TOPO FIXTURES_DIR
+# naming it. RDMA NICs from the sysfs fixtures (TUTTI_SYSFS_ROOT): --nics lists devices, ports and
+# their non-zero error counters and the ports TUTTI_IB_HCA leaves in use; a probe's default output
+# ends with a line per port, a file's does not; a bad TUTTI_IB_HCA or root is an error naming it.
+# Usage: tutti_topo_cli.sh TUTTI_TOPO FIXTURES_DIR SYSFS_FIXTURES_DIR
 set -u
-topo=$1 fixtures=$2
+topo=$1 fixtures=$2 sysfs=$3
 fail() { echo "FAILED: $*"; exit 1; }
 rings=$("$topo" --file "$fixtures/dgx1-v100.xml" --rings) || fail "--rings exited $?"
 echo "$rings"
@@ -69,4 +71,43 @@ if err=$("$topo" --file "$json" 2>&1); then fail "a bad JSON file succeeded"; fi
 grep -q "nodes\[0\].kind: unknown node kind" <<<"$err" || fail "the error does not name the path: $err"
 if err=$("$topo" --file "$fixtures/no-such-file.xml" --rings 2>&1); then fail "a missing file succeeded"; fi
 grep -q "no-such-file.xml" <<<"$err" || fail "the error does not name the file: $err"
+ib=$sysfs/ib-cx6-vpi
+nics=$(TUTTI_SYSFS_ROOT=$ib "$topo" --nics) || fail "--nics exited $?"
+echo "$nics"
+expect() { grep -qxF -- "$1" <<<"$2" || fail "expected the line '$1'"; }
+expect "mlx5_0: 0000:5e:00.0 NUMA 0, PCI path pci0000:5d/0000:5d:00.0/0000:5e:00.0" "$nics"
+expect "  port 1: ACTIVE (LinkUp), 200 Gb/sec (4X HDR), InfiniBand, GID \
+fe80:0000:0000:0000:0c42:a103:0091:1a41 (IB/RoCE v1); used" "$nics"
+expect "    ! errors: excessive_buffer_overrun_errors 15, link_downed 255, \
+port_rcv_switch_relay_errors 2, port_xmit_discards 65535" "$nics"
+expect "  port 1: DOWN (Polling), 10 Gb/sec (4X SDR), InfiniBand, GID \
+fe80:0000:0000:0000:946d:ae03:00fb:2e10 (IB/RoCE v1); not used: not active" "$nics"
+expect "ports in use (TUTTI_IB_HCA=unset): mlx5_0:1, mlx5_1:1" "$nics"
+[ "$(grep -c '! errors' <<<"$nics")" -eq 1 ] || fail "only mlx5_1 has errors"
+nics=$(TUTTI_SYSFS_ROOT=$ib TUTTI_IB_HCA='^=mlx5_0' "$topo" --nics) || fail "--nics exited $?"
+expect "ports in use (TUTTI_IB_HCA=^=mlx5_0): mlx5_1:1" "$nics"
+grep -q "; not used: TUTTI_IB_HCA$" <<<"$nics" || fail "mlx5_0 is not shown left out"
+nics=$(TUTTI_SYSFS_ROOT=$sysfs/roce-cx6dx "$topo" --nics) || fail "--nics exited $?"
+echo "$nics"
+expect "    ! errors: hw_counters/local_ack_timeout_err 3, hw_counters/out_of_buffer 1432, \
+hw_counters/out_of_sequence 7" "$nics"
+expect "    counters: N/A (no PMA)" "$nics"
+expect "ports in use (TUTTI_IB_HCA=unset): i40iw0:1, mlx5_0:1, mlx5_1:1" "$nics"
+# The default output of a probe ends with a line per port; that of a file has none.
+out=$(TUTTI_SYSFS_ROOT=$ib "$topo") || fail "the probe exited $?"
+ports=$(sed -n '/^RDMA NIC ports (sysfs /,$p' <<<"$out")
+[ "$(grep -c '^  mlx5_[012]:1 ' <<<"$ports")" -eq 3 ] || fail "expected 3 port lines: $ports"
+expect "  mlx5_2:1 DOWN (Polling), 10 Gb/sec (4X SDR), InfiniBand, GID \
+fe80:0000:0000:0000:946d:ae03:00fb:2e10 (IB/RoCE v1), 0000:d8:00.0 NUMA 1" "$ports"
+if TUTTI_SYSFS_ROOT=$ib "$topo" --file "$fixtures/dgx1-v100.xml" | grep -q "RDMA NIC"; then
+  fail "a file's tree shows this machine's NICs"
+fi
+if err=$(TUTTI_SYSFS_ROOT=$ib TUTTI_IB_HCA=mlx5_0:x "$topo" --nics 2>&1); then
+  fail "a bad TUTTI_IB_HCA succeeded"
+fi
+grep -qF "TUTTI_IB_HCA='mlx5_0:x': port 'x' in 'mlx5_0:x' is not a port number" <<<"$err" ||
+  fail "the error does not name the bad part: $err"
+if err=$(TUTTI_SYSFS_ROOT=$sysfs/no-such-root "$topo" 2>&1); then fail "a missing root succeeded"; fi
+grep -qF "TUTTI_SYSFS_ROOT: sysfs root '$sysfs/no-such-root' is not a directory" <<<"$err" ||
+  fail "the error does not name the root: $err"
 echo ok
