@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/rdma_nics.hpp"
+
 namespace tutti::topology {
 
 struct HcaPort {
@@ -72,6 +74,10 @@ std::string busIdFromSysfsLink(const std::string& link);
 std::vector<HcaCard> hcaCards(const std::vector<Hca>& hcas);
 
 std::vector<Hca> probeHcas();
+// The same facts from sysfs' view of the devices (readRdmaDevices): for a machine whose
+// libibverbs is missing or lists nothing while the kernel has RDMA devices (a container without
+// rdma-core). GUIDs as libibverbs' ("0x" and the system image GUID's hex digits).
+std::vector<Hca> hcasFromSysfs(const std::vector<RdmaDevice>& devices);
 std::vector<GpuFacts> probeGpus();
 
 }  // namespace tutti::topology

@@ -3,8 +3,9 @@
 // below the host bridges, GPUs (NVIDIA and AMD display class) and NICs (network class) with their
 // ports. The device facts refine what hwloc cannot know: HCA port speeds, GUIDs and link layers
 // (libibverbs; the PCI functions of one dual-port card are one NIC), GPU SM versions and NVLinks
-// (NVML). Without them, GPUs and ports say in `inferred` what was assumed. A machine without GPUs
-// or HCAs is normal: logged at INFO.
+// (NVML); where libibverbs lists no HCA, sysfs' RDMA devices stand in for it. Without them, GPUs
+// and ports say in `inferred` what was assumed. A machine without GPUs or HCAs is normal: logged
+// at INFO.
 #include "topology/hwloc_reader.hpp"
 
 #include <fmt/format.h>
@@ -352,6 +353,13 @@ Topology parseHwlocXml(std::string_view text, const std::string& name) {
 Topology probeHost(ProbeScope scope) {
   if (scope == ProbeScope::kCpus) return readHwloc("", {}, false);
   DeviceFacts facts{probeHcas(), probeGpus()};
+  if (facts.hcas.empty()) {
+    // hwloc reads the live /sys, so its ports come from there too, whatever TUTTI_SYSFS_ROOT says.
+    facts.hcas = hcasFromSysfs(readRdmaDevices("/sys"));
+    if (!facts.hcas.empty())
+      log::info("topology probe: {} RDMA devices from sysfs (libibverbs lists none)",
+                facts.hcas.size());
+  }
   return readHwloc("", facts);
 }
 

@@ -284,6 +284,23 @@ std::vector<RdmaDevice> readRdmaDevices(const std::string& sysfsRoot) {
   return devices;
 }
 
+std::vector<Hca> hcasFromSysfs(const std::vector<RdmaDevice>& devices) {
+  std::vector<Hca> hcas;
+  for (const RdmaDevice& device : devices) {
+    Hca hca{device.name, device.busId, "", {}};
+    if (!device.sysImageGuid.empty()) {
+      std::string digits = device.sysImageGuid;
+      digits.erase(std::remove(digits.begin(), digits.end(), ':'), digits.end());
+      hca.guid = fmt::format("0x{:x}", std::stoull(digits, nullptr, 16));
+    }
+    for (const RdmaPort& port : device.ports)
+      hca.ports.push_back(HcaPort{port.number, port.active(), port.mbps,
+                                  port.linkLayer == "InfiniBand" ? "IB" : port.linkLayer});
+    hcas.push_back(std::move(hca));
+  }
+  return hcas;
+}
+
 std::string sysfsRoot() {
   const std::string root = config::getString("TUTTI_SYSFS_ROOT");
   return root.empty() ? "/sys" : root;

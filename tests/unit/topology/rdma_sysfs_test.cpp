@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "helpers.hpp"
+#include "topology/device_facts.hpp"
 
 namespace tutti::topology::test {
 namespace {
@@ -128,6 +129,33 @@ TEST_CASE("RoCE ports with GID types and hw_counters; iWARP without port counter
   CHECK(port1.counters.back().hw);
   CHECK(listed(port1.errors()) ==
         Names{"local_ack_timeout_err=3", "out_of_buffer=1432", "out_of_sequence=7"});
+}
+
+TEST_CASE("sysfs' devices as HCA facts: the card of two functions is one, as libibverbs' is",
+          "[rdma]") {
+  const std::vector<RdmaDevice> devices = readFixture("ib-cx6-vpi");
+  const std::vector<Hca> hcas = hcasFromSysfs(devices);
+  REQUIRE(hcas.size() == 3);
+  CHECK(hcas[0].name == "mlx5_0");
+  CHECK(hcas[0].busId == "0000:5e:00.0");
+  CHECK(hcas[0].guid == "0xc42a10300911a40");  // libibverbs' form: no leading zeros
+  REQUIRE(hcas[0].ports.size() == 1);
+  CHECK(hcas[0].ports[0].port == 1);
+  CHECK(hcas[0].ports[0].active);
+  CHECK(hcas[0].ports[0].mbps == 200000);
+  CHECK(hcas[0].ports[0].linkLayer == "IB");
+  CHECK(hcas[1].guid == hcas[0].guid);
+  CHECK_FALSE(hcas[2].ports.at(0).active);
+  const std::vector<HcaCard> cards = hcaCards(hcas);
+  REQUIRE(cards.size() == 2);
+  CHECK(cards[0].busId == "0000:5e:00.0");
+  CHECK(cards[0].hcas.size() == 2);
+  REQUIRE(cards[0].ports.size() == 2);
+  CHECK(cards[0].ports[0].busId == "mlx5_0");
+  CHECK(cards[0].ports[1].busId == "mlx5_1");
+  CHECK(cards[0].ports[1].port == 2);
+  CHECK(cards[1].ports.empty());  // mlx5_2's port is down
+  CHECK(hcasFromSysfs(readFixture("roce-cx6dx"))[1].ports.at(0).linkLayer == "Ethernet");
 }
 
 TEST_CASE("error counters: errors, drops and discards, not traffic or congestion", "[rdma]") {
