@@ -355,7 +355,11 @@ Topology probeHost(ProbeScope scope) {
   DeviceFacts facts{probeHcas(), probeGpus()};
   if (facts.hcas.empty()) {
     // hwloc reads the live /sys, so its ports come from there too, whatever TUTTI_SYSFS_ROOT says.
-    facts.hcas = hcasFromSysfs(readRdmaDevices("/sys"));
+    try {
+      facts.hcas = hcasFromSysfs(readRdmaDevices("/sys", RdmaCounters::kSkip));
+    } catch (const Error& error) {
+      log::info("topology probe: no RDMA devices from sysfs: {}", error.what());
+    }
     if (!facts.hcas.empty())
       log::info("topology probe: {} RDMA devices from sysfs (libibverbs lists none)",
                 facts.hcas.size());

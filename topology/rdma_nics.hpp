@@ -51,11 +51,15 @@ struct RdmaDevice {
   std::vector<std::string> skipped;
 };
 
+// kSkip leaves the ports' counters unread: reading counters/ makes the kernel query the HCA's
+// performance agent (a MAD per file), which a topology probe has no use for.
+enum class RdmaCounters { kRead, kSkip };
 // The devices under <root>/class/infiniband, by name. A root that is not a directory is an error
 // (kInvalidArgument naming it); no class/infiniband is no device. A file missing leaves its field
 // unknown; a file that cannot be read or parsed is listed in `skipped` (logged at INFO), never an
 // error: one odd driver must not hide the other NICs.
-std::vector<RdmaDevice> readRdmaDevices(const std::string& sysfsRoot);
+std::vector<RdmaDevice> readRdmaDevices(const std::string& sysfsRoot,
+                                        RdmaCounters counters = RdmaCounters::kRead);
 // TUTTI_SYSFS_ROOT, or "/sys".
 std::string sysfsRoot();
 // readRdmaDevices(sysfsRoot()), with `verbs` set from libibverbs when the root is /sys. Errors

@@ -163,7 +163,8 @@ void readCounters(SysfsDir& port, const std::string& group, bool hw, RdmaPort& o
   }
 }
 
-RdmaPort readPort(const fs::path& dir, int number, std::vector<std::string>& skipped) {
+RdmaPort readPort(const fs::path& dir, int number, RdmaCounters counters,
+                  std::vector<std::string>& skipped) {
   RdmaPort port;
   port.number = number;
   SysfsDir files(dir, fmt::format("ports/{}/", number), skipped);
@@ -193,8 +194,10 @@ RdmaPort readPort(const fs::path& dir, int number, std::vector<std::string>& ski
     else
       files.unexpected("gid_attrs/types/0", *text, "'IB/RoCE v1' or 'RoCE v2'");
   }
-  readCounters(files, "counters", false, port);
-  readCounters(files, "hw_counters", true, port);
+  if (counters == RdmaCounters::kRead) {
+    readCounters(files, "counters", false, port);
+    readCounters(files, "hw_counters", true, port);
+  }
   return port;
 }
 
@@ -226,7 +229,7 @@ void readPciPlace(const fs::path& root, SysfsDir& files, RdmaDevice& device) {
   }
 }
 
-RdmaDevice readDevice(const fs::path& root, const std::string& name) {
+RdmaDevice readDevice(const fs::path& root, const std::string& name, RdmaCounters counters) {
   RdmaDevice device;
   device.name = name;
   const fs::path dir = root / "class" / "infiniband" / name;
@@ -247,7 +250,7 @@ RdmaDevice readDevice(const fs::path& root, const std::string& name) {
       continue;
     }
     device.ports.push_back(
-        readPort(dir / "ports" / entry, static_cast<int>(*number), device.skipped));
+        readPort(dir / "ports" / entry, static_cast<int>(*number), counters, device.skipped));
   }
   std::sort(device.ports.begin(), device.ports.end(),
             [](const RdmaPort& a, const RdmaPort& b) { return a.number < b.number; });
@@ -274,13 +277,13 @@ std::vector<RdmaCounter> RdmaPort::errors() const {
   return out;
 }
 
-std::vector<RdmaDevice> readRdmaDevices(const std::string& sysfsRoot) {
+std::vector<RdmaDevice> readRdmaDevices(const std::string& sysfsRoot, RdmaCounters counters) {
   std::error_code error;
   if (!fs::is_directory(sysfsRoot, error))
     raise(ErrorCode::kInvalidArgument, "sysfs root '{}' is not a directory", sysfsRoot);
   std::vector<RdmaDevice> devices;
   for (const std::string& name : entries(fs::path(sysfsRoot) / "class" / "infiniband"))
-    devices.push_back(readDevice(sysfsRoot, name));
+    devices.push_back(readDevice(sysfsRoot, name, counters));
   return devices;
 }
 

@@ -158,6 +158,27 @@ TEST_CASE("sysfs' devices as HCA facts: the card of two functions is one, as lib
   CHECK(hcasFromSysfs(readFixture("roce-cx6dx"))[1].ports.at(0).linkLayer == "Ethernet");
 }
 
+TEST_CASE("counters left unread on request, the rest read alike", "[rdma]") {
+  const std::vector<RdmaDevice> all = readFixture("ib-cx6-vpi");
+  const std::vector<RdmaDevice> fast =
+      readRdmaDevices(std::string(TUTTI_SYSFS_FIXTURES) + "/ib-cx6-vpi", RdmaCounters::kSkip);
+  REQUIRE(fast.size() == all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    CHECK(fast[i].busId == all[i].busId);
+    CHECK(fast[i].ports.at(0).rate == all[i].ports.at(0).rate);
+    CHECK(fast[i].ports.at(0).counters.empty());
+    CHECK_FALSE(all[i].ports.at(0).counters.empty());
+  }
+}
+
+TEST_CASE("the RDMA probe of this machine: no error, no warning", "[rdma]") {
+  // This machine may have no RDMA device (then none), or some: each has a name and its ports.
+  for (const RdmaDevice& device : probeRdmaDevices()) {
+    CHECK_FALSE(device.name.empty());
+    for (const RdmaPort& port : device.ports) CHECK(port.number >= 0);
+  }
+}
+
 TEST_CASE("error counters: errors, drops and discards, not traffic or congestion", "[rdma]") {
   for (const char* name : {"symbol_error",
                            "link_error_recovery",
