@@ -103,7 +103,8 @@ class SysfsDir {
     const fs::path path = dir_ / name;
     std::error_code error;
     if (!fs::exists(path, error)) return std::nullopt;
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO where a file belongs reads as empty instead of waiting for a writer.
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return skip(name, std::strerror(errno));
     char buffer[kMaxFileBytes];
     const ssize_t n = read(fd, buffer, sizeof(buffer));

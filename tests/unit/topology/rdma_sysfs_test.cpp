@@ -266,7 +266,8 @@ TEST_CASE("missing files leave fields unknown; a virtual device has no PCI place
   CHECK(rxe.ports[1].linkLayer == "Ethernet");
 }
 
-TEST_CASE("garbage in sysfs files is skipped with a note naming the file", "[rdma]") {
+TEST_CASE("garbage in sysfs files is skipped with a note naming the file; a FIFO does not block",
+          "[rdma]") {
   Tree tree;
   const fs::path port = tree.port("mlx5_9");
   tree.write("class/infiniband/mlx5_9/node_guid", "not-a-guid\n");
@@ -281,6 +282,7 @@ TEST_CASE("garbage in sysfs files is skipped with a note naming the file", "[rdm
   tree.write((port / "counters/port_xmit_discards").string(), std::string("1\0002", 3));
   tree.write((port / "counters/VL15_dropped").string(), "7\n");
   fs::create_directories(tree.root() / port / "hw_counters" / "a_directory");
+  REQUIRE(mkfifo((tree.root() / port / "hw_counters" / "a_fifo").c_str(), 0600) == 0);
   tree.write("class/infiniband/mlx5_9/ports/x/state", "4: ACTIVE\n");
   const std::vector<RdmaDevice> devices = readRdmaDevices(tree.root().string());
   REQUIRE(devices.size() == 1);
@@ -307,6 +309,7 @@ TEST_CASE("garbage in sysfs files is skipped with a note naming the file", "[rdm
       "ports/1/counters/port_xmit_discards: not text",
       "ports/1/counters/symbol_error: '-1' is not a count",
       "ports/1/hw_counters/a_directory: Is a directory",
+      "ports/1/hw_counters/a_fifo: empty",
       "ports/x: not a port number",
   };
   CHECK(device.skipped == expected);
