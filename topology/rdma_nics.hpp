@@ -47,8 +47,12 @@ struct RdmaDevice {
   int numaNode = -1;    // -1 unknown
   std::string nodeGuid, sysImageGuid;  // as sysfs writes them: "a088:c203:007e:1dba"
   bool verbs = false;  // libibverbs lists it (asked only when the root is the live /sys)
+  std::vector<RdmaCounter> counters;  // the device's own hw_counters/ (hfi1, some drivers)
   std::vector<RdmaPort> ports;
   std::vector<std::string> skipped;
+
+  // The error counters that are not zero.
+  std::vector<RdmaCounter> errors() const;
 };
 
 // kSkip leaves the ports' counters unread: reading counters/ makes the kernel query the HCA's

@@ -4,8 +4,9 @@
 // bridges above it, and whose numa_node is the NIC's), ports/<n>/{state, phys_state, rate,
 // link_layer, gids/0, gid_attrs/types/0}, and the port counters: counters/ (the IB PMA's
 // PortCounters; "N/A (no PMA)" where the device has none, as iWARP NICs) and hw_counters/ (the
-// driver's). Every value is checked against the form the kernel writes; a value of another form
-// is skipped with a note, so a fixture or a driver with odd files costs a field, not the probe.
+// driver's, under the port, the device or both). Every value is checked against the form the kernel
+// writes; a value of another form is skipped with a note, so a fixture or a driver with odd files
+// costs a field, not the probe.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -146,22 +147,33 @@ std::vector<std::string> entries(const fs::path& dir) {
   return names;
 }
 
-void readCounters(SysfsDir& port, const std::string& group, bool hw, RdmaPort& out) {
-  for (const std::string& name : entries(port.path() / group)) {
+// The counters of `group` (counters or hw_counters) below a port's or device's directory;
+// returns false when they read "N/A (no PMA)".
+bool readCounters(SysfsDir& dir, const std::string& group, bool hw, std::vector<RdmaCounter>& out) {
+  bool pma = true;
+  for (const std::string& name : entries(dir.path() / group)) {
     const std::string file = group + "/" + name;
-    auto text = port.line(file);
+    auto text = dir.line(file);
     if (!text) continue;
     if (*text == "N/A (no PMA)") {
-      out.noPma = true;
+      pma = false;
       continue;
     }
     auto value = parseCount(*text);
     if (!value) {
-      port.unexpected(file, *text, "a count");
+      dir.unexpected(file, *text, "a count");
       continue;
     }
-    out.counters.push_back(RdmaCounter{name, *value, hw, isRdmaErrorCounter(name)});
+    out.push_back(RdmaCounter{name, *value, hw, isRdmaErrorCounter(name)});
   }
+  return pma;
+}
+
+std::vector<RdmaCounter> nonZeroErrors(const std::vector<RdmaCounter>& counters) {
+  std::vector<RdmaCounter> out;
+  for (const RdmaCounter& counter : counters)
+    if (counter.error && counter.value != 0) out.push_back(counter);
+  return out;
 }
 
 RdmaPort readPort(const fs::path& dir, int number, RdmaCounters counters,
@@ -196,8 +208,8 @@ RdmaPort readPort(const fs::path& dir, int number, RdmaCounters counters,
       files.unexpected("gid_attrs/types/0", *text, "'IB/RoCE v1' or 'RoCE v2'");
   }
   if (counters == RdmaCounters::kRead) {
-    readCounters(files, "counters", false, port);
-    readCounters(files, "hw_counters", true, port);
+    port.noPma = !readCounters(files, "counters", false, port.counters);
+    readCounters(files, "hw_counters", true, port.counters);
   }
   return port;
 }
@@ -244,6 +256,7 @@ RdmaDevice readDevice(const fs::path& root, const std::string& name, RdmaCounter
       files.unexpected(file, *text, "a GUID");
   }
   readPciPlace(root, files, device);
+  if (counters == RdmaCounters::kRead) readCounters(files, "hw_counters", true, device.counters);
   for (const std::string& entry : entries(dir / "ports")) {
     auto number = parseInteger(entry);
     if (!number || *number < 0 || *number > 255) {
@@ -272,10 +285,11 @@ bool isRdmaErrorCounter(std::string_view name) {
 }
 
 std::vector<RdmaCounter> RdmaPort::errors() const {
-  std::vector<RdmaCounter> out;
-  for (const RdmaCounter& counter : counters)
-    if (counter.error && counter.value != 0) out.push_back(counter);
-  return out;
+  return nonZeroErrors(counters);
+}
+
+std::vector<RdmaCounter> RdmaDevice::errors() const {
+  return nonZeroErrors(counters);
 }
 
 std::vector<RdmaDevice> readRdmaDevices(const std::string& sysfsRoot, RdmaCounters counters) {

@@ -21,9 +21,8 @@ std::string portSummary(const RdmaPort& port) {
   return out;
 }
 
-// "errors: link_downed 255, port_xmit_discards 65535" or "" when none.
-std::string errorLine(const RdmaPort& port, bool colour) {
-  const std::vector<RdmaCounter> errors = port.errors();
+// "! errors: link_downed 255, port_xmit_discards 65535" or "" when none.
+std::string errorLine(const std::vector<RdmaCounter>& errors, bool colour) {
   if (errors.empty()) return "";
   std::string list;
   for (const RdmaCounter& error : errors)
@@ -50,7 +49,7 @@ std::string formatNicPorts(const NicReport& report) {
     for (const RdmaPort& port : device.ports) {
       out += fmt::format("  {}:{} {}, {}\n", device.name, port.number, portSummary(port),
                          place(device));
-      if (std::string errors = errorLine(port, report.colour); !errors.empty())
+      if (std::string errors = errorLine(port.errors(), report.colour); !errors.empty())
         out += "    " + errors + "\n";
     }
   return out;
@@ -72,6 +71,8 @@ std::string formatNics(const NicReport& report, const topology::HcaSelector& sel
                        device.nodeGuid.empty() ? "?" : device.nodeGuid,
                        device.sysImageGuid.empty() ? "?" : device.sysImageGuid,
                        device.verbs ? "yes" : "no");
+    if (std::string errors = errorLine(device.errors(), report.colour); !errors.empty())
+      out += "  " + errors + " (the device's)\n";
     for (const RdmaPort& port : device.ports) {
       std::string use = isUsed(port)     ? "used"
                         : !port.active() ? "not used: not active"
@@ -79,7 +80,7 @@ std::string formatNics(const NicReport& report, const topology::HcaSelector& sel
                             ? "not used: link layer " + port.linkLayer
                             : "not used: TUTTI_IB_HCA";
       out += fmt::format("  port {}: {}; {}\n", port.number, portSummary(port), use);
-      if (std::string errors = errorLine(port, report.colour); !errors.empty())
+      if (std::string errors = errorLine(port.errors(), report.colour); !errors.empty())
         out += "    " + errors + "\n";
       if (port.noPma) out += "    counters: N/A (no PMA)\n";
     }

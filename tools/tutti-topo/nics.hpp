@@ -19,7 +19,8 @@ struct NicReport {
 // "RDMA NIC ports (sysfs /sys):" then one line per port; "...: none" without devices.
 std::string formatNicPorts(const NicReport& report);
 // Each device (PCI place, GUIDs, whether libibverbs lists it), its ports (which are used under
-// `selector`, given as `selectorText`), their error counters, skipped files; then the ports in use.
+// `selector`, given as `selectorText`), their error counters and the device's, skipped files; then
+// the ports in use.
 std::string formatNics(const NicReport& report, const topology::HcaSelector& selector,
                        const std::string& selectorText);
 

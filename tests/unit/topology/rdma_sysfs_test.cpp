@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -129,6 +130,34 @@ TEST_CASE("RoCE ports with GID types and hw_counters; iWARP without port counter
   CHECK(port1.counters.back().hw);
   CHECK(listed(port1.errors()) ==
         Names{"local_ack_timeout_err=3", "out_of_buffer=1432", "out_of_sequence=7"});
+}
+
+TEST_CASE("Omni-Path: hw_counters of the port and of the device", "[rdma]") {
+  const std::vector<RdmaDevice> devices = readFixture("opa-hfi1");
+  REQUIRE(devices.size() == 1);
+  const RdmaDevice& hfi = devices[0];
+  CHECK(hfi.name == "hfi1_0");
+  CHECK(hfi.busId == "0000:81:00.0");
+  CHECK(hfi.numaNode == 1);
+  CHECK(hfi.counters.size() == 4);
+  CHECK(std::all_of(hfi.counters.begin(), hfi.counters.end(),
+                    [](const RdmaCounter& c) { return c.hw && c.error; }));
+  CHECK(listed(hfi.errors()) == Names{"TxLinkdownErr=2"});
+  REQUIRE(hfi.ports.size() == 1);
+  const RdmaPort& port = hfi.ports[0];
+  CHECK(port.linkLayer == "InfiniBand");
+  CHECK(port.gid0 == "fe80:0000:0000:0000:0011:7501:0179:e6a4");
+  CHECK(port.gid0Type.empty());  // no gid_attrs here
+  CHECK_FALSE(port.noPma);
+  CHECK(port.counters.size() == 13);
+  CHECK(port.counters.front().name == "DmaWait");
+  CHECK(port.counters.front().value == 50646);
+  CHECK(listed(port.errors()) == Names{"PktDrop=134"});
+  CHECK(hfi.skipped.empty());
+  // Left unread on request, the device's too.
+  const std::vector<RdmaDevice> fast =
+      readRdmaDevices(std::string(TUTTI_SYSFS_FIXTURES) + "/opa-hfi1", RdmaCounters::kSkip);
+  CHECK(fast.at(0).counters.empty());
 }
 
 TEST_CASE("sysfs' devices as HCA facts: the card of two functions is one, as libibverbs' is",

@@ -93,6 +93,9 @@ expect "    ! errors: hw_counters/local_ack_timeout_err 3, hw_counters/out_of_bu
 hw_counters/out_of_sequence 7" "$nics"
 expect "    counters: N/A (no PMA)" "$nics"
 expect "ports in use (TUTTI_IB_HCA=unset): i40iw0:1, mlx5_0:1, mlx5_1:1" "$nics"
+nics=$(TUTTI_SYSFS_ROOT=$sysfs/opa-hfi1 "$topo" --nics) || fail "--nics exited $?"
+expect "  ! errors: hw_counters/TxLinkdownErr 2 (the device's)" "$nics"
+expect "    ! errors: hw_counters/PktDrop 134" "$nics"
 # The default output of a probe ends with a line per port; that of a file has none.
 out=$(TUTTI_SYSFS_ROOT=$ib "$topo") || fail "the probe exited $?"
 ports=$(sed -n '/^RDMA NIC ports (sysfs /,$p' <<<"$out")
