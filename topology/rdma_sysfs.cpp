@@ -42,6 +42,14 @@ bool isHexGroups(std::string_view text, size_t groups) {
   return true;
 }
 
+// "0000:5e:00.1": domain, bus, device, function in hex.
+bool isPciBusId(std::string_view text) {
+  if (text.size() != 12 || text[4] != ':' || text[7] != ':' || text[10] != '.') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11})
+    if (!isHex(text[i])) return false;
+  return true;
+}
+
 std::optional<int64_t> parseInteger(std::string_view text) {
   if (text.empty()) return std::nullopt;
   const std::string copy(text);
@@ -231,7 +239,10 @@ void readPciPlace(const fs::path& root, SysfsDir& files, RdmaDevice& device) {
     return;
   }
   device.pciPath = below.string();
-  device.busId = busIdFromSysfsLink(target.filename().string());
+  // A PCI function's name is its bus id, 0000:5e:00.1; a device on another bus (virtio, a
+  // platform device) has none.
+  const std::string busId = busIdFromSysfsLink(target.filename().string());
+  if (isPciBusId(busId)) device.busId = busId;
   SysfsDir pci(target, "device/", device.skipped);
   if (auto text = pci.line("numa_node")) {
     auto numa = parseInteger(*text);

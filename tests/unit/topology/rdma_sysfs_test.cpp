@@ -374,5 +374,19 @@ TEST_CASE("a device link outside the root or dangling is noted, the device still
   CHECK(devices[1].ports.at(0).state == 1);
 }
 
+TEST_CASE("a device on another bus than PCI has a path but no bus id", "[rdma]") {
+  Tree tree;
+  tree.write("devices/platform/virtio0/numa_node", "0\n");
+  tree.write((tree.port("rxe0") / "state").string(), "4: ACTIVE\n");
+  fs::create_symlink("../../../devices/platform/virtio0",
+                     tree.root() / "class/infiniband/rxe0/device");
+  const std::vector<RdmaDevice> devices = readRdmaDevices(tree.root().string());
+  REQUIRE(devices.size() == 1);
+  CHECK(devices[0].busId.empty());
+  CHECK(devices[0].pciPath == "platform/virtio0");
+  CHECK(devices[0].numaNode == 0);
+  CHECK(devices[0].skipped.empty());
+}
+
 }  // namespace
 }  // namespace tutti::topology::test
