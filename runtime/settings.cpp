@@ -48,6 +48,7 @@ Settings Settings::fromConfig() {
   settings.slots = static_cast<int>(config::getInt("TUTTI_SLOTS"));
   settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
   settings.transport = transport::TransportSelection::parse(config::getString("TUTTI_TRANSPORT"));
+  settings.ibHca = topology::hcaSelectorFromEnv();
   settings.algorithm = allReduceChoice(config::getString("TUTTI_ALGO"));
   settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
   settings.directBuffers =

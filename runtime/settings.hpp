@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "topology/rdma_nics.hpp"
 #include "transport/registry.hpp"
 
 namespace tutti::runtime {
@@ -26,6 +27,7 @@ struct Settings {
   int slots = 0;
   int socketsPerPeer = 1;
   transport::TransportSelection transport;  // TUTTI_TRANSPORT
+  topology::HcaSelector ibHca;              // TUTTI_IB_HCA: the RDMA NICs transports may use
   // TUTTI_ALGO, or tutti_comm_set_algorithm: the all-reduce entry of the algorithm table that
   // every all-reduce runs; nullptr for auto (the planner picks per call).
   const Algorithm* algorithm = nullptr;
