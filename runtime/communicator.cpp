@@ -164,16 +164,8 @@ void Communicator::setTimeout(std::chrono::milliseconds timeout) {
   timeoutMs_.store(timeout.count(), std::memory_order_relaxed);
 }
 
-bool Communicator::keepFailure(const Error& error) {
-  std::lock_guard lock(failureMutex_);
-  if (failure_) return false;
-  failure_ = error;
-  failed_.store(true, std::memory_order_release);
-  return true;
-}
-
 void Communicator::recordFailure(const Error& error) {
-  if (!keepFailure(error)) return;
+  if (!failure_.keep(error)) return;
   // abort() has announced itself already (the first announcement wins).
   if (peerWatch_)
     peerWatch_->announce(transport::Departure{transport::Departure::State::kFailed,
@@ -191,20 +183,8 @@ void Communicator::recordFailure(const Error& error) {
   dumpFlightRecord(*this, reason);
 }
 
-std::optional<Error> Communicator::failure() const {
-  std::lock_guard lock(failureMutex_);
-  return failure_;
-}
-
-void Communicator::throwIfFailed() const {
-  // Checked before every operation: a lock-free look first keeps the healthy path cheap.
-  if (!failed_.load(std::memory_order_acquire)) return;
-  std::lock_guard lock(failureMutex_);
-  if (failure_) throw *failure_;
-}
-
 void Communicator::abort() {
-  aborted_.store(true);
+  failure_.markAborted();
   // So that the peers fail naming this rank rather than time out.
   if (peerWatch_)
     peerWatch_->announce(

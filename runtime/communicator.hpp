@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/connections.hpp"
 #include "runtime/engine.hpp"
+#include "runtime/failure_state.hpp"
 #include "runtime/memory/peer_buffers.hpp"
 #include "runtime/observe/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
@@ -96,12 +96,12 @@ class Communicator {
   // Error state: the first failure wins; later operations fail with it at once. The first
   // failure is announced to the peers and dumps the flight recorder (TUTTI_DUMP_DIR).
   void recordFailure(const Error& error);
-  std::optional<Error> failure() const;
-  void throwIfFailed() const;
+  std::optional<Error> failure() const { return failure_.failure(); }
+  void throwIfFailed() const { failure_.throwIfFailed(); }
   // Aborts this rank's operations and tells the peers (PeerWatch::announce), whose waits then fail
   // naming this rank.
   void abort();
-  bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  bool aborted() const { return failure_.aborted(); }
   // What the peers said and did: dead, failed, aborted or left (peer_watch.hpp).
   PeerWatch& peerWatch() { return *peerWatch_; }
 
@@ -121,8 +121,6 @@ class Communicator {
     return next;
   }
   void connect();
-  // True for the first failure only.
-  bool keepFailure(const Error& error);
 
   JobBootstrap job_;
   std::string tag_;
@@ -143,10 +141,7 @@ class Communicator {
   std::atomic<uint64_t> sequence_{0};
   std::atomic<uint64_t> collectives_{0};
   int splits_ = 0;
-  std::atomic<bool> aborted_{false};
-  std::atomic<bool> failed_{false};
-  mutable std::mutex failureMutex_;
-  std::optional<Error> failure_;
+  FailureState failure_;
 };
 
 }  // namespace tutti::runtime
