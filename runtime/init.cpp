@@ -40,7 +40,7 @@ std::unique_ptr<Communicator> joinWorld(JobBootstrap job, const PeerInfo& self, 
 std::unique_ptr<Communicator> initRank(const bootstrap::UniqueId& id, int rank, int nranks) {
   checkRankAndSize(rank, nranks);
   const Settings settings = Settings::fromConfig();
-  const PeerInfo self = PeerInfo::local(rank, settings.agreed(), settings.ringOrder);
+  const PeerInfo self = PeerInfo::local(rank, settings);
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(id.host, id.port), id.secret};
   job.store = bootstrap::connectStore(job.rendezvous, id.secret, Deadline::after(settings.timeout),
                                       claimOf(self, nranks, ""));
@@ -51,7 +51,7 @@ std::unique_ptr<Communicator> initFromEnv() {
   const bootstrap::LaunchEnv env = bootstrap::readLaunchEnv();
   checkRankAndSize(env.rank, env.nranks);
   const Settings settings = Settings::fromConfig();
-  const PeerInfo self = PeerInfo::local(env.rank, settings.agreed(), settings.ringOrder);
+  const PeerInfo self = PeerInfo::local(env.rank, settings);
   const bootstrap::Claim claim = claimOf(self, env.nranks, env.jobId);
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(env.addr, env.port), env.secret};
   if (env.rank == 0) job.storeServer = bootstrap::hostRendezvous(job.rendezvous, env.secret, claim);

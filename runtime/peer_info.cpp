@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/log.hpp"
 #include "runtime/topology_plan.hpp"
+#include "topology/rdma_nics.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -25,9 +27,22 @@ std::string bootId() {
   return id;
 }
 
+// No RDMA port is what a machine without a readable /sys has, so a failure to read it is not an
+// error: the rank simply offers no RDMA.
+int usableRdmaPorts(const topology::HcaSelector& selector) {
+  try {
+    const std::vector<topology::RdmaDevice> devices =
+        topology::readRdmaDevices(topology::sysfsRoot(), topology::RdmaCounters::kSkip);
+    return static_cast<int>(topology::selectRdmaPorts(devices, selector).size());
+  } catch (const Error& error) {
+    log::info("RDMA ports unknown: {}", error.what());
+    return 0;
+  }
+}
+
 }  // namespace
 
-PeerInfo PeerInfo::local(int rank, std::string agreedSettings, const std::vector<int>& ringOrder) {
+PeerInfo PeerInfo::local(int rank, const Settings& settings) {
   PeerInfo info;
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
@@ -35,14 +50,16 @@ PeerInfo PeerInfo::local(int rank, std::string agreedSettings, const std::vector
   info.hostName = host;
   info.hostId = info.hostName + "/" + bootId() + "/" + readLink("/proc/self/ns/net");
   info.pid = getpid();
-  info.agreedSettings = std::move(agreedSettings);
-  if (!ringOrder.empty()) {  // FNV-1a over the ranks, never 0 (unset)
+  info.agreedSettings = settings.agreed();
+  if (const std::vector<int>& ringOrder = settings.ringOrder;
+      !ringOrder.empty()) {  // FNV-1a over the ranks, never 0 (unset)
     uint64_t hash = 14695981039346656037ULL;
     for (int ringRank : ringOrder)
       hash = (hash ^ static_cast<uint32_t>(ringRank)) * 1099511628211ULL;
     info.ringOrderHash = std::max<uint64_t>(hash, 1);
   }
   describePlace(info);
+  info.rdmaPorts = usableRdmaPorts(settings.ibHca);
   return info;
 }
 
@@ -54,7 +71,8 @@ std::string PeerInfo::encode() const {
       << hostId << '\n'
       << pid << '\n'
       << agreedSettings << '\n'
-      << package << ' ' << numa << ' ' << core << ' ' << smpGBs << ' ' << netGBs << '\n'
+      << package << ' ' << numa << ' ' << core << ' ' << smpGBs << ' ' << netGBs << ' ' << rdmaPorts
+      << '\n'
       << ringOrderHash << '\n';
   return out.str();
 }
@@ -74,7 +92,8 @@ PeerInfo PeerInfo::decode(const std::string& text) {
     info.pid = std::stol(next());
     info.agreedSettings = next();
     std::istringstream place(next());
-    if (!(place >> info.package >> info.numa >> info.core >> info.smpGBs >> info.netGBs))
+    if (!(place >> info.package >> info.numa >> info.core >> info.smpGBs >> info.netGBs >>
+          info.rdmaPorts))
       raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
     const std::string hash = next();
     size_t used = 0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/settings.hpp"
 #include "transport/registry.hpp"
 
 namespace tutti::runtime {
@@ -25,14 +26,16 @@ struct PeerInfo {
   int package = -1, numa = -1, core = -1;
   double smpGBs = 0;  // the host's slowest CPU interconnect link (0: one NUMA node)
   double netGBs = 0;  // the host's fastest network port
+  // RDMA ports this rank may use (active, InfiniBand or RoCE, chosen by TUTTI_IB_HCA), from sysfs.
+  int rdmaPorts = 0;
 
   // What decides which transports reach this rank.
-  transport::Reach reach() const { return {hostId}; }
+  transport::Reach reach() const { return {hostId, rdmaPorts}; }
 
   std::string encode() const;
   // Throws kRemote for a malformed record.
   static PeerInfo decode(const std::string& text);
-  static PeerInfo local(int rank, std::string agreedSettings, const std::vector<int>& ringOrder);
+  static PeerInfo local(int rank, const Settings& settings);
 };
 
 // "host:pid", for messages.

@@ -87,6 +87,7 @@ TransportSelection TransportSelection::parse(const std::string& text) {
   }
   if (!excluding) {
     selection.allowed_ = std::move(named);
+    selection.named_ = true;
     return selection;
   }
   for (const TransportKind* kind : transportKinds())
@@ -100,7 +101,7 @@ TransportSelection TransportSelection::parse(const std::string& text) {
 
 const TransportKind* TransportSelection::choose(const Reach& a, const Reach& b) const {
   for (const TransportKind* kind : allowed_)
-    if (kind->reaches(a, b)) return kind;
+    if ((!named_ && kind->autoReaches) ? kind->autoReaches(a, b) : kind->reaches(a, b)) return kind;
   return nullptr;
 }
 

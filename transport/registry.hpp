@@ -17,12 +17,16 @@ namespace tutti::transport {
 struct Reach {
   // Host name + boot id + network namespace: equal on ranks that share memory and a kernel.
   std::string hostId;
+  int rdmaPorts = 0;  // usable RDMA ports (InfiniBand or RoCE) of the rank's host
 };
 
 struct TransportKind {
   const char* name;
   // Whether an instance can connect ranks `a` and `b` (symmetric).
   bool (*reaches)(const Reach& a, const Reach& b);
+  // Where `auto` (and a ^ list) picks it, when narrower than where it reaches (symmetric; nullptr:
+  // wherever it reaches). A list that names it uses it wherever it reaches.
+  bool (*autoReaches)(const Reach& a, const Reach& b) = nullptr;
   std::unique_ptr<Transport> (*make)(const Options& options);
   // Ranks it joins can map each other's memory (the direct algorithms read peers in place).
   bool sharesMemory = false;
@@ -42,8 +46,8 @@ void registerTransport(const TransportKind& kind);
 
 // TUTTI_TRANSPORT, parsed once: the transports allowed, in the order they are tried for a pair.
 //   auto (or unset)  every transport, in the table's order
-//   tcp | shm,tcp    only these, in this order
-//   ^tcp | ^shm,tcp  every transport but these
+//   tcp | shm,tcp    only these, in this order, each wherever it reaches
+//   ^tcp | ^shm,tcp  every transport but these, as auto picks them
 class TransportSelection {
  public:
   // auto.
@@ -62,6 +66,7 @@ class TransportSelection {
  private:
   std::string text_;
   std::vector<const TransportKind*> allowed_;
+  bool named_ = false;  // a list names the transports: each is used wherever it reaches
 };
 
 }  // namespace tutti::transport

@@ -158,13 +158,18 @@ TEST_CASE("a permuted ring: neighbours, positions and distances follow the order
 }
 
 TEST_CASE("peer records carry a fingerprint of the given order") {
-  const PeerInfo unset = PeerInfo::local(0, "TUTTI_SLOTS=2", {});
-  const PeerInfo given = PeerInfo::local(0, "TUTTI_SLOTS=2", {3, 0, 2, 1});
+  auto withOrder = [](int rank, std::vector<int> order) {
+    Settings settings;
+    settings.ringOrder = std::move(order);
+    return PeerInfo::local(rank, settings);
+  };
+  const PeerInfo unset = withOrder(0, {});
+  const PeerInfo given = withOrder(0, {3, 0, 2, 1});
   CHECK(unset.ringOrderHash == 0);
   CHECK(given.ringOrderHash != 0);
-  CHECK(PeerInfo::local(1, "TUTTI_SLOTS=2", {3, 0, 2, 1}).ringOrderHash == given.ringOrderHash);
-  CHECK(PeerInfo::local(1, "TUTTI_SLOTS=2", {3, 0, 1, 2}).ringOrderHash != given.ringOrderHash);
-  CHECK(PeerInfo::local(1, "TUTTI_SLOTS=2", {3, 0, 2}).ringOrderHash != given.ringOrderHash);
+  CHECK(withOrder(1, {3, 0, 2, 1}).ringOrderHash == given.ringOrderHash);
+  CHECK(withOrder(1, {3, 0, 1, 2}).ringOrderHash != given.ringOrderHash);
+  CHECK(withOrder(1, {3, 0, 2}).ringOrderHash != given.ringOrderHash);
   CHECK(PeerInfo::decode(given.encode()).ringOrderHash == given.ringOrderHash);
   CHECK(PeerInfo::decode(unset.encode()).ringOrderHash == 0);
   std::string record = given.encode();
