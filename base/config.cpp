@@ -21,7 +21,8 @@ const std::vector<Var>& table() {
        "(tutti_comm_set_timeout replaces it for one communicator's operations)"},
       {"TUTTI_TRANSPORT", Type::kString, "auto", "", 0, 0,
        "the transports allowed, tried in this order for each pair of ranks: auto (shm within a "
-       "host, tcp across hosts), a list (tcp; shm,tcp), or ^ and the ones to leave out (^shm)"},
+       "host; between hosts ucx where both have an RDMA port, else tcp), a list (tcp; shm,ucx), "
+       "or ^ and the ones to leave out (^ucx)"},
       {"TUTTI_ALGO", Type::kChoice, "auto", "auto|oneshot|ring|tree|direct", 0, 0,
        "force the all-reduce algorithm (auto: the cost model picks per size; direct reads the "
        "peers' buffers in place when all are reachable (TUTTI_DIRECT_BUFFERS), else runs what "

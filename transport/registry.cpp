@@ -17,6 +17,10 @@ bool sameHost(const Reach& a, const Reach& b) {
 bool anyPair(const Reach&, const Reach&) {
   return true;
 }
+// auto takes UCX between hosts that both have an RDMA port (where it beats tcp), if built with it.
+bool rdmaBetweenHosts(const Reach& a, const Reach& b) {
+  return ucxBuilt() && a.hostId != b.hostId && a.rdmaPorts > 0 && b.rdmaPorts > 0;
+}
 
 // The built-in transports, one line each. A deque: registering one keeps the others where
 // selections point to them.
@@ -24,6 +28,7 @@ std::deque<TransportKind>& kinds() {
   static std::deque<TransportKind> table = {
       // clang-format off
       {.name = "shm", .reaches = sameHost, .make = makeShmTransport, .sharesMemory = true, .keepsNotes = true},
+      {.name = "ucx", .reaches = anyPair, .autoReaches = rdmaBetweenHosts, .make = makeUcxTransport},
       {.name = "tcp", .reaches = anyPair, .make = makeTcpTransport, .listens = true},
       // clang-format on
   };

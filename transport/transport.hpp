@@ -167,5 +167,9 @@ class Transport {
 
 std::unique_ptr<Transport> makeShmTransport(const Options& options);
 std::unique_ptr<Transport> makeTcpTransport(const Options& options);
+// UCP over whatever UCX offers (UCX_TLS); kInvalidUsage in a build without UCX.
+std::unique_ptr<Transport> makeUcxTransport(const Options& options);
+// Whether this build has UCX (libucx-dev was found).
+bool ucxBuilt();
 
 }  // namespace tutti::transport

@@ -12,8 +12,11 @@ started once ranks 0 and 1 are connected to the store.
   wrong-secret    rank 2 has another TUTTI_SECRET (TUTTI_TIMEOUT=6): it fails at once; a
                   connection without the secret cannot fail a secured job, so the others fail
                   at their timeout, but their message names rank 2 and why it was refused.
+  ucx-unusable    (with the argument ucx, in a build with UCX) TUTTI_TRANSPORT=ucx where UCX has
+                  no transport to use (UCX_TLS=nosuch): every rank fails within BOUND_S saying
+                  it cannot create a UCP context.
 
-  init_failures.py FAULT_RANK
+  init_failures.py FAULT_RANK [ucx]
 """
 
 import os
@@ -135,11 +138,27 @@ def wrong_secret(fault_rank):
     return verdict("wrong secret on rank 2", problems, job)
 
 
+def ucx_unusable(fault_rank):
+    job = Job([fault_rank], NRANKS, env={"TUTTI_TIMEOUT": "120", "TUTTI_TRANSPORT": "ucx",
+                                         "UCX_TLS": "nosuch", "UCX_WARN_UNUSED_ENV_VARS": "n"})
+    problems = []
+    try:
+        errors = init_errors(job, BOUND_S)
+        expect(problems, errors, range(NRANKS), r"ucx: cannot create a UCP context .*UCX_TLS",
+               "that UCX cannot create a context")
+        problems += job.closing_problems()
+    finally:
+        job.release(5)
+    return verdict("TUTTI_TRANSPORT=ucx where UCX has no usable transport", problems, job)
+
+
 def main():
     fault_rank = sys.argv[1]
+    scenarios = [second_rank_0, missing_rank_0, member_mismatch, wrong_secret]
+    if sys.argv[2:] == ["ucx"]:
+        scenarios.append(ucx_unusable)
     start = time.monotonic()
-    failed = sum(scenario(fault_rank) for scenario in
-                 (second_rank_0, missing_rank_0, member_mismatch, wrong_secret))
+    failed = sum(scenario(fault_rank) for scenario in scenarios)
     print(f"{time.monotonic() - start:.1f} s")
     return 1 if failed else 0
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """SIGKILL trials: 4 ranks run seeded random cases of allreduce, allgather or broadcast over shm
-or tcp; a random rank is SIGKILLed at a random moment, and half the time left unreaped (a
+or tcp (or the --transports given); a random rank is SIGKILLed at a random moment, and half the time left unreaped (a
 zombie, as under a launcher slow to notice). Each trial asserts that every survivor
 fails within --bound seconds (TUTTI_TIMEOUT is 60 s, so detection must come from dead-peer
 detection, not the timeout), that its message names the dead rank and its host ("rank K (host:pid"
@@ -11,6 +11,7 @@ With --survivors-exit each survivor exits as soon as it has its error, as real p
 others must still name the rank that was killed, not a survivor that left after failing.
 
   kill_random_rank.py FAULT_RANK [--trials N] [--seed S] [--bound SECONDS] [--survivors-exit]
+                     [--transports shm,tcp,ucx]
 The seed is printed; FAULT_SEED overrides it (to replay a failing run).
 """
 
@@ -24,7 +25,6 @@ from job import Job, driver_args, error_time_ns, leaked_segments, names_rank  # 
 
 NRANKS = 4
 KINDS = ["allreduce", "allgather", "broadcast"]
-TRANSPORTS = ["shm", "tcp"]
 MAX_BYTES = [4096, 65536, 1 << 20, 4 << 20]
 
 
@@ -33,10 +33,10 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def trial(fault_rank, rng, bound, survivors_exit):
+def trial(fault_rank, rng, bound, survivors_exit, transports):
     """Runs one trial; returns (description, problems, detection seconds or None, hung, the
     ranks' output)."""
-    transport, kind = rng.choice(TRANSPORTS), rng.choice(KINDS)
+    transport, kind = rng.choice(transports), rng.choice(KINDS)
     victim, delay = rng.randrange(NRANKS), rng.uniform(0.0, 0.5)
     max_bytes, case_seed = rng.choice(MAX_BYTES), rng.randrange(1 << 32)
     reap = rng.random() < 0.5
@@ -91,13 +91,16 @@ def main():
          ("--bound", {"type": float, "default": 10.0,
                       "help": "seconds a survivor may take to fail (TUTTI_TIMEOUT is 60)"}),
          ("--survivors-exit", {"action": "store_true",
-                               "help": "survivors exit at their error instead of idling"})],
+                               "help": "survivors exit at their error instead of idling"}),
+         ("--transports", {"default": "shm,tcp",
+                           "help": "TUTTI_TRANSPORT values to draw from, comma-separated"})],
         description=__doc__.splitlines()[0])
     print(f"seed {seed} (FAULT_SEED={seed} replays this run)", flush=True)
     detections, hangs, failed = [], 0, 0
     for number in range(1, args.trials + 1):
         what, problems, detection, hung, output = trial(args.fault_rank, rng, args.bound,
-                                                        args.survivors_exit)
+                                                        args.survivors_exit,
+                                                        args.transports.split(","))
         hangs += hung
         if detection is not None:
             detections.append(detection)

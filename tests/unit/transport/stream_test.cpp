@@ -8,30 +8,6 @@
 #include "world.hpp"
 
 namespace tutti::transport::test {
-namespace {
-
-void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed) {
-  Warnings log;
-  const int n = static_cast<int>(options.size());
-  auto outcome = runThreadWorld(kind, options, [&](int rank, Transport& transport) {
-    MeshStream stream(transport, rank, allBut(rank, n), count, seed);
-    runStreams({&stream}, Deadline::after(std::chrono::seconds(60)));
-  });
-  for (int r = 0; r < n; ++r) {
-    INFO(kindName(kind) << " rank " << r << " of " << n);
-    CHECK(outcome[r] == "");
-  }
-  CHECK(log.all().empty());
-}
-
-std::vector<Options> worldOptions(int nranks) {
-  const std::string tag = uniqueTag();
-  std::vector<Options> options;
-  for (int r = 0; r < nranks; ++r) options.push_back(smallOptions(r, nranks, tag));
-  return options;
-}
-
-}  // namespace
 
 TEST_CASE("a full mesh of thread ranks streams exact bytes in order", "[transport][stream]") {
   const Kind kind = GENERATE(Kind::kShm, Kind::kTcp);

@@ -26,18 +26,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-// The Error a call throws; fails the test when it throws none before `deadline`.
-template <typename Call>
-Error errorOf(Call&& call, const Deadline& deadline) {
-  try {
-    while (!deadline.expired()) call();
-  } catch (const Error& e) {
-    return e;
-  }
-  FAIL("no Error before the deadline");
-  return Error(ErrorCode::kInternal, "unreachable");
-}
-
 // A fake rank `from` that dials `address` and introduces itself properly (hello, secret,
 // reply), so that what it sends afterwards reaches the data path.
 Fd dialAsRank(const Options& options, int from, int to, const std::string& address) {

@@ -24,11 +24,21 @@ uint64_t splitmix(uint64_t x) {
 }  // namespace
 
 const char* kindName(Kind kind) {
-  return kind == Kind::kShm ? "shm" : "tcp";
+  switch (kind) {
+    case Kind::kShm: return "shm";
+    case Kind::kTcp: return "tcp";
+    case Kind::kUcx: return "ucx";
+  }
+  return "?";
 }
 
 std::unique_ptr<Transport> make(Kind kind, const Options& options) {
-  return kind == Kind::kShm ? makeShmTransport(options) : makeTcpTransport(options);
+  switch (kind) {
+    case Kind::kShm: return makeShmTransport(options);
+    case Kind::kTcp: return makeTcpTransport(options);
+    case Kind::kUcx: return makeUcxTransport(options);
+  }
+  return nullptr;
 }
 
 std::string uniqueTag() {
@@ -56,6 +66,13 @@ std::vector<int> allBut(int rank, int nranks) {
   for (int r = 0; r < nranks; ++r)
     if (r != rank) peers.push_back(r);
   return peers;
+}
+
+std::vector<Options> worldOptions(int nranks) {
+  const std::string tag = uniqueTag();
+  std::vector<Options> options;
+  for (int r = 0; r < nranks; ++r) options.push_back(smallOptions(r, nranks, tag));
+  return options;
 }
 
 Traffic::Traffic(uint64_t seed, int from, int to, size_t slotBytes)
@@ -199,6 +216,20 @@ void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
   for (const auto& t : transports) t->connected();
+}
+
+void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed) {
+  Warnings log;
+  const int n = static_cast<int>(options.size());
+  auto outcome = runThreadWorld(kind, options, [&](int rank, Transport& transport) {
+    MeshStream stream(transport, rank, allBut(rank, n), count, seed);
+    runStreams({&stream}, Deadline::after(std::chrono::seconds(60)));
+  });
+  for (int r = 0; r < n; ++r) {
+    INFO(kindName(kind) << " rank " << r << " of " << n);
+    CHECK(outcome[r] == "");
+  }
+  CHECK(log.all().empty());
 }
 
 std::vector<std::string> runThreadWorld(Kind kind, const std::vector<Options>& options,

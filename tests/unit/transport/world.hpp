@@ -3,6 +3,7 @@
 // receiver checks it independently.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -13,14 +14,27 @@
 #include <vector>
 
 #include "base/deadline.hpp"
+#include "base/error.hpp"
 #include "tests/warnings.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::transport::test {
 
-enum class Kind { kShm, kTcp };
+enum class Kind { kShm, kTcp, kUcx };
 const char* kindName(Kind kind);
 std::unique_ptr<Transport> make(Kind kind, const Options& options);
+
+// The Error a call, repeated, throws; fails the test when it throws none before `deadline`.
+template <typename Call>
+Error errorOf(Call&& call, const Deadline& deadline) {
+  try {
+    while (!deadline.expired()) call();
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("no Error before the deadline");
+  return Error(ErrorCode::kInternal, "unreachable");
+}
 
 // A job tag no other test (or test run) uses.
 std::string uniqueTag();
@@ -28,6 +42,8 @@ std::string uniqueTag();
 Options smallOptions(int rank, int nranks, const std::string& tag);
 // Every rank except `rank`.
 std::vector<int> allBut(int rank, int nranks);
+// smallOptions for each of `nranks` ranks of one fresh job.
+std::vector<Options> worldOptions(int nranks);
 
 // The messages `from` sends to `to`: sizes in [0, slotBytes] from a seeded std::mt19937 (with 0
 // and slotBytes forced now and then), bytes and tags from (seed, from, to, index).
@@ -80,6 +96,10 @@ void runStreams(std::vector<MeshStream*> streams, const Deadline& deadline);
 // then calls connected() on all. Rethrows the first error.
 void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
                 const Deadline& deadline);
+
+// Every rank of a thread world streams `count` random-size messages to every other rank while
+// receiving (MeshStream), and checks that none fails and nothing was logged.
+void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed);
 
 // Ranks as threads: each creates its transport from options[rank], the addresses are exchanged
 // through a shared vector and a barrier, then connect (full mesh), barrier, connected(), and

@@ -1,0 +1,194 @@
+// ucx only (tag [ucx]; meson runs these under UCX_TLS=tcp and under UCX's shared-memory
+// transports): the stream of exact bytes in order, flow control by credits, a peer that leaves,
+// addresses UCX cannot use, the wake-up descriptor.
+#include <poll.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "world.hpp"
+
+namespace tutti::transport::test {
+namespace {
+
+using std::chrono::seconds;
+
+std::vector<std::unique_ptr<Transport>> connectedPair(const Options& options0,
+                                                      const Options& options1) {
+  std::vector<std::unique_ptr<Transport>> world;
+  world.push_back(makeUcxTransport(options0));
+  world.push_back(makeUcxTransport(options1));
+  connectAll(world, Deadline::after(seconds(20)));
+  return world;
+}
+
+// Posts one message of `bytes` bytes filled with `fill`; false when no slot is free.
+bool tryPost(Transport& from, int to, size_t bytes, char fill) {
+  void* slot = from.send(to).tryAcquire();
+  if (!slot) return false;
+  std::memset(slot, fill, bytes);
+  from.send(to).post(bytes, {{static_cast<uint64_t>(fill), 2, 3}});
+  return true;
+}
+
+// The next message from `from`, progressing both ends until it is there (or the deadline).
+const void* awaitPeek(std::vector<std::unique_ptr<Transport>>& world, int at, int from,
+                      Envelope* got) {
+  const Deadline deadline = Deadline::after(seconds(10));
+  const void* data = nullptr;
+  while (!(data = world[at]->recv(from).tryPeek(got)) && !deadline.expired())
+    for (auto& t : world)
+      if (t) t->progress();
+  return data;
+}
+
+}  // namespace
+
+// Fewer messages than stream_test.cpp's: each UCX context costs threads and time (CI time).
+TEST_CASE("ucx: a full mesh of thread ranks streams exact bytes in order", "[ucx]") {
+  const int nranks = GENERATE(2, 3);
+  SECTION("4 slots of 4 KiB") {
+    streamWorld(Kind::kUcx, worldOptions(nranks), 600, 42 + nranks);
+  }
+  SECTION("odd slot size, 3 slots") {
+    auto options = worldOptions(nranks);
+    for (Options& o : options) {
+      o.slotBytes = 1000;
+      o.slots = 3;
+    }
+    streamWorld(Kind::kUcx, options, 400, 7);
+  }
+  SECTION("one slot of 64 KiB") {
+    auto options = worldOptions(nranks);
+    for (Options& o : options) {
+      o.slotBytes = 64 << 10;
+      o.slots = 1;
+    }
+    streamWorld(Kind::kUcx, options, 100, 9);
+  }
+}
+
+TEST_CASE("ucx: slots of 1 MiB go by rendezvous, exact and in order", "[ucx]") {
+  auto options = worldOptions(2);
+  for (Options& o : options) {
+    o.slotBytes = 1 << 20;
+    o.slots = 2;
+  }
+  streamWorld(Kind::kUcx, options, 20, 11);
+}
+
+TEST_CASE("ucx: a sender never has more than `slots` messages in flight", "[ucx]") {
+  auto options = worldOptions(2);
+  for (Options& o : options) o.slots = 4;
+  auto world = connectedPair(options[0], options[1]);
+  for (char i = 0; i < 4; ++i) REQUIRE(tryPost(*world[0], 1, 100, 'a' + i));
+  // However long both ends progress, the fifth waits for the receiver to release slots.
+  for (int round = 0; round < 2000; ++round) {
+    world[0]->progress();
+    world[1]->progress();
+  }
+  CHECK(world[0]->send(1).tryAcquire() == nullptr);
+  // Two releases (half the slots) send a credit: two slots free up, in order.
+  for (char i = 0; i < 2; ++i) {
+    Envelope got;
+    const void* data = awaitPeek(world, 1, 0, &got);
+    REQUIRE(data != nullptr);
+    CHECK(got.bytes == 100);
+    CHECK(got.tag == Tag{{static_cast<uint64_t>('a' + i), 2, 3}});
+    CHECK(static_cast<const char*>(data)[99] == 'a' + i);
+    world[1]->recv(0).release();
+  }
+  const Deadline deadline = Deadline::after(seconds(10));
+  int posted = 0;
+  while (posted < 2 && !deadline.expired()) {
+    posted += tryPost(*world[0], 1, 100, static_cast<char>('e' + posted));
+    world[0]->progress();
+    world[1]->progress();
+  }
+  CHECK(posted == 2);
+  CHECK(world[0]->send(1).tryAcquire() == nullptr);
+  for (char expected : {'c', 'd', 'e', 'f'}) {
+    Envelope got;
+    const void* data = awaitPeek(world, 1, 0, &got);
+    REQUIRE(data != nullptr);
+    CHECK(static_cast<const char*>(data)[0] == expected);
+    world[1]->recv(0).release();
+  }
+}
+
+// [peer-failure]: only where UCX's transports report peer failures (UCX_TLS=tcp here; not UCX
+// 1.13's shared-memory transports, whose endpoints go without: ucx_link.hpp).
+TEST_CASE("ucx: a peer that leaves is named by the survivor", "[ucx][peer-failure]") {
+  auto options = worldOptions(2);
+  auto world = connectedPair(options[0], options[1]);
+  const std::string place = world[1]->localAddress().substr(0, world[1]->localAddress().find('/'));
+  CHECK(place == fmt::format(
+                     "{}:{}",
+                     [] {
+                       char name[256] = {};
+                       gethostname(name, sizeof(name) - 1);
+                       return std::string(name);
+                     }(),
+                     getpid()));
+  // Rank 1 posts three messages and leaves at once: they are still delivered, then the end of
+  // the connection is an Error naming rank 1 and where it ran.
+  for (char i = 0; i < 3; ++i) REQUIRE(tryPost(*world[1], 0, 4096, 'a' + i));
+  world[1].reset();
+  for (char i = 0; i < 3; ++i) {
+    Envelope got;
+    const void* data = awaitPeek(world, 0, 1, &got);
+    REQUIRE(data != nullptr);
+    CHECK(got.bytes == 4096);
+    CHECK(static_cast<const char*>(data)[4095] == 'a' + i);
+    world[0]->recv(1).release();
+  }
+  const Deadline deadline = Deadline::after(seconds(30));
+  Envelope got;
+  const Error closed =
+      errorOf([&] { world[0]->recv(1).tryPeek(&got), world[0]->progress(); }, deadline);
+  CHECK(closed.code() == ErrorCode::kRemote);
+  CHECK_THAT(closed.what(), Catch::Contains("ucx: rank 1 (" + place + ") closed the connection"));
+  CHECK_THAT(closed.what(), Catch::Contains("(seen by rank 0)"));
+  CHECK_THROWS_AS(world[0]->send(1).tryAcquire(), Error);  // failed stays failed
+}
+
+TEST_CASE("ucx: an address UCX cannot use fails connect, naming the rank", "[ucx]") {
+  auto options = worldOptions(2);
+  auto transport = makeUcxTransport(options[0]);
+  const Deadline deadline = Deadline::after(seconds(5));
+  auto errorFor = [&](const std::string& address) {
+    try {
+      transport->connect({1}, {transport->localAddress(), address}, deadline);
+    } catch (const Error& e) {
+      return std::make_pair(e.code(), std::string(e.what()));
+    }
+    return std::make_pair(ErrorCode::kInternal, std::string("connected"));
+  };
+  for (const std::string bad : {"host:1", "host:1/", "host:1/abc", "host:1/zz"}) {
+    INFO(bad);
+    const auto [code, message] = errorFor(bad);
+    CHECK(code == ErrorCode::kRemote);
+    CHECK_THAT(message, Catch::Contains("rank 1 (host:1) published a malformed address"));
+  }
+}
+
+TEST_CASE("ucx: the wake-up descriptor becomes readable when a message arrives", "[ucx]") {
+  auto options = worldOptions(2);
+  auto world = connectedPair(options[0], options[1]);
+  const int fd = world[1]->wakeFd();
+  REQUIRE(fd >= 0);
+  // Idle: once progress() has armed it, nothing wakes it.
+  for (int i = 0; i < 100; ++i) world[1]->progress();
+  pollfd waiter{fd, POLLIN, 0};
+  CHECK(poll(&waiter, 1, 0) == 0);
+  REQUIRE(tryPost(*world[0], 1, 64, 'w'));
+  world[0]->progress();
+  // A bound far above any delivery time: the point is that it wakes at all.
+  CHECK(poll(&waiter, 1, 10000) == 1);
+  Envelope got;
+  REQUIRE(awaitPeek(world, 1, 0, &got) != nullptr);
+  CHECK(got.bytes == 64);
+}
+
+}  // namespace tutti::transport::test

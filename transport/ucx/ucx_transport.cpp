@@ -1,0 +1,199 @@
+// The ucx transport: a UCP context and worker per transport instance (ucx_worker.hpp), one
+// endpoint per peer with UCP's peer error handling, and the slot FIFOs carried by tagged messages
+// (ucx_link.hpp says how: per-slot pre-posted receives, credits in empty messages' tags).
+//
+// Tagged messages rather than active messages: a tag receive posted into a slot is exactly the
+// FIFO's free slot, so UCX lands every message (eager or rendezvous) in place, matched and
+// ordered by its tag, with no callback copying out of UCX's buffers; an active message would need
+// the same credits plus a per-message callback choosing where its data goes. docs/ucx.md has the
+// figures this rests on.
+//
+// Which UCX transports carry the data is UCX's choice, steered as usual by UCX_TLS (tcp, or
+// posix/sysv/cma/self within a host; rc, dc, ud where the cluster has RDMA: untested here).
+//
+// connect() creates the endpoints and posts the receives, then every rank sends each peer a hello
+// (credit 0) and waits for theirs: so an address UCX cannot reach fails at init, and no data
+// arrives before its receive is posted. progress() runs the worker and, when it had nothing to do,
+// arms its event descriptor, which wakeFd() returns: a waiter sleeps in poll() until a message (or
+// a credit) arrives. sendsPending() counts sends UCX has not completed (a rendezvous send completes
+// once the peer has pulled its data).
+//
+// Threading: serialized, as the tcp transport: one thread at a time drives a Transport.
+//
+// Destruction completes the sends in flight and flushes the worker (each for up to 5 s while the
+// peers take them), so that the last post() of a rank that then leaves is delivered; then it
+// closes every endpoint and cancels the posted receives.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "base/deadline.hpp"
+#include "base/error.hpp"
+#include "base/log.hpp"
+#include "transport/detail/options.hpp"
+#include "transport/transport.hpp"
+#include "transport/ucx/ucx_link.hpp"
+#include "transport/ucx/ucx_tags.hpp"
+#include "transport/ucx/ucx_worker.hpp"
+
+namespace tutti::transport {
+namespace ucx {
+namespace {
+
+constexpr std::chrono::milliseconds kCloseFlushLimit{5000};
+// Worker progress calls per progress(): bounded, so that a stream of arrivals cannot keep one
+// call busy.
+constexpr int kProgressRounds = 16;
+
+const Options& checked(const Options& options) {
+  detail::checkOptions(options, "ucx");
+  if (options.nranks > kMaxRanks)
+    raise(ErrorCode::kInvalidArgument, "ucx: nranks is {}, at most {} are supported",
+          options.nranks, kMaxRanks);
+  return options;
+}
+
+class UcxTransport final : public Transport {
+ public:
+  explicit UcxTransport(const Options& options)
+      : options_(checked(options)), worker_(std::make_unique<Worker>()), links_(options.nranks) {}
+
+  ~UcxTransport() override {
+    progressUntil(Deadline::after(kCloseFlushLimit), [&] { return sendsPending(); });
+    flush(Deadline::after(kCloseFlushLimit));
+    for (auto& link : links_)
+      if (link) link->startClose();
+    progressUntil(Deadline::after(kCloseFlushLimit), [&] {
+      return std::any_of(links_.begin(), links_.end(),
+                         [](const auto& link) { return link && link->closing(); });
+    });
+    progressUntil(Deadline::after(kCloseFlushLimit), [&] {
+      return std::any_of(links_.begin(), links_.end(),
+                         [](const auto& link) { return link && link->cancelReceives(); });
+    });
+    // Requests still open die with the worker, before the links' memory they point into.
+    worker_.reset();
+  }
+
+  const char* name() const override { return "ucx"; }
+  std::string localAddress() const override { return worker_->address(); }
+
+  void connect(const std::vector<int>& peers, const std::vector<std::string>& addresses,
+               const Deadline& deadline) override {
+    detail::checkPeers(options_, peers, addresses, "ucx");
+    for (int peer : peers)
+      if (links_[peer])
+        raise(ErrorCode::kInvalidUsage, "ucx: rank {} is already connected to rank {}",
+              options_.rank, peer);
+    for (int peer : peers) {
+      const std::string what = fmt::format("rank {} ({})", peer, placeOf(addresses[peer]));
+      const std::vector<uint8_t> address = decodeAddress(addresses[peer], what);
+      auto link = std::make_unique<UcxLink>(worker_->get(), options_.rank, peer, what,
+                                            options_.slotBytes, options_.slots, &creditReposts_);
+      ucs_status_t status = link->open(address, peerErrors_);
+      if (status == UCS_ERR_UNREACHABLE && peerErrors_) {
+        // UCX has logged why (no transport with a peer failure handler); once per transport.
+        log::info(
+            "ucx: rank {}: UCX's transports here cannot report peer failures; endpoints "
+            "go without (a dead peer is found by the runtime)",
+            options_.rank);
+        peerErrors_ = false;
+        status = link->open(address, peerErrors_);
+      }
+      if (status != UCS_OK)
+        raise(ErrorCode::kRemote, "ucx: rank {} cannot reach {}: {}", options_.rank, what,
+              ucs_status_string(status));
+      links_[peer] = std::move(link);
+    }
+    for (int peer : peers) links_[peer]->sayHello();
+    const bool heard = progressUntil(deadline, [&] {
+      return std::any_of(peers.begin(), peers.end(),
+                         [&](int peer) { return !links_[peer]->heardHello(); });
+    });
+    if (!heard) {
+      std::vector<int> silent;
+      for (int peer : peers)
+        if (!links_[peer]->heardHello()) silent.push_back(peer);
+      raise(ErrorCode::kTimeout, "ucx: rank {} heard no hello from ranks {} before the deadline",
+            options_.rank, fmt::join(silent, ", "));
+    }
+    log::info("ucx: rank {} connected to {} peers", options_.rank, peers.size());
+  }
+
+  SendConn& send(int peer) override { return link(peer).sender(); }
+  RecvConn& recv(int peer) override { return link(peer).receiver(); }
+
+  void progress() override {
+    for (int i = 0; i < kProgressRounds; ++i) {
+      const unsigned events = ucp_worker_progress(worker_->get());
+      repostCredits();
+      if (events == 0) {
+        worker_->arm();  // busy: events came meanwhile, for the next call
+        return;
+      }
+    }
+  }
+
+  bool sendsPending() const override {
+    return std::any_of(links_.begin(), links_.end(),
+                       [](const auto& link) { return link && link->sendsInFlight() > 0; });
+  }
+  int wakeFd() const override { return worker_->eventFd(); }
+
+ private:
+  UcxLink& link(int peer) {
+    if (peer < 0 || peer >= options_.nranks || !links_[peer])
+      raise(ErrorCode::kInvalidUsage, "ucx: rank {} has no connection to rank {}", options_.rank,
+            peer);
+    return *links_[peer];
+  }
+
+  // Progresses the worker while `busy()`; false when the deadline came first.
+  template <typename Busy>
+  bool progressUntil(const Deadline& deadline, Busy busy) {
+    Backoff backoff;
+    while (busy()) {
+      if (deadline.expired()) return false;
+      progress();
+      backoff.pause(wakeFd());
+    }
+    return true;
+  }
+
+  void repostCredits() {
+    while (!creditReposts_.empty()) {
+      UcxLink* link = creditReposts_.back();
+      creditReposts_.pop_back();
+      link->postCreditReceive();  // may complete at once and list the link again
+    }
+  }
+
+  // Waits for what UCX still holds of the sends to leave this process.
+  void flush(const Deadline& deadline) {
+    ucp_request_param_t param{};
+    const ucs_status_ptr_t request = ucp_worker_flush_nbx(worker_->get(), &param);
+    if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
+    progressUntil(deadline, [&] { return ucp_request_check_status(request) == UCS_INPROGRESS; });
+    if (ucp_request_check_status(request) != UCS_INPROGRESS) ucp_request_free(request);
+  }
+
+  Options options_;
+  std::unique_ptr<Worker> worker_;
+  std::vector<std::unique_ptr<UcxLink>> links_;
+  std::vector<UcxLink*> creditReposts_;  // links whose credit receive completed
+  bool peerErrors_ = true;               // endpoints with UCP's peer error handling (link->open)
+};
+
+}  // namespace
+}  // namespace ucx
+
+bool ucxBuilt() {
+  return true;
+}
+
+std::unique_ptr<Transport> makeUcxTransport(const Options& options) {
+  return std::make_unique<ucx::UcxTransport>(options);
+}
+
+}  // namespace tutti::transport

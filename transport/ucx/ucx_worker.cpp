@@ -1,0 +1,96 @@
+#include "transport/ucx/ucx_worker.hpp"
+
+#include <unistd.h>
+
+#include <memory>
+
+#include "base/error.hpp"
+
+namespace tutti::transport::ucx {
+namespace {
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+std::string hostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "?";
+  return name;
+}
+
+}  // namespace
+
+void check(ucs_status_t status, const char* what) {
+  if (status != UCS_OK)
+    raise(ErrorCode::kSystem, "ucx: {}: {} (UCX status {})", what, ucs_status_string(status),
+          static_cast<int>(status));
+}
+
+Worker::Worker() {
+  ucp_config_t* config = nullptr;
+  check(ucp_config_read(nullptr, nullptr, &config),
+        "cannot read the UCX configuration (a UCX_* variable is malformed?)");
+  std::unique_ptr<ucp_config_t, void (*)(ucp_config_t*)> owned(config, ucp_config_release);
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  check(ucp_init(&params, config, &context_),
+        "cannot create a UCP context (is UCX_TLS set to transports this machine has?)");
+  try {
+    ucp_worker_params_t workerParams{};
+    workerParams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    workerParams.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+    check(ucp_worker_create(context_, &workerParams, &worker_), "cannot create a UCP worker");
+    check(ucp_worker_get_efd(worker_, &eventFd_), "cannot get the worker's event descriptor");
+    ucp_address_t* bytes = nullptr;
+    size_t length = 0;
+    check(ucp_worker_get_address(worker_, &bytes, &length), "cannot get the worker's address");
+    address_ = fmt::format("{}:{}/", hostName(), getpid());
+    const auto* raw = reinterpret_cast<const uint8_t*>(bytes);
+    for (size_t i = 0; i < length; ++i) {
+      address_ += kHexDigits[raw[i] >> 4];
+      address_ += kHexDigits[raw[i] & 0xf];
+    }
+    ucp_worker_release_address(worker_, bytes);
+  } catch (...) {
+    if (worker_) ucp_worker_destroy(worker_);
+    ucp_cleanup(context_);
+    throw;
+  }
+}
+
+Worker::~Worker() {
+  ucp_worker_destroy(worker_);
+  ucp_cleanup(context_);
+}
+
+bool Worker::arm() {
+  return ucp_worker_arm(worker_) == UCS_OK;
+}
+
+std::vector<uint8_t> decodeAddress(const std::string& address, const std::string& what) {
+  const size_t slash = address.find('/');
+  const size_t digits = slash == std::string::npos ? 0 : address.size() - slash - 1;
+  std::vector<uint8_t> bytes;
+  if (digits > 0 && digits % 2 == 0) {
+    for (size_t i = slash + 1; i + 1 < address.size(); i += 2) {
+      const int high = hexValue(address[i]), low = hexValue(address[i + 1]);
+      if (high < 0 || low < 0) break;
+      bytes.push_back(static_cast<uint8_t>(high << 4 | low));
+    }
+  }
+  if (digits == 0 || bytes.size() * 2 != digits)
+    raise(ErrorCode::kRemote, "ucx: {} published a malformed address '{:.80}'", what, address);
+  return bytes;
+}
+
+std::string placeOf(const std::string& address) {
+  return address.substr(0, address.find('/'));
+}
+
+}  // namespace tutti::transport::ucx

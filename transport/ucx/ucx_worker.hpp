@@ -1,0 +1,50 @@
+// One UCP context and its one worker, owned together (a context per transport instance: each
+// communicator has its own, so that the tag space of one never meets another's). Features: TAG and
+// WAKEUP; thread mode serialized (the runtime calls a transport from one thread at a time, not
+// always the same one). Also the address codec: a worker address travels through the bootstrap as
+// text, "host:pid/" then the address's bytes in hex, so that error messages can name the peer's
+// host and process.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <string>
+#include <vector>
+
+namespace tutti::transport::ucx {
+
+// Throws kSystem "ucx: <what>: <UCX's text for status>" unless status is UCS_OK.
+void check(ucs_status_t status, const char* what);
+
+class Worker {
+ public:
+  // Reads the UCX_* variables (UCX_TLS, ...) of the environment. A UCX that cannot create a
+  // context or worker (no usable transport, a bad UCX_* value) is a kSystem error saying so.
+  Worker();
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  ucp_worker_h get() const { return worker_; }
+  // "host:pid/<hex of the worker address>".
+  const std::string& address() const { return address_; }
+  // The worker's event descriptor, readable after arm() returned true once something arrives.
+  int eventFd() const { return eventFd_; }
+  // Arms eventFd(); false when events are already waiting (UCS_ERR_BUSY: progress first) or it
+  // cannot be armed (then waiters merely sleep their backoff's interval).
+  bool arm();
+
+ private:
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::string address_;
+  int eventFd_ = -1;
+};
+
+// The address bytes of an address() string; `what` ("rank 3") names its owner in the
+// kRemote error a malformed one raises.
+std::vector<uint8_t> decodeAddress(const std::string& address, const std::string& what);
+// "host:pid" of an address() string: how messages name the peer.
+std::string placeOf(const std::string& address);
+
+}  // namespace tutti::transport::ucx
