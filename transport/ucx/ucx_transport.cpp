@@ -13,10 +13,10 @@
 //
 // connect() creates the endpoints and posts the receives, then every rank sends each peer a hello
 // (credit 0) and waits for theirs: so an address UCX cannot reach fails at init, and no data
-// arrives before its receive is posted. progress() runs the worker and, when it had nothing to do,
-// arms its event descriptor, which wakeFd() returns: a waiter sleeps in poll() until a message (or
-// a credit) arrives. sendsPending() counts sends UCX has not completed (a rendezvous send completes
-// once the peer has pulled its data).
+// arrives before its receive is posted. progress() runs the worker; wakeFd() arms the worker's
+// event descriptor and returns it: a waiter sleeps in poll() until a message (or a credit) arrives.
+// sendsPending() counts sends UCX has not completed (a rendezvous send completes once the peer has
+// pulled its data).
 //
 // Threading: serialized, as the tcp transport: one thread at a time drives a Transport.
 //
@@ -128,10 +128,7 @@ class UcxTransport final : public Transport {
     for (int i = 0; i < kProgressRounds; ++i) {
       const unsigned events = ucp_worker_progress(worker_->get());
       repostCredits();
-      if (events == 0) {
-        worker_->arm();  // busy: events came meanwhile, for the next call
-        return;
-      }
+      if (events == 0) return;
     }
   }
 
@@ -139,7 +136,14 @@ class UcxTransport final : public Transport {
     return std::any_of(links_.begin(), links_.end(),
                        [](const auto& link) { return link && link->sendsInFlight() > 0; });
   }
-  int wakeFd() const override { return worker_->eventFd(); }
+  // Armed here, not in progress(): the runtime asks for it only as a waiter is about to sleep, and
+  // arming costs system calls (2 ranks over UCX's shared memory: an 8-byte all-reduce took 6.6 us
+  // at the median with progress() arming, 0.6 us without). When arming finds events already
+  // waiting, the sleep ends at its bound (at most 200 us) and the next progress() takes them.
+  int wakeFd() const override {
+    worker_->arm();
+    return worker_->eventFd();
+  }
 
  private:
   UcxLink& link(int peer) {

@@ -176,10 +176,10 @@ TEST_CASE("ucx: an address UCX cannot use fails connect, naming the rank", "[ucx
 TEST_CASE("ucx: the wake-up descriptor becomes readable when a message arrives", "[ucx]") {
   auto options = worldOptions(2);
   auto world = connectedPair(options[0], options[1]);
+  for (int i = 0; i < 100; ++i) world[1]->progress();
+  // Idle: once wakeFd() has armed it, nothing wakes it.
   const int fd = world[1]->wakeFd();
   REQUIRE(fd >= 0);
-  // Idle: once progress() has armed it, nothing wakes it.
-  for (int i = 0; i < 100; ++i) world[1]->progress();
   pollfd waiter{fd, POLLIN, 0};
   CHECK(poll(&waiter, 1, 0) == 0);
   REQUIRE(tryPost(*world[0], 1, 64, 'w'));
