@@ -17,6 +17,13 @@ int hexValue(char c) {
   return -1;
 }
 
+// "ucxMAJOR.MINOR" of the UCX this process runs.
+std::string ucxRelease() {
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);
+  return fmt::format("ucx{}.{}", major, minor);
+}
+
 std::string hostName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "?";
@@ -50,7 +57,7 @@ Worker::Worker() {
     ucp_address_t* bytes = nullptr;
     size_t length = 0;
     check(ucp_worker_get_address(worker_, &bytes, &length), "cannot get the worker's address");
-    address_ = fmt::format("{}:{}/", hostName(), getpid());
+    address_ = fmt::format("{}:{}/{}/", hostName(), getpid(), ucxRelease());
     const auto* raw = reinterpret_cast<const uint8_t*>(bytes);
     for (size_t i = 0; i < length; ++i) {
       address_ += kHexDigits[raw[i] >> 4];
@@ -74,8 +81,15 @@ bool Worker::arm() {
 }
 
 std::vector<uint8_t> decodeAddress(const std::string& address, const std::string& what) {
-  const size_t slash = address.find('/');
+  const size_t first = address.find('/');
+  const size_t slash = first == std::string::npos ? first : address.find('/', first + 1);
   const size_t digits = slash == std::string::npos ? 0 : address.size() - slash - 1;
+  if (digits > 0) {
+    const std::string theirs = address.substr(first + 1, slash - first - 1), ours = ucxRelease();
+    if (theirs != ours)
+      raise(ErrorCode::kInvalidUsage,
+            "ucx: {} runs {}, this rank {}: run one UCX release on every host", what, theirs, ours);
+  }
   std::vector<uint8_t> bytes;
   if (digits > 0 && digits % 2 == 0) {
     for (size_t i = slash + 1; i + 1 < address.size(); i += 2) {

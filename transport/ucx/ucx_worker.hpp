@@ -2,8 +2,9 @@
 // communicator has its own, so that the tag space of one never meets another's). Features: TAG and
 // WAKEUP; thread mode serialized (the runtime calls a transport from one thread at a time, not
 // always the same one). Also the address codec: a worker address travels through the bootstrap as
-// text, "host:pid/" then the address's bytes in hex, so that error messages can name the peer's
-// host and process.
+// text, "host:pid/ucxMAJOR.MINOR/" then the address's bytes in hex, so that error messages can name
+// the peer's host and process, and so that a peer with another UCX release is refused before UCX
+// reads its address: UCX 1.13 aborts the process (an assertion) on an address it cannot parse.
 #pragma once
 
 #include <ucp/api/ucp.h>
@@ -26,7 +27,7 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   ucp_worker_h get() const { return worker_; }
-  // "host:pid/<hex of the worker address>".
+  // "host:pid/ucxMAJOR.MINOR/<hex of the worker address>".
   const std::string& address() const { return address_; }
   // The worker's event descriptor, readable after arm() returned true once something arrives.
   int eventFd() const { return eventFd_; }
@@ -41,8 +42,8 @@ class Worker {
   int eventFd_ = -1;
 };
 
-// The address bytes of an address() string; `what` ("rank 3") names its owner in the
-// kRemote error a malformed one raises.
+// The address bytes of an address() string; `what` ("rank 3 (host:pid)") names its owner in the
+// error a malformed one (kRemote) or one of another UCX release (kInvalidUsage) raises.
 std::vector<uint8_t> decodeAddress(const std::string& address, const std::string& what);
 // "host:pid" of an address() string: how messages name the peer.
 std::string placeOf(const std::string& address);

@@ -2,6 +2,7 @@
 // transports): the stream of exact bytes in order, flow control by credits, a peer that leaves,
 // addresses UCX cannot use, the wake-up descriptor.
 #include <poll.h>
+#include <ucp/api/ucp.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -165,12 +166,23 @@ TEST_CASE("ucx: an address UCX cannot use fails connect, naming the rank", "[ucx
     }
     return std::make_pair(ErrorCode::kInternal, std::string("connected"));
   };
-  for (const std::string bad : {"host:1", "host:1/", "host:1/abc", "host:1/zz"}) {
+  unsigned major = 0, minor = 0, patch = 0;
+  ucp_get_version(&major, &minor, &patch);
+  const std::string release = fmt::format("ucx{}.{}", major, minor);
+  CHECK_THAT(transport->localAddress(), Catch::Contains("/" + release + "/"));
+  for (const std::string& bad :
+       std::vector<std::string>{"host:1", "host:1/", "host:1/" + release + "/",
+                                "host:1/" + release + "/abc", "host:1/" + release + "/zz"}) {
     INFO(bad);
     const auto [code, message] = errorFor(bad);
     CHECK(code == ErrorCode::kRemote);
     CHECK_THAT(message, Catch::Contains("rank 1 (host:1) published a malformed address"));
   }
+  // Another UCX release is refused before UCX parses the bytes (UCX 1.13 aborts on some).
+  const auto [code, message] = errorFor("host:1/ucx0.1/ffffffffffffffffffffffffffffffff");
+  CHECK(code == ErrorCode::kInvalidUsage);
+  CHECK_THAT(message, Catch::Contains("rank 1 (host:1) runs ucx0.1, this rank " + release +
+                                      ": run one UCX release on every host"));
 }
 
 TEST_CASE("ucx: the wake-up descriptor becomes readable when a message arrives", "[ucx]") {
