@@ -70,6 +70,14 @@ TEST_CASE("ucx: a full mesh of thread ranks streams exact bytes in order", "[ucx
   }
 }
 
+TEST_CASE("ucx: connection calls check their use", "[ucx]") {
+  checkConnectionCalls(Kind::kUcx);
+}
+
+TEST_CASE("ucx: bad options and peer lists are rejected", "[ucx]") {
+  checkBadInputRejected(Kind::kUcx);
+}
+
 TEST_CASE("ucx: slots of 1 MiB go by rendezvous, exact and in order", "[ucx]") {
   auto options = worldOptions(2);
   for (Options& o : options) {

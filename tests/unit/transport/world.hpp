@@ -101,6 +101,11 @@ void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
 // receiving (MeshStream), and checks that none fails and nothing was logged.
 void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed);
 
+// Checks shared by every transport (stream_test.cpp): misuse of connection calls is kInvalidUsage
+// and leaves the connection working; bad Options and peer lists are refused.
+void checkConnectionCalls(Kind kind);
+void checkBadInputRejected(Kind kind);
+
 // Ranks as threads: each creates its transport from options[rank], the addresses are exchanged
 // through a shared vector and a barrier, then connect (full mesh), barrier, connected(), and
 // `body`. Returns each rank's outcome: "" or the error it raised.
