@@ -76,8 +76,8 @@ Worker::~Worker() {
   ucp_cleanup(context_);
 }
 
-bool Worker::arm() {
-  return ucp_worker_arm(worker_) == UCS_OK;
+void Worker::arm() {
+  ucp_worker_arm(worker_);
 }
 
 std::vector<uint8_t> decodeAddress(const std::string& address, const std::string& what) {

@@ -31,9 +31,9 @@ class Worker {
   const std::string& address() const { return address_; }
   // The worker's event descriptor, readable after arm() returned true once something arrives.
   int eventFd() const { return eventFd_; }
-  // Arms eventFd(); false when events are already waiting (UCS_ERR_BUSY: progress first) or it
-  // cannot be armed (then waiters merely sleep their backoff's interval).
-  bool arm();
+  // Arms eventFd(). When events are already waiting (UCS_ERR_BUSY) or it cannot be armed, it
+  // stays quiet and a waiter sleeps its backoff's bounded interval; the next progress takes them.
+  void arm();
 
  private:
   ucp_context_h context_ = nullptr;
