@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <thread>
 
 #include "world.hpp"
 
@@ -191,6 +192,31 @@ TEST_CASE("ucx: an address UCX cannot use fails connect, naming the rank", "[ucx
   CHECK(code == ErrorCode::kInvalidUsage);
   CHECK_THAT(message, Catch::Contains("rank 1 (host:1) runs ucx0.1, this rank " + release +
                                       ": run one UCX release on every host"));
+}
+
+TEST_CASE("ucx: connect fails at its deadline naming the peers that said no hello", "[ucx]") {
+  auto options = worldOptions(3);
+  std::vector<std::unique_ptr<Transport>> world;
+  for (const Options& o : options) world.push_back(makeUcxTransport(o));
+  const std::vector<std::string> addresses{world[0]->localAddress(), world[1]->localAddress(),
+                                           world[2]->localAddress()};
+  // Rank 1 connects too; rank 2 exists but never does.
+  std::thread peer([&] {
+    try {
+      world[1]->connect({0}, addresses, Deadline::after(seconds(20)));
+    } catch (const Error&) {
+    }
+  });
+  Error error(ErrorCode::kInternal, "connected");
+  try {
+    world[0]->connect({1, 2}, addresses, Deadline::after(seconds(2)));
+  } catch (const Error& e) {
+    error = e;
+  }
+  peer.join();
+  CHECK(error.code() == ErrorCode::kTimeout);
+  CHECK_THAT(error.what(),
+             Catch::Equals("ucx: rank 0 heard no hello from ranks 2 before the deadline"));
 }
 
 TEST_CASE("ucx: the wake-up descriptor becomes readable when a message arrives", "[ucx]") {
