@@ -148,16 +148,18 @@ void UcxLink::Sender::post(size_t bytes, const Tag& tag) {
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &UcxLink::onDataSent;
   param.user_data = &slot;
+  // Counted before the call, in case its callback runs before it returns.
+  slot.busy = true;
+  ++l.sendsInFlight_;
   void* request = nullptr;
   const ucs_status_t status = startedAs(
       ucp_tag_send_nbx(l.ep_, message, sizeof(tag) + bytes, dataTag(l.rank_, l.posted_), &param),
       &request);
   ++l.posted_;
-  if (status == UCS_INPROGRESS) {
-    slot.busy = true;
-    ++l.sendsInFlight_;
-  } else if (status != UCS_OK) {
-    l.failSend(status);  // thrown by the next tryAcquire
+  if (status != UCS_INPROGRESS) {  // done at once: no callback
+    slot.busy = false;
+    --l.sendsInFlight_;
+    if (status != UCS_OK) l.failSend(status);  // thrown by the next tryAcquire
   }
 }
 
@@ -173,14 +175,15 @@ void UcxLink::sendCredit() {
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &UcxLink::onCreditSent;
   param.user_data = this;
+  ++sendsInFlight_;  // before the call, as in post()
   void* request = nullptr;
   const ucs_status_t status =
       startedAs(ucp_tag_send_nbx(ep_, nullptr, 0, creditTag(rank_, consumed_), &param), &request);
   toldConsumed_ = consumed_;
-  if (status == UCS_INPROGRESS)
-    ++sendsInFlight_;
-  else if (status != UCS_OK)
-    failSend(status);
+  if (status != UCS_INPROGRESS) {
+    --sendsInFlight_;
+    if (status != UCS_OK) failSend(status);
+  }
 }
 
 void UcxLink::sayHello() {
