@@ -16,9 +16,10 @@
 //
 // Failure: UCP's error callback for the endpoint (the peer died or closed it) or a failed send
 // marks the link failed; tryAcquire then throws kRemote naming the peer, and so does tryPeek once
-// the messages that arrived before the failure are consumed. Only where UCX's transports report
-// peer failures: UCX 1.13's shared-memory ones (posix, sysv, cma) cannot, and an endpoint over
-// them has no error handling, so a peer that dies there is the runtime's peer watch's to find.
+// the messages that arrived before the failure are consumed. UCX's shared-memory transports notice
+// a dead peer only at a keepalive round (every 20 s by default; never one in the same process), so
+// there the runtime's peer watch is what finds it; a transport without peer error handling at all
+// gets endpoints without (the transport's connect() falls back), and the same holds.
 #pragma once
 
 #include <ucp/api/ucp.h>

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "base/error.hpp"
@@ -43,6 +44,9 @@ Worker::Worker() {
   check(ucp_config_read(nullptr, nullptr, &config),
         "cannot read the UCX configuration (a UCX_* variable is malformed?)");
   std::unique_ptr<ucp_config_t, void (*)(ucp_config_t*)> owned(config, ucp_config_release);
+  // UCX 1.13's shared-memory transports hide their peer error handling (keepalive) unless asked,
+  // and UCX then refuses endpoints that want it, printing an error: ask, unless the user chose.
+  if (!getenv("UCX_MM_ERROR_HANDLING")) ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;

@@ -127,8 +127,8 @@ TEST_CASE("ucx: a sender never has more than `slots` messages in flight", "[ucx]
   }
 }
 
-// [peer-failure]: only where UCX's transports report peer failures (UCX_TLS=tcp here; not UCX
-// 1.13's shared-memory transports, whose endpoints go without: ucx_link.hpp).
+// [peer-failure]: only where UCX's transports report a peer that leaves at once (UCX_TLS=tcp here;
+// the shared-memory ones notice at keepalive rounds, never for a peer in this process).
 TEST_CASE("ucx: a peer that leaves is named by the survivor", "[ucx][peer-failure]") {
   auto options = worldOptions(2);
   auto world = connectedPair(options[0], options[1]);
