@@ -103,6 +103,17 @@ TEST_CASE("collectives over a transport registered with one line", "[ranks][regi
   CHECK(inProcessMessages() > before);
 }
 
+#ifdef TUTTI_HAVE_UCX
+// UCX as it comes (every UCX transport it finds, UCX_TLS unset): each thread rank has its own UCP
+// context. A few worlds and algorithms only; the process worlds cover UCX_TLS=tcp and shm.
+TEST_CASE("collectives over ucx", "[ranks][ucx]") {
+  const int nranks = GENERATE(2, 3);
+  const std::string algo = GENERATE("ring", "tree");
+  ScopedEnv quiet("UCX_WARN_UNUSED_ENV_VARS", "n");
+  runRandomCases(nranks, "ucx", algo, 1, 256 << 10, 3000 + static_cast<uint64_t>(nranks));
+}
+#endif
+
 TEST_CASE("large all-reduce pipelines through many sections", "[ranks][large]") {
   const std::string transport = GENERATE("shm", "tcp");
   const std::string algo = GENERATE("ring", "tree");
