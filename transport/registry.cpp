@@ -82,7 +82,7 @@ TransportSelection TransportSelection::parse(const std::string& text) {
     const TransportKind* kind = find(word);
     if (!kind)
       raise(ErrorCode::kInvalidArgument,
-            "TUTTI_TRANSPORT='{}': '{}' is not a transport of this build (known: {})", text, word,
+            "TUTTI_TRANSPORT='{}': '{}' is not a transport (known: {})", text, word,
             joinNames(transportKinds()));
     if (std::find(named.begin(), named.end(), kind) != named.end())
       raise(ErrorCode::kInvalidArgument, "TUTTI_TRANSPORT='{}' names '{}' twice", text, word);

@@ -111,7 +111,7 @@ TEST_CASE("a choice set to nothing is its default") {
 
 TEST_CASE("a word outside a variable's choices is refused, naming the variable and them") {
   CHECK(refusal("TUTTI_TRANSPORT", "udp") ==
-        "TUTTI_TRANSPORT='udp': 'udp' is not a transport of this build (known: shm, tcp)");
+        "TUTTI_TRANSPORT='udp': 'udp' is not a transport (known: shm, ucx, tcp)");
   CHECK_THAT(refusal("TUTTI_IB_HCA", "mlx5_0:x"), Contains("TUTTI_IB_HCA"));
   CHECK(refusal("TUTTI_ALGO", "fastest") ==
         "TUTTI_ALGO='fastest' is not one of auto|oneshot|ring|tree|direct");

@@ -16,6 +16,8 @@ const Reach kHostA{"a/boot/net:[1]"};
 const Reach kHostASameNamespace{"a/boot/net:[1]"};
 const Reach kHostB{"b/boot/net:[1]"};
 const Reach kHostAOtherNamespace{"a/boot/net:[2]"};
+const Reach kRdmaHostA{"a/boot/net:[1]", 2};
+const Reach kRdmaHostB{"b/boot/net:[1]", 1};
 
 const char* chosen(const std::string& text, const Reach& a, const Reach& b) {
   const TransportKind* kind = TransportSelection::parse(text).choose(a, b);
@@ -57,7 +59,17 @@ TEST_CASE("registry: a list is tried in its order, ^ leaves transports out",
   CHECK(chosen("^shm", kHostA, kHostASameNamespace) == std::string("tcp"));
   CHECK(TransportSelection::parse("^shm").text() == "^shm");
   CHECK(TransportSelection::parse("").text() == "auto");
-  CHECK(TransportSelection().describe() == "shm, tcp");
+  CHECK(TransportSelection().describe() == "shm, ucx, tcp");
+}
+
+TEST_CASE("registry: auto takes ucx between hosts that both have RDMA, a list wherever it reaches",
+          "[transport][registry]") {
+  CHECK(chosen("auto", kRdmaHostA, kRdmaHostB) == std::string(ucxBuilt() ? "ucx" : "tcp"));
+  CHECK(chosen("auto", kRdmaHostA, kHostB) == std::string("tcp"));
+  CHECK(chosen("auto", kRdmaHostA, kRdmaHostA) == std::string("shm"));
+  CHECK(chosen("^shm", kRdmaHostA, kRdmaHostA) == std::string("tcp"));
+  CHECK(chosen("ucx", kHostA, kHostASameNamespace) == std::string("ucx"));
+  CHECK(chosen("ucx,tcp", kHostA, kHostB) == std::string("ucx"));
 }
 
 TEST_CASE("registry: every transport it lists can be made and named", "[transport][registry]") {
@@ -71,16 +83,15 @@ TEST_CASE("registry: every transport it lists can be made and named", "[transpor
 }
 
 TEST_CASE("registry: malformed selections are refused naming the word", "[transport][registry]") {
-  CHECK(refusal("udp") ==
-        "TUTTI_TRANSPORT='udp': 'udp' is not a transport of this build (known: shm, tcp)");
-  CHECK(refusal("SHM") ==
-        "TUTTI_TRANSPORT='SHM': 'SHM' is not a transport of this build (known: shm, tcp)");
+  CHECK(refusal("udp") == "TUTTI_TRANSPORT='udp': 'udp' is not a transport (known: shm, ucx, tcp)");
+  CHECK(refusal("SHM") == "TUTTI_TRANSPORT='SHM': 'SHM' is not a transport (known: shm, ucx, tcp)");
   CHECK(refusal("shm,,tcp") == "TUTTI_TRANSPORT='shm,,tcp' has an empty item");
   CHECK(refusal("shm,") == "TUTTI_TRANSPORT='shm,' has an empty item");
   CHECK(refusal("^") == "TUTTI_TRANSPORT='^' has an empty item");
   CHECK(refusal("tcp,tcp") == "TUTTI_TRANSPORT='tcp,tcp' names 'tcp' twice");
   CHECK(refusal("auto,tcp") == "TUTTI_TRANSPORT='auto,tcp': auto stands alone, not in a list");
-  CHECK(refusal("^shm,tcp") == "TUTTI_TRANSPORT='^shm,tcp' excludes every transport (shm, tcp)");
+  CHECK(refusal("^shm,ucx,tcp") ==
+        "TUTTI_TRANSPORT='^shm,ucx,tcp' excludes every transport (shm, ucx, tcp)");
   CHECK(refusal("shm tcp") ==
-        "TUTTI_TRANSPORT='shm tcp': 'shm tcp' is not a transport of this build (known: shm, tcp)");
+        "TUTTI_TRANSPORT='shm tcp': 'shm tcp' is not a transport (known: shm, ucx, tcp)");
 }
