@@ -57,8 +57,9 @@ TEST_CASE("unset variables give the defaults of the table") {
 }
 
 TEST_CASE("TUTTI_TRANSPORT: the selection as written is what the ranks agree on") {
-  for (const auto& [word, allowed] : {std::pair{"auto", "shm, tcp"}, std::pair{"shm", "shm"},
-                                      std::pair{"tcp,shm", "tcp, shm"}, std::pair{"^shm", "tcp"}}) {
+  for (const auto& [word, allowed] :
+       {std::pair{"auto", "shm, ucx, tcp"}, std::pair{"shm", "shm"},
+        std::pair{"tcp,shm", "tcp, shm"}, std::pair{"^shm,ucx", "tcp"}}) {
     ScopedEnv set("TUTTI_TRANSPORT", word);
     const Settings settings = Settings::fromConfig();
     CHECK(settings.transport.describe() == allowed);
