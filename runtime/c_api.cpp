@@ -6,8 +6,8 @@
 
 #include "base/log.hpp"
 #include "runtime/init.hpp"
-#include "runtime/memory/registered_memory.hpp"
 #include "runtime/operations.hpp"
+#include "transport/peer_memory.hpp"
 #include "tutti/tutti.h"
 
 struct tuttiComm {
@@ -153,12 +153,12 @@ tuttiResult_t tutti_get_version(int* version) {
 tuttiResult_t tutti_mem_alloc(void** ptr, size_t bytes) {
   return guard([&] {
     checkOut(ptr, "ptr");
-    *ptr = rt::allocateRegistered(bytes);
+    *ptr = tutti::transport::allocateRegistered(bytes);
   });
 }
 
 tuttiResult_t tutti_mem_free(void* ptr) {
-  return guard([&] { rt::freeRegistered(ptr); });
+  return guard([&] { tutti::transport::freeRegistered(ptr); });
 }
 
 tuttiResult_t tutti_get_unique_id(tuttiUniqueId* id) {

@@ -15,7 +15,6 @@
 #include "runtime/connections.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/failure_state.hpp"
-#include "runtime/memory/peer_buffers.hpp"
 #include "runtime/observe/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/peer_watch.hpp"
@@ -82,8 +81,6 @@ class Communicator {
   int wakeFd() const { return connections_->wakeFd(); }
 
   Engine& engine() { return *engine_; }
-  // The peers' registered memory mapped here (the direct algorithms); the engine thread's.
-  PeerBuffers& peerBuffers() { return peerBuffers_; }
   uint64_t nextSequence() { return advance(sequence_); }
   uint64_t lastSequence() const { return sequence_.load(std::memory_order_relaxed); }
   // Collectives issued so far, counted apart from send/recv, which only some ranks make: the
@@ -135,7 +132,6 @@ class Communicator {
   std::unique_ptr<Connections> connections_;
   std::unique_ptr<PeerWatch> peerWatch_;
   std::unique_ptr<FlightRecorder> recorder_;
-  PeerBuffers peerBuffers_;
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};

@@ -83,6 +83,9 @@ Connections::Connections(Plan plan, const Deadline& deadline) : rank_(plan.rank)
     // Asked only where needed: it costs an interface lookup that may fail.
     if (instance.kind->listens && !instance.peers.empty()) options.bindHost = plan.bindHost();
     instance.transport = instance.kind->make(options);
+    if (instance.kind->sharesMemory && !instance.transport->peerMemory())
+      raise(ErrorCode::kInternal, "transport {} shares memory but gives no peer-memory access",
+            instance.kind->name);
     mine.emplace_back(instance.kind->name, instance.transport->localAddress());
   }
   const std::vector<std::string> all = plan.exchange(encodeAddresses(mine));
@@ -110,6 +113,10 @@ Connections::Connections(Plan plan, const Deadline& deadline) : rank_(plan.rank)
       summary += fmt::format("{}{} to {}", summary.empty() ? "" : "; ", instance.kind->name,
                              fmt::join(instance.peers, " "));
   }
+  // One transport carries every peer: the direct algorithms reach them all through it.
+  if (instances_.size() == 1 && instances_[0].kind->sharesMemory &&
+      instances_[0].peers.size() == static_cast<size_t>(n - 1))
+    peerMemory_ = instances_[0].transport->peerMemory();
   log::info("{} of {}: connected, {} (TUTTI_TRANSPORT={}), slots {} x {} bytes",
             plan.describe(rank_), n, summary.empty() ? "no peers" : summary, plan.selection.text(),
             plan.options.slots, plan.options.slotBytes);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/socket.hpp"
+#include "transport/peer_memory.hpp"
 #include "transport/registry.hpp"
 #include "transport/transport.hpp"
 
@@ -47,6 +48,9 @@ class Connections {
   const char* transportTo(int peer) const;
   // Every peer is joined by a transport whose ranks map each other's memory.
   bool allShareMemory() const { return allShareMemory_; }
+  // Access to every peer's memory (transport/peer_memory.hpp): that of the one transport that
+  // carries them all when it shares memory; nullptr when none does, or there are no peers.
+  transport::PeerMemory* peerMemory() const { return peerMemory_; }
   // Per rank, the transport that keeps its departure notes (nullptr: only the store has them).
   std::vector<transport::Transport*> noteCarriers() const;
 
@@ -72,6 +76,7 @@ class Connections {
   std::vector<transport::RecvConn*> recv_;
   std::vector<const transport::TransportKind*> kindOf_;  // per peer; nullptr for this rank
   bool allShareMemory_ = true;
+  transport::PeerMemory* peerMemory_ = nullptr;
   Fd wakeSet_;  // an epoll set of the transports' descriptors when there are several
   int wakeFd_ = -1;
 };

@@ -28,7 +28,9 @@ struct TransportKind {
   // wherever it reaches). A list that names it uses it wherever it reaches.
   bool (*autoReaches)(const Reach& a, const Reach& b) = nullptr;
   std::unique_ptr<Transport> (*make)(const Options& options);
-  // Ranks it joins can map each other's memory (the direct algorithms read peers in place).
+  // Ranks it joins reach each other's memory: its instances give a PeerMemory
+  // (Transport::peerMemory(), peer_memory.hpp), with which the direct algorithms read peers in
+  // place. Known from the kind so that the planner and Connections can tell before connecting.
   bool sharesMemory = false;
   // Keeps departure notes that outlive their process (Transport::announce): made also to watch
   // same-host peers whose data another transport carries.

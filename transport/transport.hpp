@@ -16,6 +16,8 @@
 
 namespace tutti::transport {
 
+class PeerMemory;  // peer_memory.hpp
+
 // What the runtime says of a message besides its bytes (which call it belongs to). It travels in
 // the header every message already has (the shm slot header, the tcp frame header) and reaches
 // the receiver as sent: a transport neither reads nor judges it, except that tryReceiveInto
@@ -163,6 +165,9 @@ class Transport {
   // What `peer` announced through this transport (State::kNone when nothing, or when the
   // transport carries no announcements). Cheap: waiters poll it.
   virtual Departure departureOf(int /*peer*/) const { return {}; }
+  // Access to the memory of the peers it connects (peer_memory.hpp), for a transport whose
+  // registry kind sharesMemory; nullptr for the others.
+  virtual PeerMemory* peerMemory() { return nullptr; }
 };
 
 std::unique_ptr<Transport> makeShmTransport(const Options& options);

@@ -65,7 +65,7 @@ void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   if (push) {
     std::vector<void*> outputs{blockOf(args.recv, mine)};
     for (const PeerBuffer& recv : peers->recv)
-      if (recv.rank != ctx.comm.rank()) outputs.push_back(blockOf(recv.local, mine));
+      if (recv.rank != ctx.comm.rank()) outputs.push_back(blockOf(recv.memory.local, mine));
     reduceFromPeers(ctx, *peers, mine.offset * typeSize, outputs, mine.count);
   } else {  // pull
     void* output = blockOf(args.recv, mine);

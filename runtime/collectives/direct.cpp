@@ -6,7 +6,6 @@
 
 #include "kernels/kernels.hpp"
 #include "runtime/collectives/direct_rounds.hpp"
-#include "runtime/memory/cross_memory.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -14,6 +13,8 @@ namespace {
 // Peers' data copied through the kernel is reduced in pieces this large, each peer's piece
 // staying in cache between the copy and the reduction.
 constexpr size_t kStagedBytes = 128 << 10;
+
+using transport::BufferReach;
 
 // Which ways some rank reaches some other's buffer; nullopt when one cannot be reached at all.
 struct Ways {
@@ -24,27 +25,28 @@ std::optional<Ways> waysOfReaching(const std::vector<Offer>& offers, bool wantsR
   for (const Offer& reader : offers)
     for (const Offer& owner : offers) {
       if (&reader == &owner) continue;
-      const Reach send = reachOf(reader, owner, owner.send);
-      const Reach recv = wantsRecv ? reachOf(reader, owner, owner.recv) : send;
-      if (send == Reach::kNone || recv == Reach::kNone) return std::nullopt;
-      ways.sendKernel |= send == Reach::kKernel;
-      ways.recvKernel |= wantsRecv && recv == Reach::kKernel;
-      ways.mapping |= send == Reach::kMapping || recv == Reach::kMapping;
+      const BufferReach send = reachOf(reader.memory, owner.memory, owner.memory.send);
+      const BufferReach recv =
+          wantsRecv ? reachOf(reader.memory, owner.memory, owner.memory.recv) : send;
+      if (send == BufferReach::kNone || recv == BufferReach::kNone) return std::nullopt;
+      ways.sendKernel |= send == BufferReach::kKernel;
+      ways.recvKernel |= wantsRecv && recv == BufferReach::kKernel;
+      ways.mapping |= send == BufferReach::kMapping || recv == BufferReach::kMapping;
     }
   return ways;
 }
 
 // Whether the kernel copies between this rank and every peer in another process: found out by
 // all ranks together at the first call that needs it, then remembered.
-bool kernelCopies(OpContext& ctx, const std::vector<Offer>& offers) {
-  std::optional<bool>& known = ctx.comm.peerBuffers().crossMemory;
+bool kernelCopies(OpContext& ctx, transport::PeerMemory& memory, const std::vector<Offer>& offers) {
+  std::optional<bool>& known = memory.kernelCopies;
   if (!known) {
     const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
     bool works = true;
     for (int peer = 0; works && peer < ctx.comm.size(); ++peer) {
       const Offer& theirs = offers[static_cast<size_t>(peer)];
-      if (!sameProcess(mine, theirs))
-        works = crossMemoryReaches(ctx.comm.peer(peer).pid, theirs.process);
+      if (!sameProcess(mine.memory, theirs.memory))
+        works = transport::PeerMemory::kernelReaches(ctx.comm.peer(peer).pid, theirs.memory);
     }
     known = everyRank(ctx, works);
   }
@@ -75,11 +77,14 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
   requireSameCall(ctx, offers);
   const auto ways = waysOfReaching(offers, wantsRecv);
   if (!ways) return std::nullopt;
-  if ((ways->sendKernel || ways->recvKernel) && !kernelCopies(ctx, offers)) return std::nullopt;
+  // Offers reach a peer only through the transport's access to every peer's memory.
+  transport::PeerMemory* memory = ctx.comm.connections().peerMemory();
+  if ((ways->sendKernel || ways->recvKernel) && !kernelCopies(ctx, *memory, offers))
+    return std::nullopt;
 
   DirectPeers peers = trustWindow(offers, offered);
   peers.someInPlace = wantsRecv && std::ranges::any_of(offers, [](const Offer& offer) {
-                        return offer.send.address == offer.recv.address;
+                        return offer.memory.send.address == offer.memory.recv.address;
                       });
   peers.forcedEverywhere =
       std::ranges::all_of(offers, [](const Offer& offer) { return offer.forced; });
@@ -87,26 +92,21 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
   peers.recvThroughKernel = ways->recvKernel;
   const int r = ctx.comm.rank();
   bool mapped = true;
-  auto reach = [&](int peer, const OfferedBuffer& buffer, size_t bytes) {
-    PeerBuffer reachable{peer, nullptr, buffer.address, ctx.comm.peer(peer).pid};
-    switch (reachOf(offers[static_cast<size_t>(r)], offers[static_cast<size_t>(peer)], buffer)) {
-      case Reach::kAddress: reachable.local = reinterpret_cast<std::byte*>(buffer.address); break;
-      case Reach::kMapping:
-        reachable.local = ctx.comm.peerBuffers().map(peer, reachable.pid, buffer.range, bytes);
-        mapped = mapped && reachable.local;
-        break;
-      case Reach::kKernel:
-      case Reach::kNone: break;
-    }
-    return reachable;
+  auto reach = [&](int peer, const transport::BufferOffer& buffer, size_t bytes) {
+    const auto view =
+        memory->open(peer, ctx.comm.peer(peer).pid, offers[static_cast<size_t>(r)].memory,
+                     offers[static_cast<size_t>(peer)].memory, buffer, bytes);
+    mapped = mapped && view.has_value();
+    return PeerBuffer{peer, view.value_or(transport::PeerView{})};
   };
   for (int peer = 0; peer < ctx.comm.size(); ++peer) {
     const Offer& offer = offers[static_cast<size_t>(peer)];
-    peers.send.push_back(peer == r ? PeerBuffer{r, static_cast<std::byte*>(const_cast<void*>(send))}
-                                   : reach(peer, offer.send, sendBytes));
+    peers.send.push_back(peer == r
+                             ? PeerBuffer{r, {static_cast<std::byte*>(const_cast<void*>(send))}}
+                             : reach(peer, offer.memory.send, sendBytes));
     if (wantsRecv)
-      peers.recv.push_back(peer == r ? PeerBuffer{r, static_cast<std::byte*>(recv)}
-                                     : reach(peer, offer.recv, recvBytes));
+      peers.recv.push_back(peer == r ? PeerBuffer{r, {static_cast<std::byte*>(recv)}}
+                                     : reach(peer, offer.memory.recv, recvBytes));
   }
   if (ways->mapping && !everyRank(ctx, mapped)) return std::nullopt;
   return peers;
@@ -120,29 +120,28 @@ void runInstead(OpContext& ctx, Collective collective, const CollectiveArgs& arg
 }
 
 void copyFromPeer(OpContext& ctx, const PeerBuffer& from, size_t offset, void* to, size_t bytes) {
-  if (from.local) {
-    if (from.local + offset != to) kernels::copy(&to, 1, from.local + offset, bytes);
-    return;
-  }
-  // After the ranks agreed that the kernel copies: the peer is gone (ESRCH), or a buffer is not
-  // what its owner said (EFAULT), most often because the peer gave up and released it. The peer
-  // watch tells which (its departure note, or its death).
-  const int error = readCrossMemory(from.pid, to, from.remote + offset, bytes);
+  // Fails only through the kernel, after the ranks agreed that it copies: the peer is gone
+  // (ESRCH), or a buffer is not what its owner said (EFAULT), most often because the peer gave up
+  // and released it. The peer watch tells which (its departure note, or its death).
+  const int error = from.memory.copyTo(offset, to, bytes);
   if (error == 0) return;
   if (const auto trouble = ctx.comm.peerWatch().explainLost(from.rank))
     ctx.raiseTrouble(*trouble, fmt::format("to read rank {}'s buffer", from.rank));
   raise(ErrorCode::kSystem,
         "{}: copying from rank {} ({})'s buffer at {:#x} through the kernel failed: {}",
-        ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)), from.remote + offset,
+        ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)), from.memory.remote + offset,
         std::strerror(error));
 }
 
 void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset,
                      std::span<void* const> outs, size_t count) {
-  const bool staged = std::ranges::any_of(peers.send, [](const PeerBuffer& b) { return !b.local; });
+  const bool staged =
+      std::ranges::any_of(peers.send, [](const PeerBuffer& b) { return !b.memory.local; });
   const size_t typeSize = ctx.typeSize(), ranks = peers.send.size();
   const size_t step = staged ? kStagedBytes / typeSize : std::max<size_t>(1, count);
-  std::byte* staging = staged ? ctx.comm.peerBuffers().staging(ranks * step * typeSize) : nullptr;
+  // Only reads through the kernel are staged, so the transport's peer memory is there.
+  std::byte* staging =
+      staged ? ctx.comm.connections().peerMemory()->staging(ranks * step * typeSize) : nullptr;
   // avg divides after the sum: once, in the first output, whose bits the others then receive.
   const bool average = ctx.op == kernels::RedOp::kAvg;
   std::vector<const void*> inputs(ranks);
@@ -152,8 +151,8 @@ void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset,
     const size_t at = offset + done * typeSize;
     for (size_t rank = 0; rank < ranks; ++rank) {
       const PeerBuffer& input = peers.send[rank];
-      if (input.local) {
-        inputs[rank] = input.local + at;
+      if (input.memory.local) {
+        inputs[rank] = input.memory.local + at;
         continue;
       }
       std::byte* copy = staging + rank * step * typeSize;

@@ -2,10 +2,10 @@
 // learning, all ranks together, that they cannot be reached.
 //
 // The ranks exchange offers (direct_rounds.hpp: what each calls, where its buffers are, which
-// process it is). A buffer is reached by its address when its owner is this process (a thread
-// world), by mapping it when it is registered memory (tutti_mem_alloc;
-// runtime/memory/peer_buffers.hpp), else by copies through the kernel
-// (runtime/memory/cross_memory.hpp) unless a rank set TUTTI_DIRECT_BUFFERS=registered. Whether
+// process it is). Reaching them is the transport's business (transport/peer_memory.hpp, asked
+// of Connections): a buffer is reached by its address when its owner is this process (a thread
+// world), by mapping it when it is registered memory (tutti_mem_alloc), else by copies through
+// the kernel unless a rank set TUTTI_DIRECT_BUFFERS=registered. Whether
 // the kernel allows those copies is found out once per communicator, by every rank reading each
 // peer's published identity and a vote. Every rank derives from the same offers whether some
 // buffer cannot be reached; then all of them run the algorithm the planner would have picked
@@ -22,17 +22,14 @@
 #include <vector>
 
 #include "runtime/collectives/algorithm.hpp"
+#include "transport/peer_memory.hpp"
 
 namespace tutti::runtime {
 
-// One rank's buffer as this rank reaches it: at `local` in this process (its own, a mapping of
-// registered memory, any buffer of a rank in this process), else at `remote` in process `pid`,
-// through the kernel.
+// One rank's buffer as this rank reaches it.
 struct PeerBuffer {
   int rank = 0;
-  std::byte* local = nullptr;
-  uint64_t remote = 0;
-  long pid = 0;
+  transport::PeerView memory;
 };
 
 // Every rank's buffers (this rank's own included), by rank.

@@ -7,16 +7,6 @@
 namespace tutti::runtime {
 namespace {
 
-OfferedBuffer offeredBuffer(const void* data, size_t bytes) {
-  OfferedBuffer offered;
-  offered.address = reinterpret_cast<uint64_t>(data);
-  if (const auto range = findRegistered(data, bytes)) {
-    offered.registered = true;
-    offered.range = *range;
-  }
-  return offered;
-}
-
 #if defined(__SANITIZE_THREAD__)
 #define TUTTI_THREAD_SANITIZER 1
 #elif defined(__has_feature)
@@ -55,11 +45,11 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
   offer.timeoutMs = static_cast<uint64_t>(ctx.comm.timeout().count());
   const Algorithm* forced = ctx.comm.settings().algorithm;  // TUTTI_ALGO=direct
   offer.forced = forced && forced->run == allreduceDirect;
-  if (ctx.comm.localSize() != ctx.comm.size()) return offer;  // nothing reachable
-  offer.anyBuffers = ctx.comm.settings().directBuffers == DirectBuffers::kAny;
-  offer.process = thisProcess();
-  offer.send = offeredBuffer(send, sendBytes);
-  if (wantsRecv) offer.recv = offeredBuffer(recv, recvBytes);
+  // Without the transport's access to every peer's memory, nothing is reachable.
+  if (!ctx.comm.connections().peerMemory()) return offer;
+  offer.memory =
+      transport::PeerMemory::offer(ctx.comm.settings().directBuffers == DirectBuffers::kAny, send,
+                                   sendBytes, wantsRecv ? recv : nullptr, recvBytes);
   return offer;
 }
 
@@ -69,17 +59,6 @@ void requireSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
     if (peer != self)
       requireSameCall(self, offers[static_cast<size_t>(self)].call, peer,
                       offers[static_cast<size_t>(peer)].call);
-}
-
-bool sameProcess(const Offer& a, const Offer& b) {
-  return a.process.nonce == b.process.nonce && a.process.address == b.process.address;
-}
-
-Reach reachOf(const Offer& reader, const Offer& owner, const OfferedBuffer& buffer) {
-  const bool here = sameProcess(reader, owner);
-  if (buffer.registered) return here ? Reach::kAddress : Reach::kMapping;
-  if (!reader.anyBuffers || !owner.anyBuffers) return Reach::kNone;
-  return here ? Reach::kAddress : Reach::kKernel;
 }
 
 std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {

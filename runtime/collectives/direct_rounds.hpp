@@ -1,6 +1,7 @@
 // The small rounds the direct algorithms run besides moving data (direct.hpp): the offers
 // (direct_offer.hpp), in which every rank says what it calls, where its buffers are and which
-// process it is, checked to be the same call everywhere; and one-byte votes, which double as
+// process it is (the peer-memory offer of the transport's access, transport/peer_memory.hpp),
+// checked to be the same call everywhere; and one-byte votes, which double as
 // barriers.
 #pragma once
 
@@ -20,14 +21,6 @@ std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine);
 
 // kInvalidUsage, naming both calls, when some rank's call differs from this rank's.
 void requireSameCall(const OpContext& ctx, const std::vector<Offer>& offers);
-
-bool sameProcess(const Offer& a, const Offer& b);
-
-enum class Reach { kAddress, kMapping, kKernel, kNone };
-
-// How the rank that offered `reader` reaches `owner`'s buffer: every rank works it out alike for
-// every pair, from the same offers, so that all agree on the rounds that follow.
-Reach reachOf(const Offer& reader, const Offer& owner, const OfferedBuffer& buffer);
 
 // True on every rank when `mine` is true on every rank; also a barrier.
 bool everyRank(OpContext& ctx, bool mine);

@@ -224,6 +224,42 @@ TEST_CASE("direct algorithms reach every rank's buffers in place, else fall back
   rmdir(dir);
 }
 
+TEST_CASE("direct over transports without peer-memory access runs another algorithm",
+          "[ranks][direct]") {
+  // tcp, and a registered transport that does not share memory, give no PeerMemory
+  // (transport/peer_memory.hpp): forced direct reaches nothing, even between threads.
+  const std::string transport = GENERATE("tcp", "in-process");
+  registerInProcessTransport();
+  char dir[] = "/tmp/tutti-direct-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string trace = std::string(dir) + "/trace-%r.json";
+  const size_t count = 100003;
+  {
+    ScopedEnv forceTransport("TUTTI_TRANSPORT", transport);
+    ScopedEnv forceAlgo("TUTTI_ALGO", "direct");
+    ScopedEnv traceFile("TUTTI_TRACE_FILE", trace);
+    ThreadWorld world(2);
+    REQUIRE(world.ok());
+    const auto sums = onEveryRank<std::vector<float>>(2, [&](int rank) {
+      tutti::RegisteredArray<float> data(count);
+      std::fill(data.data(), data.data() + count, static_cast<float>(rank + 1));
+      tutti_allreduce(data.data(), data.data(), count, tuttiFloat32, tuttiSum, world.comm(rank),
+                      nullptr);
+      return std::vector<float>(data.data(), data.data() + count);
+    });
+    for (const auto& sum : sums) CHECK(sum == std::vector<float>(count, 3.0f));
+  }  // destroyed: the traces are written
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string file = std::string(dir) + "/trace-" + std::to_string(rank) + ".json";
+    const auto algorithms = directCandidates(file);
+    std::remove(file.c_str());
+    INFO("TUTTI_TRANSPORT=" << transport << ", rank " << rank);
+    REQUIRE(algorithms.size() == 1);
+    CHECK(algorithms[0] != "direct");
+  }
+  rmdir(dir);
+}
+
 TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both",
           "[ranks][direct]") {
   tutti::tests::Warnings().expect();  // its failure is a warning

@@ -18,6 +18,9 @@
 // departure note (departure_note.hpp) sits in its segment's header page, which every peer maps
 // at connect, so the note outlives the rank's process.
 //
+// Peer memory: the ranks it joins share a host and a kernel, so it also gives the direct
+// collectives their access to the peers' buffers (peer_memory.hpp), which the FIFOs do not use.
+//
 // Threading: the FIFOs of distinct connections are independent; progress() has nothing to do.
 #include <cstdint>
 #include <memory>
@@ -25,6 +28,7 @@
 
 #include "base/error.hpp"
 #include "transport/detail/options.hpp"
+#include "transport/peer_memory.hpp"
 #include "transport/shm/departure_note.hpp"
 #include "transport/shm/fifo.hpp"
 #include "transport/shm/segment.hpp"
@@ -102,6 +106,7 @@ class ShmTransport final : public Transport {
     if (peer < 0 || peer >= options_.nranks || !peerHeaders_[peer].data()) return {};
     return readDeparture(peerHeaders_[peer].data());
   }
+  PeerMemory* peerMemory() override { return &peerMemory_; }
 
  private:
   static const Options& checked(const Options& options) {
@@ -150,6 +155,7 @@ class ShmTransport final : public Transport {
   Mapping ownHeader_;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<Mapping> peerHeaders_;  // each connected peer's header page, for its departure note
+  PeerMemory peerMemory_;
 };
 
 }  // namespace

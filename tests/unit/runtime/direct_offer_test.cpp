@@ -1,7 +1,8 @@
 // The direct offers' byte form (runtime/collectives/direct_offer.hpp): random offers (fixed seed)
 // come back field for field; the leading fields sit where the layout says, little-endian; an
-// offer of another version is refused naming both versions, a flag that is neither 0 nor 1 is
-// refused naming it.
+// offer of another version, or one whose peer-memory part (transport/peer_memory.hpp, tested in
+// tests/unit/transport/peer_memory_test.cpp) is of another version, is refused naming both
+// versions; a flag that is neither 0 nor 1 is refused naming it.
 #include "runtime/collectives/direct_offer.hpp"
 
 #include <catch2/catch.hpp>
@@ -15,8 +16,8 @@ namespace {
 
 constexpr uint64_t kSeed = 20261203;
 
-OfferedBuffer randomBuffer(std::mt19937_64& rng) {
-  OfferedBuffer buffer;
+transport::BufferOffer randomBuffer(std::mt19937_64& rng) {
+  transport::BufferOffer buffer;
   buffer.address = rng();
   buffer.registered = rng() % 2 == 1;
   buffer.range = {rng(), rng(), rng(), static_cast<int32_t>(rng()), rng(), rng()};
@@ -33,17 +34,17 @@ Offer randomOffer(std::mt19937_64& rng) {
                 rng(),
                 rng(),
                 rng()};
-  offer.anyBuffers = rng() % 2 == 1;
   offer.forced = rng() % 2 == 1;
   offer.timeoutMs = rng();
-  for (uint8_t& byte : offer.process.nonce) byte = static_cast<uint8_t>(rng());
-  offer.process.address = rng();
-  offer.send = randomBuffer(rng);
-  offer.recv = randomBuffer(rng);
+  offer.memory.anyBuffers = rng() % 2 == 1;
+  for (uint8_t& byte : offer.memory.process.nonce) byte = static_cast<uint8_t>(rng());
+  offer.memory.process.address = rng();
+  offer.memory.send = randomBuffer(rng);
+  offer.memory.recv = randomBuffer(rng);
   return offer;
 }
 
-void checkSame(const OfferedBuffer& got, const OfferedBuffer& want) {
+void checkSame(const transport::BufferOffer& got, const transport::BufferOffer& want) {
   CHECK(got.address == want.address);
   CHECK(got.registered == want.registered);
   CHECK(got.range.id == want.range.id);
@@ -82,13 +83,13 @@ TEST_CASE("direct offers: random offers round trip", "[runtime][direct]") {
     const Offer back = decodeOffer(encodeOffer(offer), 1);
     CHECK(back.call == offer.call);
     CHECK(back.call.sequence == offer.call.sequence);  // == leaves it out
-    CHECK(back.anyBuffers == offer.anyBuffers);
     CHECK(back.forced == offer.forced);
     CHECK(back.timeoutMs == offer.timeoutMs);
-    CHECK(back.process.nonce == offer.process.nonce);
-    CHECK(back.process.address == offer.process.address);
-    checkSame(back.send, offer.send);
-    checkSame(back.recv, offer.recv);
+    CHECK(back.memory.anyBuffers == offer.memory.anyBuffers);
+    CHECK(back.memory.process.nonce == offer.memory.process.nonce);
+    CHECK(back.memory.process.address == offer.memory.process.address);
+    checkSame(back.memory.send, offer.memory.send);
+    checkSame(back.memory.recv, offer.memory.recv);
   }
 }
 
@@ -102,9 +103,9 @@ TEST_CASE("direct offers: the layout's leading fields", "[runtime][direct]") {
   CHECK(littleAt(bytes, 0, 4) == kOfferVersion);
   CHECK(littleAt(bytes, 4, 4) == 0x0a0b0c0d);
   CHECK(littleAt(bytes, 4 + 40, 8) == 0x0102030405060708);  // the call's last field
-  CHECK(littleAt(bytes, 52, 1) == 0);                       // anyBuffers
-  CHECK(littleAt(bytes, 53, 1) == 1);                       // forced
-  CHECK(littleAt(bytes, 54, 8) == 0x1122334455667788);
+  CHECK(littleAt(bytes, 52, 1) == 1);                       // forced
+  CHECK(littleAt(bytes, 53, 8) == 0x1122334455667788);
+  CHECK(littleAt(bytes, 61, 4) == transport::kMemoryOfferVersion);
 }
 
 TEST_CASE("direct offers: another version or a bad flag is refused", "[runtime][direct]") {
@@ -115,8 +116,15 @@ TEST_CASE("direct offers: another version or a bad flag is refused", "[runtime][
                Catch::StartsWith(fmt::format("rank 5's direct offer: version {}, this rank's is {}",
                                              kOfferVersion + 1, kOfferVersion)));
   }
+  SECTION("a peer-memory part of another version, named with this one") {
+    bytes[61] = std::byte{transport::kMemoryOfferVersion + 1};
+    CHECK_THAT(errorOf(bytes),
+               Catch::StartsWith(fmt::format(
+                   "rank 5's direct offer: peer-memory offer version {}, this rank's is {}",
+                   transport::kMemoryOfferVersion + 1, transport::kMemoryOfferVersion)));
+  }
   SECTION("a flag of 2") {
-    bytes[53] = std::byte{2};
+    bytes[52] = std::byte{2};
     CHECK_THAT(errorOf(bytes), Catch::Contains("forced flag of 2"));
   }
 }

@@ -2,7 +2,7 @@
 // buffers): a forked child's bytes are read exactly, its identity is recognised and a wrong one
 // is not, and ranges the child does not have, or a child that is gone, give the kernel's error
 // instead of a crash.
-#include "runtime/memory/cross_memory.hpp"
+#include "transport/peer_memory/cross_memory.hpp"
 
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-using namespace tutti::runtime;
+using namespace tutti::transport;
 
 namespace {
 

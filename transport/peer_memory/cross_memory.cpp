@@ -1,4 +1,4 @@
-#include "runtime/memory/cross_memory.hpp"
+#include "transport/peer_memory/cross_memory.hpp"
 
 #include <sys/uio.h>
 
@@ -8,7 +8,7 @@
 
 #include "base/log.hpp"
 
-namespace tutti::runtime {
+namespace tutti::transport {
 
 const ProcessIdentity& thisProcess() {
   static const std::array<uint8_t, 16> nonce = [] {
@@ -55,4 +55,4 @@ int readCrossMemory(long pid, void* to, uint64_t from, size_t bytes) {
   return 0;
 }
 
-}  // namespace tutti::runtime
+}  // namespace tutti::transport

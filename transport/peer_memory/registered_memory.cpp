@@ -1,4 +1,4 @@
-#include "runtime/memory/registered_memory.hpp"
+#include "transport/peer_memory/registered_memory.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -15,12 +15,12 @@
 #include "base/socket.hpp"
 #include "transport/shm/segment.hpp"
 
-namespace tutti::runtime {
+namespace tutti::transport {
 namespace {
 
 struct Allocation {
   Fd fd;
-  transport::shm::Mapping mapping;
+  shm::Mapping mapping;
   RegisteredRange range;  // offset 0
 };
 
@@ -70,7 +70,7 @@ void* allocateRegistered(size_t bytes) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   Allocation allocation;
-  allocation.mapping = transport::shm::Mapping(data, mapped);
+  allocation.mapping = shm::Mapping(data, mapped);
   allocation.range = {.id = r.ids(),
                       .device = static_cast<uint64_t>(identity.st_dev),
                       .inode = static_cast<uint64_t>(identity.st_ino),
@@ -109,4 +109,4 @@ std::optional<RegisteredRange> findRegistered(const void* data, size_t bytes) {
   return range;
 }
 
-}  // namespace tutti::runtime
+}  // namespace tutti::transport

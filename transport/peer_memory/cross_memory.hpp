@@ -6,20 +6,14 @@
 // seccomp may refuse it), so the direct algorithms ask once per communicator whether it works.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 
-namespace tutti::runtime {
+#include "transport/peer_memory.hpp"
 
-// 16 random bytes, fixed for this process's life, and where they are in its memory: a peer that
-// reads them at that address through the kernel knows the pid it holds is this process (and not
-// one of another pid namespace with the same number). A peer that sees its own nonce is this
-// process: it can use the addresses as they are.
-struct ProcessIdentity {
-  std::array<uint8_t, 16> nonce{};
-  uint64_t address = 0;
-};
+namespace tutti::transport {
+
+// This process's identity (ProcessIdentity): its bytes are a static's own.
 const ProcessIdentity& thisProcess();
 
 // Whether `pid` is the process that `identity` describes, read through the kernel: false when the
@@ -30,4 +24,4 @@ bool crossMemoryReaches(long pid, const ProcessIdentity& identity);
 // call that failed (EFAULT for a range the peer does not have mapped; ESRCH when it is gone).
 int readCrossMemory(long pid, void* to, uint64_t from, size_t bytes);
 
-}  // namespace tutti::runtime
+}  // namespace tutti::transport
