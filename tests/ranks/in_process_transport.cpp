@@ -117,6 +117,18 @@ void registerInProcessTransport() {
   });
 }
 
+void registerMemoryClaimingTransport() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerTransport(
+        {.name = "in-process-claims-memory",
+         .reaches = sameHost,
+         .make =
+             [](const Options& o) { return std::unique_ptr<Transport>(new InProcessTransport(o)); },
+         .sharesMemory = true});
+  });
+}
+
 uint64_t inProcessMessages() {
   return posts.load(std::memory_order_relaxed);
 }

@@ -10,6 +10,9 @@ namespace tutti::testing {
 
 // Registers "in-process" (once per process; later calls do nothing).
 void registerInProcessTransport();
+// Registers "in-process-claims-memory": the same, but its kind says sharesMemory although its
+// instances give no peer-memory access (a broken transport that init must refuse).
+void registerMemoryClaimingTransport();
 // Messages posted over it so far, by every rank of this process.
 uint64_t inProcessMessages();
 

@@ -260,6 +260,17 @@ TEST_CASE("direct over transports without peer-memory access runs another algori
   rmdir(dir);
 }
 
+TEST_CASE("a transport that claims shared memory but gives no peer-memory access is refused",
+          "[ranks][registry]") {
+  tutti::tests::Warnings().expect();  // a failed init is a warning
+  registerMemoryClaimingTransport();
+  ScopedEnv forceTransport("TUTTI_TRANSPORT", "in-process-claims-memory");
+  ThreadWorld world(2);
+  CHECK_FALSE(world.ok());
+  CHECK_THAT(world.error(), Contains("transport in-process-claims-memory shares memory but gives "
+                                     "no peer-memory access"));
+}
+
 TEST_CASE("direct all-reduce: ranks that disagree on the count fail, naming both",
           "[ranks][direct]") {
   tutti::tests::Warnings().expect();  // its failure is a warning
