@@ -15,21 +15,28 @@
 #include "bench/collectives.hpp"
 #include "bench/comm.hpp"
 #include "bench/json_report.hpp"
+#include "bench/nccl_tests_json.hpp"
+#include "bench/nccl_tests_report.hpp"
 #include "bench/plot.hpp"
 #include "bench/sweep.hpp"
 
 namespace tutti::bench {
 namespace {
 
-// Rank 0, after the sweep: the files, then the gates (--compare, --min-busbw).
-int finish(const BenchOptions& o, SweepOutcome& sweep, std::vector<RankInfo> ranks, int nranks) {
-  Results& results = sweep.results;
-  int status = sweep.status;
+// The job's side of the results, which the sweep leaves to rank 0.
+void describeJob(Results& results, std::vector<RankInfo> ranks, int nranks) {
   results.nranks = nranks;
   results.ranks = std::move(ranks);
   results.cores = static_cast<int>(std::thread::hardware_concurrency());
   const char* transport = std::getenv("TUTTI_TRANSPORT");
   results.transports = {transport && *transport ? transport : "default"};
+}
+
+// Rank 0, after the sweep: the files, then the gates (--compare, --min-busbw).
+int finish(const BenchOptions& o, SweepOutcome& sweep, std::vector<RankInfo> ranks, int nranks) {
+  Results& results = sweep.results;
+  int status = sweep.status;
+  describeJob(results, std::move(ranks), nranks);
   if (!o.jsonPath.empty()) writeJson(o.jsonPath, o, results);
   if (!o.csvPath.empty()) writeCsv(o.csvPath, results);
   if (!o.plotPath.empty()) {
@@ -48,7 +55,22 @@ int finish(const BenchOptions& o, SweepOutcome& sweep, std::vector<RankInfo> ran
   return status;
 }
 
+// Rank 0 under a *_perf name, after the sweep: -J in nccl-tests' schema, then its gates (wrong
+// data, NCCL_TESTS_MIN_BW) with its exit status.
+int finishNcclTests(const BenchOptions& o, SweepOutcome& sweep, std::vector<RankInfo> ranks,
+                    int nranks, const std::optional<std::string>& jsonPath,
+                    const std::string& startTime) {
+  Results& results = sweep.results;
+  describeJob(results, std::move(ranks), nranks);
+  const std::optional<double> minBusBw = ncclTestsMinBusBw();
+  if (jsonPath) {
+    writeNcclJson(*jsonPath, ncclTestsJson(o, results, startTime, ncclJsonTime(), minBusBw));
+  }
+  return ncclTestsStatus(results.failedChecks, results.avgBusBw, minBusBw);
+}
+
 }  // namespace
+
 int runBenchmark(const BenchOptions& options, const Results* baseline) {
   const CollectiveSpec* spec = findCollective(options.collective);
   if (!spec) throw std::runtime_error("unknown collective " + options.collective);
@@ -61,6 +83,24 @@ int runBenchmark(const BenchOptions& options, const Results* baseline) {
     return 2;
   }
   std::vector<RankInfo> ranks = comm.gatherRanks();
+  if (options.nccl) {
+    std::optional<std::string> jsonPath;
+    const std::string startTime = ncclJsonTime();
+    if (comm.rank() == 0) {
+      std::string notice;
+      if (!options.jsonPath.empty()) jsonPath = reserveNcclJson(options.jsonPath, notice);
+      for (const auto& note : options.notes) std::fprintf(stderr, "%s\n", note.c_str());
+      std::fputs((notice + formatNcclPreamble(options, ranks)).c_str(), stdout);
+      std::fflush(stdout);
+    }
+    SweepOutcome sweep = runSweep(options, comm, *spec, baseline);
+    std::fflush(stdout);
+    if (comm.rank() != 0) {
+      return ncclTestsStatus(sweep.results.failedChecks, sweep.results.avgBusBw,
+                             ncclTestsMinBusBw());
+    }
+    return finishNcclTests(options, sweep, std::move(ranks), comm.size(), jsonPath, startTime);
+  }
   if (comm.rank() == 0 && !options.quiet) {
     for (const auto& note : options.notes) std::fprintf(stderr, "%s\n", note.c_str());
     std::fputs(formatPreamble(options, ranks).c_str(), stdout);

@@ -12,6 +12,8 @@ namespace tutti::bench {
 // process exit status: 0; 1 when a check found wrong values, a row's ratio to `baseline`
 // (--compare; may be null) is below --min-ratio or the average busbw below --min-busbw; 2 when the
 // root is not a rank of the job. Throws std::runtime_error when a tutti call fails.
+// Under a *_perf name the status is nccl-tests' instead: 0, or kNcclTestsFailed when a check found
+// wrong values or the average busbw is below NCCL_TESTS_MIN_BW less 10%.
 int runBenchmark(const BenchOptions& options, const Results* baseline);
 
 }  // namespace tutti::bench

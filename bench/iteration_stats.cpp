@@ -18,11 +18,14 @@ IterationStats iterationStats(std::vector<double> samples) {
   s.min = samples.front();
   s.max = samples.back();
   s.p50 = percentile(50);
+  s.p95 = percentile(95);
   s.p99 = percentile(99);
   const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(n);
   double squares = 0;
   for (double x : samples) squares += (x - mean) * (x - mean);
-  s.cv = mean > 0 ? std::sqrt(squares / static_cast<double>(n)) / mean : 0;
+  s.mean = mean;
+  s.stdev = std::sqrt(squares / static_cast<double>(n));
+  s.cv = mean > 0 ? s.stdev / mean : 0;
   return s;
 }
 

@@ -6,8 +6,9 @@
 namespace tutti::bench {
 
 struct IterationStats {
-  double min = 0, max = 0, p50 = 0, p99 = 0;  // seconds per operation
-  double cv = 0;                              // standard deviation / mean
+  double min = 0, max = 0, p50 = 0, p95 = 0, p99 = 0;  // seconds per operation
+  double mean = 0, stdev = 0;
+  double cv = 0;  // standard deviation / mean
 };
 
 // Nearest-rank percentiles over the samples (seconds); all zero when there are none.

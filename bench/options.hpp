@@ -12,6 +12,17 @@
 
 namespace tutti::bench {
 
+// Started under an nccl-tests program name (all_reduce_perf, ...): its output, JSON, gates and exit
+// codes, with the settings only its flags have.
+struct NcclTestsMode {
+  std::string program;        // "all_reduce_perf"; empty: tutti-bench SUBCOMMAND
+  int threads = 1, gpus = 1;  // -t, -g: ranks per process = threads * gpus
+  int perIterSkip = 0;        // -K: leading iterations left out of -I's statistics
+  bool cpuTime = false;       // -C 1: the time column is named cputime
+  bool timestamps = false;    // -S 1: a timestamp after each row
+  explicit operator bool() const { return !program.empty(); }
+};
+
 // -a: how each rank's time is combined into the reported one.
 enum class Aggregate { kRank0 = 0, kAverage = 1, kMin = 2, kMax = 3 };
 
@@ -36,7 +47,8 @@ struct BenchOptions {
   Aggregate aggregate = Aggregate::kAverage;
   int cycles = 1;               // -N: the whole sweep this many times; 0: forever
   double timeoutSeconds = 0;    // -T: a row that takes longer aborts the run; 0: no limit
-  bool misaligned = false;      // -u: buffers start one element past a page boundary
+  bool misaligned = false;      // -u: buffers start `unalign` elements past a page boundary
+  int unalign = 1;              // with misaligned: nccl-tests' -u N sets N
   bool iterationStats = false;  // -I: min, max, p50, p99, CV of the iterations, per placement
   bool memoryReport = false;    // -M: buffer sizes and peak resident memory
   bool quiet = false;           // only the table (no preamble, no notes, no progress)
@@ -56,6 +68,8 @@ struct BenchOptions {
   Fault fault;              // --fault RANK:INDEX (tests only): a wrong element for -c to catch
   std::vector<std::string> notes;  // remarks for stderr (sizes rounded down to the type size)
   std::string commandLine;
+  std::vector<std::string> args;  // argv as given (-J's "args" under a *_perf name)
+  NcclTestsMode nccl;             // started as a *_perf program (docs/nccl-tests.md)
 };
 
 // The outcome of parsing: options to run with, or an exit code (0 after --help, 2 on bad input)

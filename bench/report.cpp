@@ -5,10 +5,9 @@
 #include <cstdio>
 
 namespace tutti::bench {
-namespace {
 
-// printf into a std::string: the formats below are nccl-tests' own, kept verbatim.
-[[gnu::format(printf, 1, 2)]] std::string sprintf(const char* format, ...) {
+// The formats in this file are nccl-tests' own, kept verbatim.
+std::string printfString(const char* format, ...) {
   va_list args, copy;
   va_start(args, format);
   va_copy(copy, args);
@@ -20,8 +19,6 @@ namespace {
   return out;
 }
 
-}  // namespace
-
 Bandwidth bandwidth(size_t bytes, double seconds, double busFactor) {
   Bandwidth bw;
   if (seconds <= 0) return bw;
@@ -30,11 +27,21 @@ Bandwidth bandwidth(size_t bytes, double seconds, double busFactor) {
   return bw;
 }
 
+std::string rankTransport(const BenchOptions& o, const std::vector<RankInfo>& ranks,
+                          const RankInfo& r) {
+  bool local = false, remote = false;
+  for (const auto& peer : ranks) {
+    if (peer.rank == r.rank) continue;
+    (peer.host == r.host ? local : remote) = true;
+  }
+  return !o.transport.empty() ? o.transport : local && remote ? "shm+tcp" : remote ? "tcp" : "shm";
+}
+
 std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& ranks) {
-  std::string out = sprintf("# tutti-bench %s: tutti %d.%d.%d\n", o.collective.c_str(),
-                            TUTTI_VERSION_MAJOR, TUTTI_VERSION_MINOR, TUTTI_VERSION_PATCH);
+  std::string out = printfString("# tutti-bench %s: tutti %d.%d.%d\n", o.collective.c_str(),
+                                 TUTTI_VERSION_MAJOR, TUTTI_VERSION_MINOR, TUTTI_VERSION_PATCH);
   out += "# Command line: " + o.commandLine + "\n";
-  out += sprintf(
+  out += printfString(
       "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d "
       "agg iters: %d validation: %d graph: %d\n",
       1, 1, static_cast<long>(o.minBytes), static_cast<long>(o.maxBytes),
@@ -43,25 +50,15 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
   if (o.blocking) {
     out += "# Blocking Enabled: wait for completion and barrier after each collective \n";
   }
-  out += sprintf("# tutti: algorithm %s, transport %s, buffers %s\n",
-                 o.algorithms.empty()      ? "auto"
-                 : o.algorithms.size() > 1 ? "all"
-                                           : o.algorithms[0].c_str(),
-                 o.transport.empty() ? "default" : o.transport.c_str(), o.buffers.c_str());
+  out += printfString("# tutti: algorithm %s, transport %s, buffers %s\n",
+                      o.algorithms.empty()      ? "auto"
+                      : o.algorithms.size() > 1 ? "all"
+                                                : o.algorithms[0].c_str(),
+                      o.transport.empty() ? "default" : o.transport.c_str(), o.buffers.c_str());
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {
-    // The transport this rank uses to its peers: forced, or shm within its host and tcp across.
-    bool local = false, remote = false;
-    for (const auto& peer : ranks) {
-      if (peer.rank == r.rank) continue;
-      (peer.host == r.host ? local : remote) = true;
-    }
-    const std::string transport = !o.transport.empty() ? o.transport
-                                  : local && remote    ? "shm+tcp"
-                                  : remote             ? "tcp"
-                                                       : "shm";
-    out += sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [cpu %s]\n", r.rank, 0, r.pid,
-                   r.host.c_str(), r.localRank, transport.c_str());
+    out += printfString("#  Rank %2d Group %2d Pid %6d on %10s device %2d [cpu %s]\n", r.rank, 0,
+                        r.pid, r.host.c_str(), r.localRank, rankTransport(o, ranks, r).c_str());
   }
   out += "#\n";
   return out;
@@ -72,61 +69,63 @@ std::string formatTableHeader(const std::vector<std::string>& algorithms, bool r
   std::string placements, names, units;
   for (size_t g = 0; g < groups; ++g) {
     if (algorithms.size() > 1) {
-      placements += sprintf("  %-62s", (algorithms[g] + ":  out-of-place / in-place").c_str());
+      placements += printfString("  %-62s", (algorithms[g] + ":  out-of-place / in-place").c_str());
     } else {
       placements += "           out-of-place                       in-place          ";
     }
-    names += sprintf("  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s", "time", "algbw", "busbw", "#wrong",
-                     "time", "algbw", "busbw", "#wrong");
-    units += sprintf("  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s", "(us)", "(GB/s)", "(GB/s)", "",
-                     "(us)", "(GB/s)", "(GB/s)", "");
+    names += printfString("  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s", "time", "algbw", "busbw",
+                          "#wrong", "time", "algbw", "busbw", "#wrong");
+    units += printfString("  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s", "(us)", "(GB/s)", "(GB/s)",
+                          "", "(us)", "(GB/s)", "(GB/s)", "");
   }
-  std::string out = sprintf("# %10s  %12s  %8s  %6s  %6s", "", "", "", "", "") + placements + "\n";
-  out += sprintf("# %10s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root") + names +
-         (ratioColumn ? "   ratio\n" : "\n");
-  out += sprintf("# %10s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "") + units + "\n";
+  std::string out =
+      printfString("# %10s  %12s  %8s  %6s  %6s", "", "", "", "", "") + placements + "\n";
+  out += printfString("# %10s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root") +
+         names + (ratioColumn ? "   ratio\n" : "\n");
+  out +=
+      printfString("# %10s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "") + units + "\n";
   return out;
 }
 
 std::string formatRowStart(size_t bytes, size_t count, const char* type, const char* op, int root) {
-  return sprintf("%12li  %12li  %8s  %6s  %6i", static_cast<long>(bytes), static_cast<long>(count),
-                 type, op, root);
+  return printfString("%12li  %12li  %8s  %6s  %6i", static_cast<long>(bytes),
+                      static_cast<long>(count), type, op, root);
 }
 
 std::string formatTime(double us) {
-  if (us >= 10000.0) return sprintf("%7.0f", us);
-  if (us >= 100.0) return sprintf("%7.1f", us);
-  return sprintf("%7.2f", us);
+  if (us >= 10000.0) return printfString("%7.0f", us);
+  if (us >= 100.0) return printfString("%7.1f", us);
+  return printfString("%7.2f", us);
 }
 
 std::string formatMeasurement(const Measurement& m) {
   std::string time = formatTime(m.seconds * 1.0e6);
   if (!m.wrong) {
-    return sprintf("  %7s  %6.2f  %6.2f  %5s", time.c_str(), m.bandwidth.algbw, m.bandwidth.busbw,
-                   "N/A");
+    return printfString("  %7s  %6.2f  %6.2f  %5s", time.c_str(), m.bandwidth.algbw,
+                        m.bandwidth.busbw, "N/A");
   }
-  return sprintf("  %7s  %6.2f  %6.2f  %5li", time.c_str(), m.bandwidth.algbw, m.bandwidth.busbw,
-                 static_cast<long>(*m.wrong));
+  return printfString("  %7s  %6.2f  %6.2f  %5li", time.c_str(), m.bandwidth.algbw,
+                      m.bandwidth.busbw, static_cast<long>(*m.wrong));
 }
 
 std::string formatIterationStats(size_t bytes, const char* placement, const IterationStats& s) {
-  return sprintf("#  -I %10ld B %-12s: min %s  p50 %s  p99 %s  max %s us  cv %.3f\n",
-                 static_cast<long>(bytes), placement, formatTime(s.min * 1e6).c_str(),
-                 formatTime(s.p50 * 1e6).c_str(), formatTime(s.p99 * 1e6).c_str(),
-                 formatTime(s.max * 1e6).c_str(), s.cv);
+  return printfString("#  -I %10ld B %-12s: min %s  p50 %s  p99 %s  max %s us  cv %.3f\n",
+                      static_cast<long>(bytes), placement, formatTime(s.min * 1e6).c_str(),
+                      formatTime(s.p50 * 1e6).c_str(), formatTime(s.p99 * 1e6).c_str(),
+                      formatTime(s.max * 1e6).c_str(), s.cv);
 }
 
 std::string formatMemory(size_t sendBytes, size_t recvBytes, long peakResidentKiB) {
-  return sprintf(
+  return printfString(
       "# Memory: send buffer %ld B, receive buffer %ld B per rank; peak resident %ld KiB"
       " (largest rank)\n",
       static_cast<long>(sendBytes), static_cast<long>(recvBytes), peakResidentKiB);
 }
 
 std::string formatFooter(int64_t failedChecks, double avgBusBw) {
-  std::string out = sprintf("# Out of bounds values : %ld %s\n", static_cast<long>(failedChecks),
-                            failedChecks ? "FAILED" : "OK");
-  out += sprintf("# Avg bus bandwidth    : %g %s\n", avgBusBw, "");
+  std::string out = printfString("# Out of bounds values : %ld %s\n",
+                                 static_cast<long>(failedChecks), failedChecks ? "FAILED" : "OK");
+  out += printfString("# Avg bus bandwidth    : %g %s\n", avgBusBw, "");
   out += "#\n";
   return out;
 }

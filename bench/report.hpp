@@ -26,9 +26,15 @@ struct Bandwidth {
   double busbw = 0;
 };
 
+// printf into a std::string (the report formats are nccl-tests' printf formats).
+[[gnu::format(printf, 1, 2)]] std::string printfString(const char* format, ...);
+
 // algbw = bytes / time (bytes: the whole array S); busbw = algbw * the collective's factor.
 Bandwidth bandwidth(size_t bytes, double seconds, double busFactor);
 
+// The transport rank r uses to its peers: --transport's, or shm within its host and tcp across.
+std::string rankTransport(const BenchOptions& options, const std::vector<RankInfo>& ranks,
+                          const RankInfo& r);
 // The "#" lines before the table: command line, settings, one line per rank.
 std::string formatPreamble(const BenchOptions& options, const std::vector<RankInfo>& ranks);
 // The three header lines of the table: nccl-tests' own, or with one column group (out-of-place
@@ -44,6 +50,10 @@ struct Measurement {
   Bandwidth bandwidth;
   std::optional<int64_t> wrong;  // nullopt: not checked ("N/A")
   double maxSeconds = 0;         // the slowest rank's time (recorded whatever -a says)
+  // -I under a *_perf name: each iteration's time (the slowest rank's), and their statistics
+  // without the -K first ones.
+  std::vector<double> iterationSeconds = {};
+  std::optional<IterationStats> iterationStats = std::nullopt;
 };
 // One placement's columns: "     time   algbw   busbw #wrong".
 std::string formatMeasurement(const Measurement& m);

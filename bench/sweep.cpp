@@ -24,6 +24,7 @@
 
 #include "bench/buffer.hpp"
 #include "bench/check_data.hpp"
+#include "bench/nccl_tests_report.hpp"
 #include "bench/progress.hpp"
 #include "bench/report.hpp"
 #include "bench/types.hpp"
@@ -39,8 +40,11 @@ struct Case {
   int root;
 };
 
-// -u: buffers start this far past their (page-aligned) allocation.
-constexpr size_t kMisalignSlack = 8;
+// -u N: buffers start N elements past their (page-aligned) allocation: room for N of the largest
+// type.
+size_t misalignSlack(const BenchOptions& o) {
+  return 8 * static_cast<size_t>(o.misaligned ? o.unalign : 0);
+}
 
 class Benchmark {
  public:
@@ -49,8 +53,8 @@ class Benchmark {
       : o_(options),
         comm_(comm),
         spec_(spec),
-        send_(options.maxBytes + kMisalignSlack, options.buffers == "registered"),
-        recv_(options.maxBytes + kMisalignSlack, options.buffers == "registered"),
+        send_(options.maxBytes + misalignSlack(options), options.buffers == "registered"),
+        recv_(options.maxBytes + misalignSlack(options), options.buffers == "registered"),
         baseline_(baseline),
         watchdog_(comm.get(), options.timeoutSeconds),
         progress_(
@@ -58,14 +62,21 @@ class Benchmark {
             options.cycles * cases().size() * (spec.moves ? sweepSizes(options, 1).size() : 1)) {}
 
   int run() {
-    print(formatTableHeader(o_.algorithms, baseline_ != nullptr));
+    print(o_.nccl ? formatNcclTableHeader(o_)
+                  : formatTableHeader(o_.algorithms, baseline_ != nullptr));
     for (int cycle = 0; o_.cycles == 0 || cycle < o_.cycles; ++cycle) {
       for (const Case& c : cases()) runCase(c);
     }
     results_.avgBusBw = busBwCount_ ? busBwSum_ / busBwCount_ : 0;
     results_.failedChecks = failedChecks_;
-    print(formatFooter(failedChecks_, results_.avgBusBw));
+    if (o_.nccl) {
+      print(
+          formatNcclFooter(failedChecks_, results_.avgBusBw, ncclTestsMinBusBw(), o_.nccl.program));
+    } else {
+      print(formatFooter(failedChecks_, results_.avgBusBw));
+    }
     if (o_.memoryReport) reportMemory();
+    if (o_.nccl) print(formatNcclEnd());
     return failedChecks_ ? 1 : 0;
   }
 
@@ -136,7 +147,11 @@ class Benchmark {
         for (bool inPlace : {false, true}) {
           Placement p = measureTimed(c, data, l, rowBytes, inPlace);
           (inPlace ? result.inPlace : result.outOfPlace) = p.measurement;
-          line += formatMeasurement(p.measurement);
+          if (o_.nccl) {
+            line += formatNcclMeasurement(p.measurement);
+          } else {
+            line += formatMeasurement(p.measurement);
+          }
           if (p.stats) {
             std::string label = std::string(inPlace ? "in-place" : "out-of-place") +
                                 (o_.algorithms.size() > 1 ? " " + *algorithm : "");
@@ -146,6 +161,7 @@ class Benchmark {
       }
       watchdog_.disarm();
       if (baseline_) line += ratioColumn(results_.rows[firstResult]);
+      if (o_.nccl.timestamps) line += formatNcclTimestamp();
       print(line + "\n" + stats);
     }
   }
@@ -183,8 +199,8 @@ class Benchmark {
       return measure(c, data, l, rowBytes, inPlace);
     } catch (const std::runtime_error& e) {
       if (!watchdog_.fired()) throw;
-      throw std::runtime_error(fmt::format("{} of {} B took longer than -T {} s (aborted: {})",
-                                           spec_.name, rowBytes, o_.timeoutSeconds, e.what()));
+      throw TimeoutError(fmt::format("{} of {} B took longer than -T {} s (aborted: {})",
+                                     spec_.name, rowBytes, o_.timeoutSeconds, e.what()));
     }
   }
 
@@ -192,8 +208,8 @@ class Benchmark {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     const double peak = comm_.combine(static_cast<double>(usage.ru_maxrss), Aggregate::kMax);
-    print(formatMemory(o_.maxBytes + kMisalignSlack, o_.maxBytes + kMisalignSlack,
-                       static_cast<long>(peak)));
+    const size_t bytes = o_.maxBytes + misalignSlack(o_);
+    print(formatMemory(bytes, bytes, static_cast<long>(peak)));
   }
 
   Layout layout(const Case& c, size_t bytes) const {
@@ -201,10 +217,10 @@ class Benchmark {
   }
 
   unsigned char* sendBuffer(const Case& c) const {
-    return send_.data() + (o_.misaligned ? typeSize(c.dtype) : 0);
+    return send_.data() + (o_.misaligned ? o_.unalign * typeSize(c.dtype) : 0);
   }
   unsigned char* recvBuffer(const Case& c) const {
-    return recv_.data() + (o_.misaligned ? typeSize(c.dtype) : 0);
+    return recv_.data() + (o_.misaligned ? o_.unalign * typeSize(c.dtype) : 0);
   }
 
   void call(const Case& c, const Layout& l, bool inPlace) {
@@ -247,7 +263,15 @@ class Benchmark {
     Measurement& m = p.measurement;
     m.seconds = comm_.combine(elapsed.count() / o_.iters / o_.aggIters, o_.aggregate);
     m.maxSeconds = comm_.combine(elapsed.count() / o_.iters / o_.aggIters, Aggregate::kMax);
-    if (o_.iterationStats) p.stats = combine(iterationStats(std::move(samples)));
+    if (o_.iterationStats && o_.nccl) {
+      // nccl-tests' statistics: of each iteration's slowest rank, less the -K first iterations.
+      for (double& t : samples) t = comm_.combine(t, Aggregate::kMax);
+      m.iterationStats =
+          iterationStats(std::vector<double>(samples.begin() + o_.nccl.perIterSkip, samples.end()));
+      m.iterationSeconds = std::move(samples);
+    } else if (o_.iterationStats) {
+      p.stats = combine(iterationStats(std::move(samples)));
+    }
     m.bandwidth = bandwidth(rowBytes, m.seconds, spec_.busFactor(comm_.size()));
     busBwSum_ += m.bandwidth.busbw;
     ++busBwCount_;

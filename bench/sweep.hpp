@@ -2,12 +2,19 @@
 // one rank of a job; rank 0 prints the table as it goes.
 #pragma once
 
+#include <stdexcept>
+
 #include "bench/collectives.hpp"
 #include "bench/comm.hpp"
 #include "bench/options.hpp"
 #include "bench/results.hpp"
 
 namespace tutti::bench {
+
+// -T's limit reached: the communicator was aborted.
+struct TimeoutError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct SweepOutcome {
   int status = 0;          // 1 when a check found wrong values
