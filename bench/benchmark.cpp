@@ -90,7 +90,8 @@ int runBenchmark(const BenchOptions& options, const Results* baseline) {
       std::string notice;
       if (!options.jsonPath.empty()) jsonPath = reserveNcclJson(options.jsonPath, notice);
       for (const auto& note : options.notes) std::fprintf(stderr, "%s\n", note.c_str());
-      std::fputs((notice + formatNcclPreamble(options, ranks)).c_str(), stdout);
+      printEcho(notice);
+      std::fputs(formatNcclPreamble(options, ranks).c_str(), stdout);
       std::fflush(stdout);
     }
     SweepOutcome sweep = runSweep(options, comm, *spec, baseline);

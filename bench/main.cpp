@@ -93,7 +93,7 @@ int runNcclTests(const std::string& program, int argc, char** argv) {
     return 5;  // nccl-tests' testNotImplemented
   }
   bench::NcclTestsParse parsed = bench::parseNcclTestsArgs(program, argc, argv);
-  std::fputs(parsed.notices.c_str(), stdout);
+  bench::printEcho(parsed.notices);
   if (!parsed.run) {
     std::fputs(parsed.message.c_str(), parsed.exitCode ? stderr : stdout);
     return parsed.exitCode;

@@ -22,6 +22,12 @@ int tuttiVersionCode();
 // nccl-tests' fixed-width number: two decimals, else one, else none, else exponent form.
 std::string fitNumber(double value, int width);
 
+// nccl-tests' lines that echo an argument back ("invalid type X, ...", "# Writing JSON output to
+// FILE"): on stdout as it prints them, unless the argument would put a word scrapers search for
+// (FAILED, bandwidth, "Out of bounds", any case) on stdout; such a line goes to stderr.
+bool safeForScrapers(const std::string& line);
+void printEcho(const std::string& lines);
+
 // From "# nccl-tests version" to the rank lines ("#  Rank  0 Group  0 Pid ... [cpu] tutti shm").
 std::string formatNcclPreamble(const BenchOptions& options, const std::vector<RankInfo>& ranks);
 // "#" and the three header lines (with -I's, -C's and -S's columns when asked for).

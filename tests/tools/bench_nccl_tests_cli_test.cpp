@@ -112,3 +112,24 @@ TEST_CASE("-J FILE.json -I 1: nccl-tests' JSON with each iteration's time", "[be
   CHECK(doc["average_bus_bandwidth"]["okay"] == "unchecked");
   std::filesystem::remove(path);
 }
+
+TEST_CASE("an argument echoed back never puts scrapers' words on stdout", "[bench][nccl]") {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("FAILED-bandwidth-" + std::to_string(::getpid()) + ".json");
+  std::filesystem::remove(path);
+  auto r = perf("all_reduce_perf", {"-b", "64", "-e", "64", "-n", "1", "-w", "0", "-d", "FAILED",
+                                    "-o", "bandwidth", "-J", path.string()});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.err, "invalid type FAILED, defaulting to float .. \n"));
+  CHECK(contains(r.err, "invalid op bandwidth, defaulting to sum .. \n"));
+  CHECK(contains(r.err, "# Writing JSON output to " + path.string() + "\n"));
+  CHECK_FALSE(contains(r.out, "FAILED"));
+  for (const auto& line : tutti::test::splitLines(r.out)) {
+    if (contains(line, "bandwidth")) CHECK(line.rfind("# Avg bus bandwidth    : ", 0) == 0);
+  }
+  // An ordinary name stays on stdout, as nccl-tests prints it.
+  r = perf("all_reduce_perf", {"-b", "64", "-e", "64", "-n", "1", "-w", "0", "-d", "fp128"});
+  CHECK(r.out.rfind("invalid type fp128, defaulting to float .. \n", 0) == 0);
+  std::filesystem::remove(path);
+}
