@@ -121,6 +121,16 @@ const std::array<CollectiveSpec, 8> kCollectives = {{
 
 }  // namespace
 
+size_t ncclTestsElements(const CollectiveSpec& spec, size_t elements, size_t typeBytes,
+                         int nranks) {
+  // A layout whose count for 2 elements on 2 ranks is 1 splits the array among the ranks.
+  const bool blocks = spec.layout(2, 0, 2).count == 1;
+  if (!blocks || typeBytes == 0 || typeBytes > 16) return elements;
+  const size_t n = static_cast<size_t>(nranks);
+  const size_t block = (elements / n) & ~(16 / typeBytes - 1);
+  return block * n;
+}
+
 std::span<const CollectiveSpec> collectives() {
   return kCollectives;
 }

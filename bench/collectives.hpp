@@ -60,6 +60,10 @@ struct CollectiveSpec {
   bool (*hasInput)(int rank, int root);  // broadcast: the root only
 };
 
+// The elements of S as nccl-tests sizes them: where each rank has a block of S/nranks (all-gather,
+// reduce-scatter, all-to-all), that block rounded down to whole 16 bytes; else unchanged.
+size_t ncclTestsElements(const CollectiveSpec& spec, size_t elements, size_t typeBytes, int nranks);
+
 std::span<const CollectiveSpec> collectives();
 const CollectiveSpec* findCollective(const std::string& name);  // nullptr when unknown
 std::string collectiveNames();                                  // "allreduce, reducescatter, ..."

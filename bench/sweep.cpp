@@ -213,7 +213,9 @@ class Benchmark {
   }
 
   Layout layout(const Case& c, size_t bytes) const {
-    return spec_.layout(bytes / typeSize(c.dtype), comm_.rank(), comm_.size());
+    size_t elements = bytes / typeSize(c.dtype);
+    if (o_.nccl) elements = ncclTestsElements(spec_, elements, typeSize(c.dtype), comm_.size());
+    return spec_.layout(elements, comm_.rank(), comm_.size());
   }
 
   unsigned char* sendBuffer(const Case& c) const {

@@ -100,3 +100,19 @@ TEST_CASE("expected values match a correct collective and catch a wrong one", "[
     }
   }
 }
+
+TEST_CASE("*_perf sizes: per-rank blocks rounded down to 16 bytes, as nccl-tests'",
+          "[bench][nccl]") {
+  // nccl-tests: base = (count / nranks) & ~(16 / eltSize - 1), then S = base * nranks.
+  for (const char* name : {"allgather", "reducescatter", "alltoall"}) {
+    INFO(name);
+    CHECK(ncclTestsElements(spec(name), 2, 4, 2) == 0);       // 8 B of floats on 2 ranks
+    CHECK(ncclTestsElements(spec(name), 16, 4, 2) == 16);     // 8 floats each: two 16 B
+    CHECK(ncclTestsElements(spec(name), 24, 4, 4) == 16);     // 6 each: 4
+    CHECK(ncclTestsElements(spec(name), 1000, 1, 3) == 960);  // int8: 333 each: 320
+    CHECK(ncclTestsElements(spec(name), 9, 8, 1) == 8);       // one rank: still 16 B blocks
+  }
+  for (const char* name : {"allreduce", "broadcast", "reduce", "sendrecv"}) {
+    CHECK(ncclTestsElements(spec(name), 9, 4, 2) == 9);
+  }
+}
