@@ -133,3 +133,14 @@ TEST_CASE("an argument echoed back never puts scrapers' words on stdout", "[benc
   CHECK(r.out.rfind("invalid type fp128, defaulting to float .. \n", 0) == 0);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("-T: a size running past the limit ends the run with status 4", "[bench][nccl]") {
+  // One rank, so that its own watchdog fires (with several, a peer may see the abort first and
+  // exit 3, as nccl-tests' processes can). 100000 iterations of 16 MiB would take minutes.
+  auto r =
+      perf("all_reduce_perf", {"-b", "16M", "-e", "16M", "-n", "100000", "-w", "0", "-T", "1"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 4);
+  CHECK(contains(r.out, ": Test timeout (1s)\n"));
+  CHECK(contains(r.err, "took longer than -T 1 s"));
+}
