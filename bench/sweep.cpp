@@ -93,11 +93,18 @@ class Benchmark {
         } else {
           out.push_back({dtype, op, spec_.rooted ? o_.root : -1});
         }
-        if (!spec_.reduces) break;
+        if (!listsOps()) break;
       }
       if (!spec_.moves) break;
     }
     return out;
+  }
+
+  // Whether the op is a column of its own: for the reducing collectives; and under the name
+  // sendrecv_perf, which loops over -o and prints the op as nccl-tests' does (its data moves
+  // unreduced all the same).
+  bool listsOps() const {
+    return spec_.reduces || (o_.nccl && std::string(spec_.name) == "sendrecv");
   }
 
   // On rank 0 only, and never over the progress line.
@@ -113,8 +120,8 @@ class Benchmark {
     const CheckData data(c.dtype, spec_.reduces ? c.op : tuttiMax, comm_.size());
     if (o_.verbose) {
       print(fmt::format("# {} type {} op {} root {}: {} warm-up iterations at {} and {} B\n",
-                        spec_.name, typeName(c.dtype), spec_.reduces ? opName(c.op) : "none",
-                        c.root, o_.warmupIters, sizes.back(), sizes.front()));
+                        spec_.name, typeName(c.dtype), listsOps() ? opName(c.op) : "none", c.root,
+                        o_.warmupIters, sizes.back(), sizes.front()));
     }
     for (const std::string* algorithm : algorithms()) {
       if (algorithm) useAlgorithm(*algorithm);
@@ -128,7 +135,7 @@ class Benchmark {
       const Layout l = layout(c, bytes);
       const size_t rowBytes = std::max(l.sendCount, l.recvCount) * unit;
       std::string line = formatRowStart(rowBytes, l.count, typeName(c.dtype),
-                                        spec_.reduces ? opName(c.op) : "none", c.root);
+                                        listsOps() ? opName(c.op) : "none", c.root);
       std::string stats;
       watchdog_.arm();
       const size_t firstResult = results_.rows.size();
@@ -140,7 +147,7 @@ class Benchmark {
                   rowBytes,
                   l.count,
                   typeName(c.dtype),
-                  spec_.reduces ? opName(c.op) : "none",
+                  listsOps() ? opName(c.op) : "none",
                   c.root,
                   {},
                   {}};

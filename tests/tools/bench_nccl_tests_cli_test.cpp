@@ -144,3 +144,16 @@ TEST_CASE("-T: a size running past the limit ends the run with status 4", "[benc
   CHECK(contains(r.out, ": Test timeout (1s)\n"));
   CHECK(contains(r.err, "took longer than -T 1 s"));
 }
+
+TEST_CASE("sendrecv_perf prints the op and loops over -o all, as nccl-tests'", "[bench][nccl]") {
+  auto r =
+      perf("sendrecv_perf", {"-b", "64", "-e", "64", "-n", "1", "-w", "0", "-o", "all", "-g", "2"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto table = tutti::test::parseTable(r.out);
+  REQUIRE(table);
+  std::vector<std::string> ops;
+  for (const auto& row : table->rows) ops.push_back(row.op);
+  CHECK(ops == std::vector<std::string>{"sum", "prod", "max", "min", "avg"});
+  CHECK(table->ok);
+}
