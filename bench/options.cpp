@@ -239,6 +239,21 @@ std::vector<size_t> sweepSizes(const BenchOptions& o, size_t unit) {
   return sizes;
 }
 
+std::vector<size_t> warmupSizes(const BenchOptions& o, size_t unit) {
+  if (!o.nccl) {
+    const std::vector<size_t> sizes = sweepSizes(o, unit);
+    return {sizes.back(), sizes.front()};
+  }
+  std::vector<size_t> sizes;
+  for (size_t size = o.minBytes; size <= o.maxBytes;) {
+    sizes.push_back(size / unit * unit);
+    const size_t next = size ? size * 2 : 1;  // nccl-tests would stay at 0 forever
+    if (next <= size) break;                  // overflow
+    size = next;
+  }
+  return sizes;
+}
+
 std::vector<std::string> argvWithoutRanks(int argc, const char* const* argv) {
   std::vector<std::string> out;
   for (int i = 0; i < argc; ++i) {

@@ -86,6 +86,9 @@ ParseResult parseCommandLine(int argc, const char* const* argv);
 // The message sizes of the sweep, in bytes, each a multiple of the type size (rounded down, as
 // nccl-tests does): minBytes, then times stepFactor (or plus stepBytes) while <= maxBytes.
 std::vector<size_t> sweepSizes(const BenchOptions& options, size_t typeBytes);
+// The sizes warmed up before the sweep, -w calls each, rounded down as sweepSizes': the largest and
+// the smallest; under a *_perf name every size from -b doubling up to -e, as nccl-tests warms.
+std::vector<size_t> warmupSizes(const BenchOptions& options, size_t typeBytes);
 
 // argv without "--ranks N" / "--ranks=N": what each spawned rank runs.
 std::vector<std::string> argvWithoutRanks(int argc, const char* const* argv);

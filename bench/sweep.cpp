@@ -125,7 +125,7 @@ class Benchmark {
     }
     for (const std::string* algorithm : algorithms()) {
       if (algorithm) useAlgorithm(*algorithm);
-      for (size_t bytes : {sizes.back(), sizes.front()}) {
+      for (size_t bytes : warmupSizes(o_, unit)) {
         const Layout l = layout(c, bytes);
         for (int i = 0; i < o_.warmupIters; ++i) call(c, l, false);
       }

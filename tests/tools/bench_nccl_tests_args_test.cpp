@@ -257,3 +257,12 @@ TEST_CASE("what nccl-tests would hang or crash on is refused, status 255", "[ben
     CHECK(p.message.find(named) != std::string::npos);
   }
 }
+
+TEST_CASE("warm-up: every size from -b doubling to -e, as nccl-tests' TimeTest", "[bench][nccl]") {
+  BenchOptions o = options({"-b", "8", "-e", "100", "-f", "3", "-w", "2"});
+  CHECK(warmupSizes(o, 4) == std::vector<size_t>{8, 16, 32, 64});
+  o = options({"-b", "0", "-e", "6", "-i", "2"});
+  CHECK(warmupSizes(o, 1) == std::vector<size_t>{0, 1, 2, 4});
+  o.nccl.program.clear();  // tutti-bench: the largest and the smallest
+  CHECK(warmupSizes(o, 1) == std::vector<size_t>{6, 0});
+}
