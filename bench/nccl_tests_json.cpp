@@ -31,6 +31,16 @@ Json flag(bool value) {
   return value ? "true" : "false";
 }
 
+// nccl-tests writes the whole environment; a results file is shared, so the values of variables
+// named like secrets (TUTTI_SECRET authenticates the rendezvous) are left out.
+std::string redactedVariable(const std::string& entry) {
+  const std::string name = entry.substr(0, entry.find('='));
+  for (const char* word : {"SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"}) {
+    if (name.find(word) != std::string::npos) return name + "=<redacted>";
+  }
+  return entry;
+}
+
 Json placement(const Measurement& m, bool cpuTime) {
   return {{cpuTime ? "cpu_time" : "time", m.seconds * 1e6},
           {"alg_bw", m.bandwidth.algbw},
@@ -114,7 +124,7 @@ nlohmann::ordered_json ncclTestsJson(const BenchOptions& o, const Results& r,
                                      const std::string& startTime, const std::string& endTime,
                                      std::optional<double> minBusBw) {
   Json env = Json::array();
-  for (char** e = environ; e && *e; ++e) env.push_back(*e);
+  for (char** e = environ; e && *e; ++e) env.push_back(redactedVariable(*e));
   Json results = Json::array();
   for (const ResultRow& row : r.rows) {
     Json entry = {{"size", row.bytes},

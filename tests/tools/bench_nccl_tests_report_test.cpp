@@ -152,6 +152,15 @@ TEST_CASE("-J: nccl-tests' JSON schema, tutti's extras under their own key", "[b
   CHECK(doc["average_bus_bandwidth"]["okay"] == "false");  // 0.5 < 0.9 * 1.0
   CHECK(ncclTestsJson(o, r, "", "", std::nullopt)["average_bus_bandwidth"]["okay"] == "unchecked");
   CHECK(doc["tutti"]["collective"] == "allreduce");
+  // The environment as nccl-tests writes it, less the values of secrets.
+  setenv("TUTTI_SECRET", "s3cr3t-value", 1);
+  setenv("PERF21_PLAIN", "visible", 1);
+  const std::string env = ncclTestsJson(o, r, "", "", std::nullopt)["env"].dump();
+  unsetenv("TUTTI_SECRET");
+  unsetenv("PERF21_PLAIN");
+  CHECK(env.find("\"TUTTI_SECRET=<redacted>\"") != std::string::npos);
+  CHECK(env.find("s3cr3t-value") == std::string::npos);
+  CHECK(env.find("\"PERF21_PLAIN=visible\"") != std::string::npos);
 }
 
 TEST_CASE("-J FILE: only .json names, an existing file kept", "[bench][nccl]") {
