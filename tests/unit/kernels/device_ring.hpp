@@ -13,6 +13,7 @@
 #include "kernels/device/ll.hpp"
 #include "kernels/device/ring_allreduce.hpp"
 #include "kernels/device/simple.hpp"
+#include "tests/unit/kernels/host_team.hpp"
 
 namespace tutti::kernels::test {
 
@@ -42,15 +43,21 @@ class DeviceRing {
   }
   void setSpinBudget(uint64_t spins) { spinBudget_ = spins; }
 
-  // ringAllReduce<Proto, T, Op> on every rank but `absent` (one that never shows up), one thread
-  // per rank and channel; whileRunning runs on the calling thread once they are started. Returns
-  // the status of each rank's channels, [rank * nchannels + channel] (kOk for the absent rank).
+  // Threads per rank and channel: 1 runs device::HostGroup, more a HostTeam (a block's threads).
+  void setTeamSize(int threads) { teamSize_ = threads; }
+  int teamSize() const { return teamSize_; }
+
+  // ringAllReduce<Proto, T, Op> on every rank but `absent` (one that never shows up), teamSize()
+  // threads per rank and channel; whileRunning runs on the calling thread once they are started.
+  // Returns every thread's status, [(rank * nchannels + channel) * teamSize + thread] (kOk for
+  // the absent rank).
   template <typename Proto, typename T, typename Op>
   std::vector<device::Status> allReduce(const std::vector<const T*>& src,
                                         const std::vector<T*>& dst, size_t count, int absent = -1,
                                         const std::function<void()>& whileRunning = {}) {
-    std::vector<device::Status> status(static_cast<size_t>(nranks_ * nchannels_),
+    std::vector<device::Status> status(static_cast<size_t>(nranks_ * nchannels_ * teamSize_),
                                        device::Status::kOk);
+    std::vector<std::unique_ptr<HostTeam>> teams;
     std::vector<std::thread> threads;
     for (int r = 0; r < nranks_; ++r) {
       if (r == absent) continue;
@@ -60,9 +67,19 @@ class DeviceRing {
                                        r,          c,
                                        nchannels_, fifo(c, (r + nranks_ - 1) % nranks_),
                                        fifo(c, r), {&abortFlag_, spinBudget_}};
-        threads.emplace_back([args, out = &status[static_cast<size_t>(r * nchannels_ + c)]] {
-          *out = device::ringAllReduce<Proto, T, Op>(device::HostGroup{}, args);
-        });
+        device::Status* out = &status[static_cast<size_t>((r * nchannels_ + c) * teamSize_)];
+        if (teamSize_ == 1) {
+          threads.emplace_back([args, out] {
+            *out = device::ringAllReduce<Proto, T, Op>(device::HostGroup{}, args);
+          });
+          continue;
+        }
+        teams.push_back(std::make_unique<HostTeam>(teamSize_));
+        for (int m = 0; m < teamSize_; ++m) {
+          threads.emplace_back([args, out = out + m, member = teams.back()->member(m)] {
+            *out = device::ringAllReduce<Proto, T, Op>(member, args);
+          });
+        }
       }
     }
     if (whileRunning) whileRunning();
@@ -91,6 +108,7 @@ class DeviceRing {
   // Far more polls than any wait here needs, even on a loaded machine: a protocol bug fails its
   // test as kTimedOut instead of hanging it.
   uint64_t spinBudget_ = uint64_t{1} << 24;
+  int teamSize_ = 1;
 };
 
 }  // namespace tutti::kernels::test

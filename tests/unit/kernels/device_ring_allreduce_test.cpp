@@ -38,6 +38,7 @@ struct Case {
   bool inPlace;
   bool aligned;  // else each rank's buffers start a few elements past a 64-byte boundary
   uint64_t seed;
+  int teamSize = 1;  // threads per rank and channel (a thread block's, on the GPU)
 };
 
 std::string describe(DataType dtype, RedOp op, const Case& c) {
@@ -45,7 +46,7 @@ std::string describe(DataType dtype, RedOp op, const Case& c) {
   out << (c.protocol == Protocol::kSimple ? "Simple " : "LL ") << typeName(dtype) << " "
       << opName(op) << " ranks " << c.nranks << " channels " << c.nchannels << " count " << c.count
       << (c.inPlace ? " in place" : " out of place") << (c.aligned ? " aligned" : " unaligned")
-      << " seed " << c.seed;
+      << " seed " << c.seed << " team " << c.teamSize;
   return out.str();
 }
 
@@ -127,6 +128,7 @@ int runCase(DeviceRing& ring, DataType dtype, RedOp op, const Case& c) {
 void check(DataType dtype, RedOp op, const Case& c) {
   INFO(describe(dtype, op, c));
   DeviceRing ring(c.nranks, c.nchannels, kSlots, kSlotBytes);
+  ring.setTeamSize(c.teamSize);
   CHECK(runCase(ring, dtype, op, c) == 0);
 }
 
@@ -160,6 +162,18 @@ TEST_CASE("device ring all-reduce: 1-8 ranks x 1-4 channels") {
           const Case c{protocol, nranks, nchannels, count, false, true, 7u * nranks + nchannels};
           check(DataType::kFloat32, RedOp::kSum, c);
         }
+      }
+    }
+  }
+}
+
+TEST_CASE("device ring all-reduce: several threads per channel, as a block's") {
+  for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+    for (const int team : {2, 3}) {
+      for (const size_t count : {size_t{1}, size_t{4099}}) {
+        const Case c{protocol, 4, 2, count, count == 1, true, 11u * team, team};
+        check(DataType::kFloat32, RedOp::kSum, c);
+        check(DataType::kFloat16, RedOp::kMax, c);
       }
     }
   }
