@@ -72,8 +72,10 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
                  fmt::format("all-reduce algorithm: {}, or all (a column group each)",
                              fmt::join(kAllReduceAlgorithms, ", ")))
       ->check(CLI::IsMember(algoChoices));
-  sub.add_option("--transport", o.transport, "shm or tcp (sets TUTTI_TRANSPORT for the job)")
-      ->check(CLI::IsMember({"shm", "tcp"}));
+  sub.add_option("--transport", o.transport,
+                 "shm, tcp or ucx (sets TUTTI_TRANSPORT for the job; lists and ^ through the "
+                 "variable itself)")
+      ->check(CLI::IsMember({"shm", "tcp", "ucx"}));
   sub.add_option("--buffers", o.buffers,
                  "where the buffers live: host (aligned_alloc) or registered (tutti_mem_alloc, "
                  "which the direct all-reduce reads in place)")
