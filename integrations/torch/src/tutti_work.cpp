@@ -43,7 +43,11 @@ void TuttiWork::waitAndComplete() {
   std::string failure;
   if (request_ != nullptr) {
     // The last-error string is per thread: read it right after the call that failed.
-    if (tutti_wait(request_) != tuttiSuccess) failure = tutti_get_last_error();
+    const tuttiResult_t result = tutti_wait(request_);
+    // torch's callers and tests tell a timeout by " (Timed out|closed|timeout) ", as gloo words
+    // it; tutti's own detail follows.
+    if (result == tuttiTimeout) failure = "Timed out (no progress within the timeout): ";
+    if (result != tuttiSuccess) failure += tutti_get_last_error();
     tutti_request_free(request_);
     request_ = nullptr;
   }

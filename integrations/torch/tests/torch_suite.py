@@ -28,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -103,6 +104,9 @@ def load_suite_class():
 if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "run":
     os.environ[SUITE_BACKEND] = sys.argv[2]
     os.environ["WORLD_SIZE"] = sys.argv[3]
+    # As torch's run_test.py sets it for test_distributed_spawn (the suite reads it on import):
+    # tests that re-initialise the group use it.
+    os.environ["INIT_METHOD"] = "file://" + os.path.join(tempfile.mkdtemp(), "shared_init_file")
 # Spawned children import this file again (as __mp_main__), the environment says what to run,
 # and they unpickle the class from it.
 if os.environ.get(SUITE_BACKEND):
