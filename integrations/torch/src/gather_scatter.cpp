@@ -49,6 +49,40 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::allgather(
   });
 }
 
+// Every rank's inputs packed back to back, one allgather, unpacked into each rank's list (as
+// gloo does); the tensors may differ in shape, not in dtype.
+ProcessGroupTutti::WorkPtr ProcessGroupTutti::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& /*opts*/) {
+  const char* op = "allgather_coalesced";
+  TORCH_CHECK(!inputs.empty(), "tutti: ", op, " got no tensors");
+  TORCH_CHECK(static_cast<int>(outputLists.size()) == size_, "tutti: ", op, ": ",
+              outputLists.size(), " output lists, not the world size ", size_);
+  checkOneDtype(inputs, op);
+  std::vector<at::Tensor> outputs;
+  for (size_t rank = 0; rank < outputLists.size(); ++rank) {
+    const std::vector<at::Tensor>& list = outputLists[rank];
+    TORCH_CHECK(list.size() == inputs.size(), "tutti: ", op, ": output list ", rank, " has ",
+                list.size(), " tensors for ", inputs.size(), " inputs");
+    for (size_t i = 0; i < list.size(); ++i) {
+      checkTensor(list[i], op);
+      TORCH_CHECK(
+          list[i].scalar_type() == inputs[i].scalar_type() && list[i].numel() == inputs[i].numel(),
+          "tutti: ", op, ": output ", i, " of list ", rank, " is ", list[i].numel(), " ",
+          list[i].scalar_type(), " for an input of ", inputs[i].numel(), " ",
+          inputs[i].scalar_type());
+      outputs.push_back(list[i]);
+    }
+  }
+  return run(c10d::OpType::ALLGATHER_COALESCED, op, outputs, [&](TuttiWork& work) {
+    at::Tensor flat = flattenedInputs(inputs, work);
+    at::Tensor gathered = at::empty({flat.numel() * size_}, flat.options());
+    scatterOnSuccess(gathered, outputs, work);
+    return tutti_allgather(flat.data_ptr(), gathered.data_ptr(), elementCount(flat), dtypeOf(flat),
+                           comm(), work.requestSlot());
+  });
+}
+
 ProcessGroupTutti::WorkPtr ProcessGroupTutti::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& /*opts*/) {
   const char* op = "_allgather_base";

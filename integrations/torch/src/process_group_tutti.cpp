@@ -60,12 +60,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
   const char* op = "allreduce_coalesced";
   TORCH_CHECK(!tensors.empty(), "tutti: ", op, " got no tensors");
-  for (const at::Tensor& tensor : tensors) {
-    checkTensor(tensor, op);
-    TORCH_CHECK(tensor.scalar_type() == tensors[0].scalar_type(), "tutti: ", op,
-                " needs tensors of one dtype; got ", tensors[0].scalar_type(), " and ",
-                tensor.scalar_type());
-  }
+  checkOneDtype(tensors, op);
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
   return run(c10d::OpType::ALLREDUCE_COALESCED, op, tensors, [&](TuttiWork& work) {
     at::Tensor flat = flattenedInputs(tensors, work);

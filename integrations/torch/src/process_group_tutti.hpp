@@ -63,6 +63,13 @@ class ProcessGroupTutti : public GroupBase {
                  const c10d::ReduceOptions& opts = c10d::ReduceOptions()) override;
   WorkPtr allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
                     const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+  WorkPtr allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+  WorkPtr gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                 const c10d::GatherOptions& opts = c10d::GatherOptions()) override;
+  WorkPtr scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                  const c10d::ScatterOptions& opts = c10d::ScatterOptions()) override;
   WorkPtr _allgather_base(at::Tensor& output, at::Tensor& input,
                           const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
   WorkPtr reduce_scatter(

@@ -50,6 +50,15 @@ at::Tensor& theOnlyTensor(std::vector<at::Tensor>& tensors, const char* op) {
   return tensors[0];
 }
 
+void checkOneDtype(at::TensorList tensors, const char* op) {
+  for (const at::Tensor& tensor : tensors) {
+    checkTensor(tensor, op);
+    TORCH_CHECK(tensor.scalar_type() == tensors[0].scalar_type(), "tutti: ", op,
+                " needs tensors of one dtype; got ", tensors[0].scalar_type(), " and ",
+                tensor.scalar_type());
+  }
+}
+
 void checkSameShape(const at::Tensor& reference, at::TensorList tensors, const char* op,
                     const char* what) {
   for (size_t i = 0; i < tensors.size(); ++i) {

@@ -17,6 +17,8 @@ void checkTensor(const at::Tensor& tensor, const char* op);
 // The single tensor of a list, checked: torch passes one tensor per process to CPU backends (lists
 // of several are the deprecated multi-GPU forms).
 at::Tensor& theOnlyTensor(std::vector<at::Tensor>& tensors, const char* op);
+// checkTensor for each, and all of one dtype (the packed forms: *_coalesced).
+void checkOneDtype(at::TensorList tensors, const char* op);
 // checkTensor for each, and all of the same dtype and element count as reference.
 void checkSameShape(const at::Tensor& reference, at::TensorList tensors, const char* op,
                     const char* what);

@@ -33,7 +33,7 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SUITE_BACKEND = "TUTTI_TORCH_SUITE_BACKEND"
+SUITE_BACKEND = "TORCH_SUITE_BACKEND"
 RESULTS_MARK = "SUITE-RESULTS "
 
 # Tests that pass on gloo and cannot pass on a plug-in backend in torch 1.13, whatever it
