@@ -30,14 +30,32 @@ void Engine::execute(Item& item) {
 }
 
 std::shared_ptr<Request> Engine::submit(Task task) {
-  auto request = std::make_shared<Request>();
+  return enqueue({std::move(task), std::make_shared<Request>(), std::nullopt});
+}
+
+std::shared_ptr<Request> Engine::submitJoining(Task task, JoiningTransfers transfers) {
+  return enqueue({std::move(task), std::make_shared<Request>(), std::move(transfers)});
+}
+
+std::shared_ptr<Request> Engine::enqueue(Item item) {
+  std::shared_ptr<Request> request = item.request;
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back({std::move(task), request});
+    queue_.push_back(std::move(item));
     if (!worker_.joinable()) worker_ = std::thread([this] { workerLoop(); });
   }
   cv_.notify_all();
   return request;
+}
+
+std::vector<Engine::Joined> Engine::takeJoining() {
+  std::vector<Joined> taken;
+  std::lock_guard lock(mutex_);
+  while (!queue_.empty() && queue_.front().joining) {
+    taken.push_back({std::move(*queue_.front().joining), std::move(queue_.front().request)});
+    queue_.pop_front();
+  }
+  return taken;
 }
 
 bool Engine::claimIdle() {

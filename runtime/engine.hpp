@@ -1,8 +1,9 @@
 // The progress engine of one communicator: runs its operations one at a time, in the order they
-// were issued. Asynchronous operations run on a worker thread, started on first use, that sleeps
-// on a condition variable while idle (an idle communicator uses no CPU). A blocking call on an
-// idle communicator runs on the caller's own thread: a hand-off would cost microseconds, more
-// than a whole small all-reduce.
+// were issued, except that a running batch of point-to-point transfers takes over the
+// asynchronous sends and receives queued right behind it. Asynchronous operations run on a worker
+// thread, started on first use, that sleeps on a condition variable while idle (an idle
+// communicator uses no CPU). A blocking call on an idle communicator runs on the caller's own
+// thread: a hand-off would cost microseconds, more than a whole small all-reduce.
 #pragma once
 
 #include <condition_variable>
@@ -10,11 +11,21 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <vector>
 
+#include "runtime/collectives/p2p_transfer.hpp"
 #include "runtime/request.hpp"
 
 namespace tutti::runtime {
+
+// An asynchronous send or receive queued on the engine, which a batch of transfers running on it
+// may take over (Engine::takeJoining).
+struct JoiningTransfers {
+  uint64_t sequence;
+  std::vector<P2PTransfer> transfers;
+};
 
 class Engine {
  public:
@@ -24,6 +35,17 @@ class Engine {
   ~Engine();
 
   std::shared_ptr<Request> submit(Task task);
+  // An asynchronous send or receive: runs as `task` unless a running batch of transfers takes it
+  // over first, so that sends and receives that do not depend on each other progress together
+  // (every rank posting a receive before its send must not wait behind itself).
+  std::shared_ptr<Request> submitJoining(Task task, JoiningTransfers transfers);
+  struct Joined {
+    JoiningTransfers transfers;
+    std::shared_ptr<Request> request;  // the taker completes or fails it
+  };
+  // For the running task: removes the joining transfers queued right behind it (up to the first
+  // other task, so that order with everything else is kept).
+  std::vector<Joined> takeJoining();
   // Runs task to completion, inline when idle (no type erasure, no allocation: this is the
   // small-message latency path); rethrows its error.
   template <typename F>
@@ -56,7 +78,9 @@ class Engine {
   struct Item {
     Task task;
     std::shared_ptr<Request> request;
+    std::optional<JoiningTransfers> joining;
   };
+  std::shared_ptr<Request> enqueue(Item item);
   // True when nothing is queued or running; the caller then runs inline until releaseIdle().
   bool claimIdle();
   void releaseIdle();

@@ -227,6 +227,36 @@ std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, const OpSi
   return nullptr;
 }
 
+// Runs a batch of transfers that ends its task: the asynchronous sends and receives queued behind
+// it on the engine join it, so that they progress together (their requests end with the batch).
+void runJoinedBy(OpContext& ctx, const std::vector<P2PTransfer>& batch) {
+  Communicator& comm = ctx.comm;
+  std::vector<Engine::Joined> joined;
+  auto join = [&] {
+    std::vector<P2PTransfer> more;
+    for (Engine::Joined& next : comm.engine().takeJoining()) {
+      comm.recorder().started(next.transfers.sequence, "p2p");
+      more.insert(more.end(), next.transfers.transfers.begin(), next.transfers.transfers.end());
+      joined.push_back(std::move(next));
+    }
+    return more;
+  };
+  try {
+    runTransfers(ctx, batch, join);
+    ctx.drainSends();
+  } catch (const Error& error) {
+    for (const Engine::Joined& next : joined) {
+      comm.recorder().failed(next.transfers.sequence, error);
+      next.request->fail(error);
+    }
+    throw;
+  }
+  for (const Engine::Joined& next : joined) {
+    comm.recorder().finished(next.transfers.sequence);
+    next.request->complete();
+  }
+}
+
 // Consecutive transfers of a group run as one batch, so that they progress together.
 void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
   comm.throwIfFailed();
@@ -255,8 +285,12 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
                   kernels::DataType::kUint8,
                   kernels::RedOp::kSum,
                   {.collective = kPointToPointCall, .sequence = items[first].sequence}};
-    runTransfers(ctx, batch);
-    ctx.drainSends();
+    if (i == items.size()) {
+      runJoinedBy(ctx, batch);
+    } else {
+      runTransfers(ctx, batch);
+      ctx.drainSends();
+    }
     for (size_t done = first; done < i; ++done) comm.recorder().finished(items[done].sequence);
   }
 }
@@ -338,9 +372,13 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
     group.items.push_back(std::move(item));
     return nullptr;
   }
+  std::vector<P2PTransfer> transfers = item.transfers;
   std::vector<GroupItem> single;
   single.push_back(std::move(item));
-  return issue(comm, sequence, signature, groupTask(comm, std::move(single)), async);
+  Task task = groupTask(comm, std::move(single));
+  if (!async) return issue(comm, sequence, signature, std::move(task), false);
+  comm.recorder().queued(sequence, signature, true);
+  return comm.engine().submitJoining(std::move(task), {sequence, std::move(transfers)});
 }
 
 }  // namespace

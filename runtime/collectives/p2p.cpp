@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <optional>
 
 #include "base/error.hpp"
@@ -107,12 +108,28 @@ std::vector<Progress> progressOf(const std::vector<P2PTransfer>& transfers) {
 
 }  // namespace
 
-void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers) {
+void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers,
+                  const MoreTransfers& joining) {
   std::vector<Progress> progress = progressOf(transfers);
   matchSelfTransfers(ctx, progress);
   std::vector<Progress*> items;
   for (Progress& item : progress)
     if (item.done < item.transfer->bytes) items.push_back(&item);
+  // Joined transfers, stable in memory (items point at them). They are separate operations, so
+  // none is checked for overwriting another's unsent bytes, as between any two operations.
+  std::deque<P2PTransfer> joinedTransfers;
+  std::deque<Progress> joined;
+  auto join = [&] {
+    if (!joining) return false;
+    std::vector<P2PTransfer> more = joining();
+    for (const P2PTransfer& t : more) {
+      Progress& item = joined.emplace_back();
+      item.transfer = &joinedTransfers.emplace_back(t);
+      if (t.isSend) item.source.emplace(t.sendBuffer, t.bytes);
+      if (t.bytes > 0) items.push_back(&item);
+    }
+    return !more.empty();
+  };
   // In-place receives wait for the sends they would overwrite: on a ring each send runs a FIFO
   // ahead of its receive, and nothing is copied. Only where that stops everything (a receive more
   // than a FIFO ahead of the send it overwrites can wait in a cycle) do the sends' bytes get saved
@@ -123,8 +140,9 @@ void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers) {
   bool saveUnsent = false;
   auto lastMoved = std::chrono::steady_clock::now();
   Stall stall(ctx);
+  join();
   while (!items.empty()) {
-    bool moved = false;
+    bool moved = join();
     // Only the oldest unfinished transfer per (peer, direction) may move: FIFO order.
     std::vector<bool> busy(2 * static_cast<size_t>(ctx.comm.size()), false);
     for (Progress* item : items) {
@@ -134,7 +152,7 @@ void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers) {
       moved = advance(ctx, *item, saveUnsent) || moved;
     }
     std::erase_if(items, [](const Progress* item) { return item->done == item->transfer->bytes; });
-    if (items.empty()) break;
+    if (items.empty() && !join()) break;
     if (moved) {
       stall.reset();
       lastMoved = std::chrono::steady_clock::now();

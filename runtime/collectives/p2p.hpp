@@ -5,20 +5,18 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "runtime/collectives/op_context.hpp"
+#include "runtime/collectives/p2p_transfer.hpp"
 
 namespace tutti::runtime {
 
-struct P2PTransfer {
-  bool isSend;
-  int peer;
-  const void* sendBuffer;  // isSend
-  void* recvBuffer;        // !isSend
-  size_t bytes;
-};
-
-void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers);
+// `joining`, when given, is asked for more transfers (issued after these, none to this rank itself)
+// between rounds; they run in the same loop, after those before them on their (peer, direction).
+using MoreTransfers = std::function<std::vector<P2PTransfer>()>;
+void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers,
+                  const MoreTransfers& joining = nullptr);
 
 }  // namespace tutti::runtime

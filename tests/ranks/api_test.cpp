@@ -411,6 +411,50 @@ TEST_CASE("a group with a failed call reports it at its end and runs nothing", "
   CHECK(received == std::vector<int32_t>{41, 40});
 }
 
+TEST_CASE("asynchronous receives posted before their sends on every rank progress together",
+          "[api][p2p][async]") {
+  // torch's batch_isend_irecv on a CPU backend: every rank posts its receives, then its sends,
+  // each an operation of its own. Run one after another, each rank's first receive would wait
+  // for a send queued behind it on the peer. 1 MiB is more than a FIFO holds.
+  for (const size_t count : {size_t{1}, size_t{8}, size_t{1} << 18}) {
+    ThreadWorld world(3);
+    REQUIRE(world.ok());
+    const auto wrong = onEveryRank<size_t>(3, [&](int rank) {
+      tuttiComm_t comm = world.comm(rank);
+      tutti_comm_set_timeout(comm, 20000);  // a deadlock fails well before the test's timeout
+      std::vector<std::vector<int32_t>> received(3, std::vector<int32_t>(count, -1));
+      std::vector<int32_t> sent(count);
+      std::iota(sent.begin(), sent.end(), rank * 1000);
+      std::vector<tuttiRequest_t> requests;
+      for (int peer = 0; peer < 3; ++peer) {
+        if (peer == rank) continue;
+        tuttiRequest_t request = nullptr;
+        if (tutti_recv(received[static_cast<size_t>(peer)].data(), count, tuttiInt32, peer, comm,
+                       &request) != tuttiSuccess)
+          return count;
+        requests.push_back(request);
+        if (tutti_send(sent.data(), count, tuttiInt32, peer, comm, &request) != tuttiSuccess)
+          return count;
+        requests.push_back(request);
+      }
+      size_t failed = 0;
+      for (tuttiRequest_t request : requests) {
+        failed += tutti_wait(request) != tuttiSuccess;
+        tutti_request_free(request);
+      }
+      if (failed > 0) return count;
+      size_t mismatches = 0;
+      for (int peer = 0; peer < 3; ++peer)
+        for (size_t i = 0; peer != rank && i < count; ++i)
+          mismatches +=
+              received[static_cast<size_t>(peer)][i] != static_cast<int32_t>(peer * 1000 + i);
+      return mismatches;
+    });
+    INFO(count << " elements");
+    CHECK(wrong == std::vector<size_t>(3, 0));
+  }
+}
+
 TEST_CASE("in-place send/recv larger than the connection's buffers keeps the sent data",
           "[api][p2p]") {
   // 4 MiB is twice what a FIFO holds (8 slots of 256 KiB): receiving overwrites the buffer before
