@@ -46,6 +46,8 @@ tuttiComm_t ProcessGroupTutti::comm() const {
 ProcessGroupTutti::WorkPtr ProcessGroupTutti::allreduce(std::vector<at::Tensor>& tensors,
                                                         const c10d::AllreduceOptions& opts) {
   const char* op = "allreduce";
+  if (tensors.size() == 1 && tensors[0].defined() && tensors[0].is_sparse())
+    return sparseAllreduce(tensors, opts);
   at::Tensor& tensor = theOnlyTensor(tensors, op);
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
   return run(c10d::OpType::ALLREDUCE, op, tensors, [&](TuttiWork& work) {

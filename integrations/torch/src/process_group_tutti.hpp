@@ -106,6 +106,8 @@ class ProcessGroupTutti : public GroupBase {
     completions_.enqueue(work);
     return work;
   }
+  // allreduce of one sparse COO tensor (sparse_allreduce.cpp).
+  WorkPtr sparseAllreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts);
   // Exchanges blocks with every rank (sends[i] to rank i, recvs[i] from rank i) as one tutti
   // group; issues nothing when every block is empty.
   tuttiResult_t exchange(const std::vector<PeerBlock>& sends, const std::vector<PeerBlock>& recvs,
