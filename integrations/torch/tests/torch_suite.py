@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -106,7 +107,8 @@ if __name__ == "__main__" and len(sys.argv) > 3 and sys.argv[1] == "run":
     os.environ["WORLD_SIZE"] = sys.argv[3]
     # As torch's run_test.py sets it for test_distributed_spawn (the suite reads it on import):
     # tests that re-initialise the group use it.
-    os.environ["INIT_METHOD"] = "file://" + os.path.join(tempfile.mkdtemp(), "shared_init_file")
+    INIT_DIR = tempfile.mkdtemp()
+    os.environ["INIT_METHOD"] = "file://" + os.path.join(INIT_DIR, "shared_init_file")
 # Spawned children import this file again (as __mp_main__), the environment says what to run,
 # and they unpickle the class from it.
 if os.environ.get(SUITE_BACKEND):
@@ -162,6 +164,7 @@ def run(names):
     runner = unittest.TextTestRunner(resultclass=RecordingResult, verbosity=2, stream=sys.stdout)
     result = runner.run(suite)
     print(RESULTS_MARK + json.dumps(result.outcomes), flush=True)
+    shutil.rmtree(INIT_DIR, ignore_errors=True)  # the suite's setUp resets INIT_METHOD itself
     sys.stderr.flush()
     os._exit(0)  # torch 1.13 can hang at interpreter shutdown
 
