@@ -54,4 +54,9 @@ struct RingAllReduceArgs {
 // out of range (nothing enqueued), else the launch's status. count == 0 enqueues nothing.
 cudaError_t ringAllReduceAsync(const RingAllReduceArgs& args, cudaStream_t stream);
 
+// How many blocks of the ring kernel for (dtype, op, protocol) one multiprocessor of the current
+// device holds at once: ranks sharing a GPU wait on each other's blocks, so all of them (ranks x
+// channels) must be resident together. cudaErrorInvalidValue for arguments out of range.
+cudaError_t ringAllReduceBlocksPerSm(DataType dtype, RedOp op, Protocol protocol, int* blocks);
+
 }  // namespace tutti::kernels::cuda

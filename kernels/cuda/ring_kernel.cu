@@ -68,4 +68,22 @@ cudaError_t ringAllReduceAsync(const RingAllReduceArgs& args, cudaStream_t strea
   return cudaGetLastError();
 }
 
+cudaError_t ringAllReduceBlocksPerSm(DataType dtype, RedOp op, Protocol protocol, int* blocks) {
+  if (!isValid(dtype) || !isValid(op) || blocks == nullptr ||
+      (protocol != Protocol::kSimple && protocol != Protocol::kLL)) {
+    return cudaErrorInvalidValue;
+  }
+  cudaError_t result = cudaSuccess;
+  visitType(dtype, [&]<typename T>() {
+    visitOp(op, [&]<typename Op>() {
+      result = protocol == Protocol::kSimple
+                   ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                         blocks, ringAllReduceKernel<device::Simple, T, Op>, kRingThreads, 0)
+                   : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                         blocks, ringAllReduceKernel<device::LL, T, Op>, kRingThreads, 0);
+    });
+  });
+  return result;
+}
+
 }  // namespace tutti::kernels::cuda

@@ -50,17 +50,6 @@ std::string describe(DataType dtype, RedOp op, const Case& c) {
   return out.str();
 }
 
-// model.hpp's small integers, but for products in half types: the ring rounds to 16 bits at
-// every step, and a product of eight values of up to 3 in magnitude needs more bits than
-// bfloat16 has (3^8 = 6561), while products of 0, +-1 and +-2 stay exact.
-template <typename T>
-T ringInput(std::mt19937_64& rng, RedOp op) {
-  if constexpr (kIsHalf<T>) {
-    if (op == RedOp::kProd) return T(static_cast<float>(static_cast<int>(rng() % 5) - 2));
-  }
-  return randomValue<T>(rng, op, Mode::kSmallInts);
-}
-
 // One all-reduce on `ring`; returns the number of wrong elements, checking every rank's output
 // against the reference, that all ranks hold the same bits, that out-of-place sources are intact
 // and that nothing outside the buffers was written. Floating-point inputs are small integers, so

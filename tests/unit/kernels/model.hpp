@@ -101,6 +101,18 @@ T randomValue(std::mt19937_64& rng, RedOp op, Mode mode) {
   }
 }
 
+// Inputs for a ring all-reduce (kernels/device/ring_allreduce.hpp), exact in its order of
+// reduction: small integers, but for products in half types: the ring rounds to 16 bits at
+// every step, and a product of eight values of up to 3 in magnitude needs more bits than
+// bfloat16 has (3^8 = 6561), while products of 0, +-1 and +-2 stay exact.
+template <typename T>
+T ringInput(std::mt19937_64& rng, RedOp op) {
+  if constexpr (kIsHalf<T>) {
+    if (op == RedOp::kProd) return T(static_cast<float>(static_cast<int>(rng() % 5) - 2));
+  }
+  return randomValue<T>(rng, op, Mode::kSmallInts);
+}
+
 // Checks got against the reduction of x[0..n); *wantOut receives the expected value, for messages.
 template <typename T>
 bool matches(T got, const T* x, int n, RedOp op, Mode mode, double* wantOut) {
