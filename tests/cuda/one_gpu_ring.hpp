@@ -3,6 +3,11 @@
 // rank's kernel on a stream of its own so that all of them are resident at once (they wait on
 // each other's blocks), the abort flag and each channel's status in mapped host memory. Shared by
 // the `cuda` suite's test and the one-GPU benchmark.
+//
+// Co-residency needs more than enough multiprocessors (coResidencyProblem): launches must not
+// block (CUDA_LAUNCH_BLOCKING, refused by whyNoGpu), and with lazy module loading (CUDA 12's
+// default) loading a kernel may wait for the running ones; all ranks of an operation launch the
+// same kernel, so it is loaded at the first rank's launch, before anything waits.
 #pragma once
 
 #include <cuda_runtime_api.h>
