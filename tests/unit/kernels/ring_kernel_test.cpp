@@ -72,5 +72,18 @@ TEST_CASE("ring kernel launcher: an empty all-reduce enqueues nothing") {
   CHECK(ringAllReduceAsync(args, nullptr) == cudaSuccess);
 }
 
+TEST_CASE("ring kernel occupancy: arguments out of range are refused before any CUDA call") {
+  int blocks = -1;
+  CHECK(ringAllReduceBlocksPerSm(static_cast<DataType>(42), RedOp::kSum, Protocol::kSimple,
+                                 &blocks) == cudaErrorInvalidValue);
+  CHECK(ringAllReduceBlocksPerSm(DataType::kFloat32, static_cast<RedOp>(-1), Protocol::kSimple,
+                                 &blocks) == cudaErrorInvalidValue);
+  CHECK(ringAllReduceBlocksPerSm(DataType::kFloat32, RedOp::kSum, static_cast<Protocol>(2),
+                                 &blocks) == cudaErrorInvalidValue);
+  CHECK(ringAllReduceBlocksPerSm(DataType::kFloat32, RedOp::kSum, Protocol::kLL, nullptr) ==
+        cudaErrorInvalidValue);
+  CHECK(blocks == -1);
+}
+
 }  // namespace
 }  // namespace tutti::kernels::cuda
