@@ -125,7 +125,7 @@ TEST_CASE("-J: nccl-tests' JSON schema, tutti's extras under their own key", "[b
                                          "config", "results", "out_of_bounds",
                                          "average_bus_bandwidth", "errors", "tutti", "end_time"});
   CHECK(doc["version"] == 3);
-  CHECK(doc["args"] == nlohmann::json({"all_reduce_perf", "-b", "8"}));
+  CHECK(doc["args"] == nlohmann::ordered_json({"all_reduce_perf", "-b", "8"}));
   const auto& config = doc["config"];
   CHECK(config["step_factor"] == 2);
   CHECK_FALSE(config.contains("step_bytes"));
