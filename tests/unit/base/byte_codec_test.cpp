@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/error_of.hpp"
+
 using namespace tutti;
 using namespace std::string_view_literals;
+using tutti::tests::errorOf;
 
 namespace {
 
@@ -108,18 +111,6 @@ std::vector<Field> randomRecord(std::mt19937_64& rng) {
   std::vector<Field> record(1 + rng() % 8);
   for (Field& field : record) field = randomField(rng);
   return record;
-}
-
-// The error `body` throws; fails the test when it throws none.
-template <typename Body>
-Error errorOf(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error;
-  }
-  FAIL("no tutti::Error was thrown");
-  return Error(ErrorCode::kInternal, "unreachable");
 }
 
 }  // namespace

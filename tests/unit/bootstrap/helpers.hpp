@@ -16,12 +16,14 @@
 
 #include "base/error.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "tests/error_of.hpp"
 #include "tests/warnings.hpp"
 
 namespace tutti::bootstrap::testing {
 
 using namespace std::chrono_literals;
 
+using tutti::tests::errorOf;
 using tutti::tests::Warnings;
 
 // Sets and unsets environment variables, restoring every touched one on destruction.
@@ -65,18 +67,6 @@ inline Secret secretOf(uint8_t fill) {
   secret.bytes.fill(fill);
   secret.present = true;
   return secret;
-}
-
-// Runs `body` and returns the Error it threw (fails the test when it throws nothing).
-template <typename Body>
-Error errorOf(Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error;
-  }
-  FAIL("no tutti::Error was thrown");
-  return Error(ErrorCode::kInternal, "unreachable");
 }
 
 // True when the peer closed (or reset) the connection within `span`; bytes it sends are skipped.

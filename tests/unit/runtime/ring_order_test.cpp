@@ -12,6 +12,7 @@
 #include "runtime/collectives/ring_view.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/topology_plan.hpp"
+#include "tests/error_of.hpp"
 
 using tutti::Error;
 using tutti::ErrorCode;
@@ -41,14 +42,11 @@ CpuRing ringOf(const std::vector<int>& order) {
                      tutti::transport::TransportSelection::parse("shm"), order);
 }
 
+// What the invalid-argument error `body` throws says.
 std::string errorOf(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    CHECK(error.code() == ErrorCode::kInvalidArgument);
-    return error.what();
-  }
-  return "no error";
+  const Error error = tutti::tests::errorOf(body);
+  CHECK(error.code() == ErrorCode::kInvalidArgument);
+  return error.what();
 }
 
 }  // namespace
