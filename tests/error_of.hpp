@@ -2,6 +2,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "base/error.hpp"
 
@@ -17,6 +18,14 @@ Error errorOf(Body&& body) {
   }
   FAIL("no tutti::Error was thrown");
   return Error(ErrorCode::kInternal, "unreachable");
+}
+
+// What the error `body` throws says; fails the test unless it has `code`.
+template <typename Body>
+std::string messageOf(ErrorCode code, Body&& body) {
+  const Error error = errorOf(body);
+  CHECK(error.code() == code);
+  return error.what();
 }
 
 }  // namespace tutti::tests

@@ -9,20 +9,15 @@
 #include <cstdint>
 #include <random>
 
+#include "tests/error_of.hpp"
+#include "tests/unit/transport/random_memory_offer.hpp"
+
 using namespace tutti;
 using namespace tutti::runtime;
 
 namespace {
 
 constexpr uint64_t kSeed = 20261203;
-
-transport::BufferOffer randomBuffer(std::mt19937_64& rng) {
-  transport::BufferOffer buffer;
-  buffer.address = rng();
-  buffer.registered = rng() % 2 == 1;
-  buffer.range = {rng(), rng(), rng(), static_cast<int32_t>(rng()), rng(), rng()};
-  return buffer;
-}
 
 Offer randomOffer(std::mt19937_64& rng) {
   Offer offer;
@@ -36,41 +31,12 @@ Offer randomOffer(std::mt19937_64& rng) {
                 rng()};
   offer.forced = rng() % 2 == 1;
   offer.timeoutMs = rng();
-  offer.memory.anyBuffers = rng() % 2 == 1;
-  for (uint8_t& byte : offer.memory.process.nonce) byte = static_cast<uint8_t>(rng());
-  offer.memory.process.address = rng();
-  offer.memory.send = randomBuffer(rng);
-  offer.memory.recv = randomBuffer(rng);
+  offer.memory = tests::randomMemoryOffer(rng);
   return offer;
 }
 
-void checkSame(const transport::BufferOffer& got, const transport::BufferOffer& want) {
-  CHECK(got.address == want.address);
-  CHECK(got.registered == want.registered);
-  CHECK(got.range.id == want.range.id);
-  CHECK(got.range.device == want.range.device);
-  CHECK(got.range.inode == want.range.inode);
-  CHECK(got.range.fd == want.range.fd);
-  CHECK(got.range.allocationBytes == want.range.allocationBytes);
-  CHECK(got.range.offset == want.range.offset);
-}
-
-uint64_t littleAt(const OfferBytes& bytes, size_t at, size_t width) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < width; ++i)
-    value |= uint64_t{static_cast<uint8_t>(bytes[at + i])} << (8 * i);
-  return value;
-}
-
 std::string errorOf(const OfferBytes& bytes) {
-  try {
-    decodeOffer(bytes, 5);
-  } catch (const Error& error) {
-    CHECK(error.code() == ErrorCode::kRemote);
-    return error.what();
-  }
-  FAIL("the offer decoded");
-  return "";
+  return tests::messageOf(ErrorCode::kRemote, [&] { decodeOffer(bytes, 5); });
 }
 
 }  // namespace
@@ -85,11 +51,7 @@ TEST_CASE("direct offers: random offers round trip", "[runtime][direct]") {
     CHECK(back.call.sequence == offer.call.sequence);  // == leaves it out
     CHECK(back.forced == offer.forced);
     CHECK(back.timeoutMs == offer.timeoutMs);
-    CHECK(back.memory.anyBuffers == offer.memory.anyBuffers);
-    CHECK(back.memory.process.nonce == offer.memory.process.nonce);
-    CHECK(back.memory.process.address == offer.memory.process.address);
-    checkSame(back.memory.send, offer.memory.send);
-    checkSame(back.memory.recv, offer.memory.recv);
+    tests::checkSame(back.memory, offer.memory);
   }
 }
 
@@ -100,12 +62,12 @@ TEST_CASE("direct offers: the layout's leading fields", "[runtime][direct]") {
   offer.forced = true;
   offer.timeoutMs = 0x1122334455667788;
   const OfferBytes bytes = encodeOffer(offer);
-  CHECK(littleAt(bytes, 0, 4) == kOfferVersion);
-  CHECK(littleAt(bytes, 4, 4) == 0x0a0b0c0d);
-  CHECK(littleAt(bytes, 4 + 40, 8) == 0x0102030405060708);  // the call's last field
-  CHECK(littleAt(bytes, 52, 1) == 1);                       // forced
-  CHECK(littleAt(bytes, 53, 8) == 0x1122334455667788);
-  CHECK(littleAt(bytes, 61, 4) == transport::kMemoryOfferVersion);
+  CHECK(tests::littleEndianAt(bytes, 0, 4) == kOfferVersion);
+  CHECK(tests::littleEndianAt(bytes, 4, 4) == 0x0a0b0c0d);
+  CHECK(tests::littleEndianAt(bytes, 4 + 40, 8) == 0x0102030405060708);  // the call's last field
+  CHECK(tests::littleEndianAt(bytes, 52, 1) == 1);                       // forced
+  CHECK(tests::littleEndianAt(bytes, 53, 8) == 0x1122334455667788);
+  CHECK(tests::littleEndianAt(bytes, 61, 4) == transport::kMemoryOfferVersion);
 }
 
 TEST_CASE("direct offers: another version or a bad flag is refused", "[runtime][direct]") {

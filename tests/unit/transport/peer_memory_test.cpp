@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "tests/error_of.hpp"
+#include "tests/unit/transport/random_memory_offer.hpp"
 
 using namespace tutti;
 using namespace tutti::transport;
@@ -21,35 +23,6 @@ using namespace tutti::transport;
 namespace {
 
 constexpr uint64_t kSeed = 20261202;
-
-BufferOffer randomBuffer(std::mt19937_64& rng) {
-  BufferOffer buffer;
-  buffer.address = rng();
-  buffer.registered = rng() % 2 == 1;
-  buffer.range = {rng(), rng(), rng(), static_cast<int32_t>(rng()), rng(), rng()};
-  return buffer;
-}
-
-MemoryOffer randomOffer(std::mt19937_64& rng) {
-  MemoryOffer offer;
-  offer.anyBuffers = rng() % 2 == 1;
-  for (uint8_t& byte : offer.process.nonce) byte = static_cast<uint8_t>(rng());
-  offer.process.address = rng();
-  offer.send = randomBuffer(rng);
-  offer.recv = randomBuffer(rng);
-  return offer;
-}
-
-void checkSame(const BufferOffer& got, const BufferOffer& want) {
-  CHECK(got.address == want.address);
-  CHECK(got.registered == want.registered);
-  CHECK(got.range.id == want.range.id);
-  CHECK(got.range.device == want.range.device);
-  CHECK(got.range.inode == want.range.inode);
-  CHECK(got.range.fd == want.range.fd);
-  CHECK(got.range.allocationBytes == want.range.allocationBytes);
-  CHECK(got.range.offset == want.range.offset);
-}
 
 using Bytes = std::array<std::byte, kMemoryOfferBytes>;
 
@@ -68,14 +41,7 @@ MemoryOffer decode(const Bytes& bytes) {
 }
 
 std::string errorOf(const Bytes& bytes) {
-  try {
-    decode(bytes);
-  } catch (const Error& error) {
-    CHECK(error.code() == ErrorCode::kRemote);
-    return error.what();
-  }
-  FAIL("the offer decoded");
-  return "";
+  return tests::messageOf(ErrorCode::kRemote, [&] { decode(bytes); });
 }
 
 }  // namespace
@@ -127,13 +93,8 @@ TEST_CASE("peer-memory offers: random offers round trip", "[transport][peer-memo
   std::mt19937_64 rng(kSeed);
   INFO("seed " << kSeed);
   for (int trial = 0; trial < 200; ++trial) {
-    const MemoryOffer offer = randomOffer(rng);
-    const MemoryOffer back = decode(encode(offer));
-    CHECK(back.anyBuffers == offer.anyBuffers);
-    CHECK(back.process.nonce == offer.process.nonce);
-    CHECK(back.process.address == offer.process.address);
-    checkSame(back.send, offer.send);
-    checkSame(back.recv, offer.recv);
+    const MemoryOffer offer = tests::randomMemoryOffer(rng);
+    tests::checkSame(decode(encode(offer)), offer);
   }
 }
 
@@ -143,12 +104,7 @@ TEST_CASE("peer-memory offers: the layout's leading fields", "[transport][peer-m
   offer.process.address = 0x1122334455667788;
   offer.send.address = 0x0102030405060708;
   const Bytes bytes = encode(offer);
-  auto littleAt = [&](size_t at, size_t width) {
-    uint64_t value = 0;
-    for (size_t i = 0; i < width; ++i)
-      value |= uint64_t{static_cast<uint8_t>(bytes[at + i])} << (8 * i);
-    return value;
-  };
+  auto littleAt = [&](size_t at, size_t width) { return tests::littleEndianAt(bytes, at, width); };
   CHECK(littleAt(0, 4) == kMemoryOfferVersion);
   CHECK(littleAt(4, 1) == 1);  // anyBuffers
   CHECK(littleAt(4 + 1 + 16, 8) == 0x1122334455667788);
