@@ -52,7 +52,6 @@ std::pair<std::unique_ptr<Transport>, Fd> connectToFakeRank() {
   return {std::move(transport), fake.get()};
 }
 
-// Whether connecting to `address` once, with no retry, is refused: nobody listens there.
 // Reads and discards until the peer closes `fd` (true) or the deadline passes (false).
 bool closedByPeer(int fd, const Deadline& deadline) {
   char sink[256];
@@ -65,6 +64,7 @@ bool closedByPeer(int fd, const Deadline& deadline) {
   return false;
 }
 
+// Whether connecting to `address` once, with no retry, is refused: nobody listens there.
 bool refused(const SockAddr& address) {
   Fd fd(socket(address.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
   REQUIRE(fd.valid());
@@ -82,6 +82,23 @@ void writeFrameHeader(int fd, uint32_t length, const Tag& tag = {}) {
       header[4 + 8 * w + i] = static_cast<uint8_t>(tag.words[w] >> (8 * i));
   writeAll(fd, header, sizeof header, Deadline::after(seconds(5)), "rank 0");
 }
+
+// Two real tcp ranks of one job, not connected yet.
+struct TwoRanks {
+  TwoRanks() {
+    for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
+    addresses = {world[0]->localAddress(), world[1]->localAddress()};
+  }
+  // Rank 0 accepting rank 1, in the background.
+  std::future<void> acceptOnRank0(seconds span) {
+    return std::async(std::launch::async,
+                      [this, span] { world[0]->connect({1}, addresses, Deadline::after(span)); });
+  }
+
+  const std::string tag = uniqueTag();
+  std::vector<std::unique_ptr<Transport>> world;
+  std::vector<std::string> addresses;
+};
 
 }  // namespace
 
@@ -118,9 +135,8 @@ TEST_CASE("tcp: the hello's bytes, and hellos that are not this job's", "[transp
 
 TEST_CASE("tcp: a peer that closes is named by the survivor's tryPeek and tryAcquire",
           "[transport][tcp]") {
-  const std::string tag = uniqueTag();
-  std::vector<std::unique_ptr<Transport>> world;
-  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
+  TwoRanks ranks;
+  auto& world = ranks.world;
   connectAll(world, Deadline::after(seconds(20)));
   const std::string address1 = world[1]->localAddress();
 
@@ -331,10 +347,10 @@ TEST_CASE("tcp: strangers on the port are dropped and the real peers still conne
           "[transport][tcp]") {
   Warnings log;
   log.expect();
-  const std::string tag = uniqueTag();
-  std::vector<std::unique_ptr<Transport>> world;
-  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
-  const std::vector<std::string> addresses{world[0]->localAddress(), world[1]->localAddress()};
+  TwoRanks ranks;
+  const std::string& tag = ranks.tag;
+  auto& world = ranks.world;
+  const std::vector<std::string>& addresses = ranks.addresses;
   const SockAddr rank0 = tcp::parseAddress(addresses[0], 0);
   const Deadline setup = Deadline::after(seconds(5));
   const auto start = Clock::now();
@@ -351,8 +367,7 @@ TEST_CASE("tcp: strangers on the port are dropped and the real peers still conne
   const std::string otherHello = tcp::encodeHello({1, 0, 0, tag.substr(0, tag.size() - 1) + "Z"});
   writeAll(otherJob.get(), otherHello.data(), otherHello.size(), setup, "rank 0");
 
-  auto accepting = std::async(
-      std::launch::async, [&] { world[0]->connect({1}, addresses, Deadline::after(seconds(10))); });
+  auto accepting = ranks.acceptOnRank0(seconds(10));
   // A stranger with a perfect hello but not the secret: refused once rank 0 is accepting.
   Fd impostor = connectTo(rank0, setup);
   writeAll(impostor.get(), hello.data(), hello.size(), setup, "rank 0");
@@ -377,13 +392,11 @@ TEST_CASE("tcp: a crowd of strangers on the port costs a few lines and one summa
           "[transport][tcp]") {
   Warnings log;
   log.expect();
-  const std::string tag = uniqueTag();
-  std::vector<std::unique_ptr<Transport>> world;
-  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
-  const std::vector<std::string> addresses{world[0]->localAddress(), world[1]->localAddress()};
+  TwoRanks ranks;
+  auto& world = ranks.world;
+  const std::vector<std::string>& addresses = ranks.addresses;
   const SockAddr rank0 = tcp::parseAddress(addresses[0], 0);
-  auto accepting = std::async(
-      std::launch::async, [&] { world[0]->connect({1}, addresses, Deadline::after(seconds(20))); });
+  auto accepting = ranks.acceptOnRank0(seconds(20));
   constexpr int kStrangers = 40;
   const std::string junk(200, 'G');
   const Deadline setup = Deadline::after(seconds(15));
@@ -403,12 +416,10 @@ TEST_CASE("tcp: a crowd of strangers on the port costs a few lines and one summa
 }
 
 TEST_CASE("tcp: connected() closes the listening port; the links stay", "[transport][tcp]") {
-  const std::string tag = uniqueTag();
-  std::vector<std::unique_ptr<Transport>> world;
-  for (int r = 0; r < 2; ++r) world.push_back(makeTcpTransport(smallOptions(r, 2, tag)));
-  const std::vector<std::string> addresses{world[0]->localAddress(), world[1]->localAddress()};
-  auto accepting = std::async(
-      std::launch::async, [&] { world[0]->connect({1}, addresses, Deadline::after(seconds(10))); });
+  TwoRanks ranks;
+  auto& world = ranks.world;
+  const std::vector<std::string>& addresses = ranks.addresses;
+  auto accepting = ranks.acceptOnRank0(seconds(10));
   world[1]->connect({0}, addresses, Deadline::after(seconds(10)));
   accepting.get();
   for (int r = 0; r < 2; ++r) {
