@@ -7,43 +7,9 @@
 
 #include "base/error.hpp"
 #include "base/log.hpp"
+#include "runtime/transport_addresses.hpp"
 
 namespace tutti::runtime {
-namespace {
-
-// Each rank's addresses travel as one string: a "name=address" line per transport it made.
-std::string encodeAddresses(const std::vector<std::pair<std::string, std::string>>& entries) {
-  std::string text;
-  for (const auto& [name, address] : entries) {
-    if (address.find('\n') != std::string::npos)
-      raise(ErrorCode::kInternal, "transport {}'s address holds a newline", name);
-    text += name + "=" + address + "\n";
-  }
-  return text;
-}
-
-// The address `name` published in `text`, rank `peer`'s; kRemote when it has none or is malformed.
-std::string addressIn(const std::string& text, const std::string& name, int rank, int peer) {
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    if (end == std::string::npos) break;
-    const std::string line = text.substr(start, end - start);
-    const size_t equals = line.find('=');
-    if (equals == std::string::npos) break;
-    if (line.compare(0, equals, name) == 0 && equals == name.size()) return line.substr(equals + 1);
-    start = end + 1;
-  }
-  if (start < text.size())
-    raise(ErrorCode::kRemote, "rank {}: malformed transport addresses from rank {}", rank, peer);
-  raise(ErrorCode::kRemote,
-        "rank {}: rank {} published no {} address, though both chose {} (do they run the same "
-        "tutti build?)",
-        rank, peer, name, name);
-}
-
-}  // namespace
-
 Connections::Connections(Plan plan, const Deadline& deadline) : rank_(plan.rank) {
   const int n = plan.options.nranks;
   const transport::Reach& self = plan.reach[static_cast<size_t>(rank_)];
@@ -77,7 +43,7 @@ Connections::Connections(Plan plan, const Deadline& deadline) : rank_(plan.rank)
       instances_.push_back(std::move(instance));
   }
 
-  std::vector<std::pair<std::string, std::string>> mine;
+  TransportAddresses mine;
   for (Instance& instance : instances_) {
     transport::Options options = plan.options;
     // Asked only where needed: it costs an interface lookup that may fail.
@@ -86,17 +52,20 @@ Connections::Connections(Plan plan, const Deadline& deadline) : rank_(plan.rank)
     if (instance.kind->sharesMemory && !instance.transport->peerMemory())
       raise(ErrorCode::kInternal, "transport {} shares memory but gives no peer-memory access",
             instance.kind->name);
-    mine.emplace_back(instance.kind->name, instance.transport->localAddress());
+    mine.emplace(instance.kind->name, instance.transport->localAddress());
   }
-  const std::vector<std::string> all = plan.exchange(encodeAddresses(mine));
+  const std::vector<std::string> all = plan.exchange(encodeTransportAddresses(mine));
+  std::vector<TransportAddresses> theirs(static_cast<size_t>(n));
+  for (int peer = 0; peer < n; ++peer)
+    if (peer != rank_ && kindOf_[static_cast<size_t>(peer)])
+      theirs[static_cast<size_t>(peer)] =
+          decodeTransportAddresses(all[static_cast<size_t>(peer)], rank_, peer);
   for (Instance& instance : instances_) {
     std::vector<std::string> addresses(static_cast<size_t>(n));
-    for (int peer : instance.peers)
-      addresses[static_cast<size_t>(peer)] =
-          addressIn(all[static_cast<size_t>(peer)], instance.kind->name, rank_, peer);
-    for (int peer : instance.watching)
-      addresses[static_cast<size_t>(peer)] =
-          addressIn(all[static_cast<size_t>(peer)], instance.kind->name, rank_, peer);
+    for (const std::vector<int>* group : {&instance.peers, &instance.watching})
+      for (int peer : *group)
+        addresses[static_cast<size_t>(peer)] =
+            addressOf(theirs[static_cast<size_t>(peer)], instance.kind->name, rank_, peer);
     instance.transport->connect(instance.peers, addresses, deadline);
     if (!instance.watching.empty()) instance.transport->watch(instance.watching, addresses);
   }
