@@ -1,7 +1,8 @@
 // Completes works in the order they were issued, on a thread of its own, so that futures (which
 // DDP's reducer chains on) complete without anyone calling wait(). tutti runs a communicator's
-// operations one at a time in issue order, so waiting on the oldest work first never waits behind
-// a later one.
+// operations in issue order, one at a time except that a point-to-point batch takes along the
+// sends and receives queued right behind it and finishes with them: the oldest work is always
+// done first or together with later work, so waiting on it first never delays a completion.
 #pragma once
 
 #include <c10/util/intrusive_ptr.h>
