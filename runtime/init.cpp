@@ -30,7 +30,8 @@ std::unique_ptr<Communicator> joinWorld(JobBootstrap job, const PeerInfo& self, 
   const auto records =
       bootstrap::allgather(*store, tag + "/peers", rank, nranks, self.encode(), deadline);
   std::vector<PeerInfo> peers;
-  for (const std::string& record : records) peers.push_back(PeerInfo::decode(record));
+  for (int from = 0; from < nranks; ++from)
+    peers.push_back(PeerInfo::decode(records[static_cast<size_t>(from)], rank, from));
   return Communicator::create(std::move(job), tag, rank, std::move(peers), settings,
                               settings.ringOrder);
 }

@@ -3,9 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <fstream>
-#include <sstream>
 
+#include "base/byte_codec.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "runtime/topology_plan.hpp"
@@ -63,45 +64,46 @@ PeerInfo PeerInfo::local(int rank, const Settings& settings) {
   return info;
 }
 
-// One field per line: host names and ids never contain newlines.
 std::string PeerInfo::encode() const {
-  std::ostringstream out;
-  out << rank << '\n'
-      << hostName << '\n'
-      << hostId << '\n'
-      << pid << '\n'
-      << agreedSettings << '\n'
-      << package << ' ' << numa << ' ' << core << ' ' << smpGBs << ' ' << netGBs << ' ' << rdmaPorts
-      << '\n'
-      << ringOrderHash << '\n';
-  return out.str();
+  ByteWriter out;
+  out.u32(kRecordVersion)
+      .i32(rank)
+      .str(hostName)
+      .str(hostId)
+      .i64(pid)
+      .str(agreedSettings)
+      .i32(package)
+      .i32(numa)
+      .i32(core)
+      .u64(std::bit_cast<uint64_t>(smpGBs))
+      .u64(std::bit_cast<uint64_t>(netGBs))
+      .i32(rdmaPorts)
+      .u64(ringOrderHash);
+  return std::string(out.bytes());
 }
 
-PeerInfo PeerInfo::decode(const std::string& text) {
-  std::istringstream in(text);
+PeerInfo PeerInfo::decode(const std::string& bytes, int rank, int from) {
+  const std::string what = fmt::format("rank {}: rank {}'s peer record", rank, from);
+  ByteReader in(bytes, ErrorCode::kRemote, what);  // keeps a view of `what`
+  if (const uint32_t version = in.u32(); version != kRecordVersion)
+    in.fail("version {}, this rank's is {} (do they run the same tutti build?)", version,
+            kRecordVersion);
   PeerInfo info;
-  std::string line;
-  auto next = [&]() -> std::string {
-    if (!std::getline(in, line)) raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
-    return line;
-  };
-  try {
-    info.rank = std::stoi(next());
-    info.hostName = next();
-    info.hostId = next();
-    info.pid = std::stol(next());
-    info.agreedSettings = next();
-    std::istringstream place(next());
-    if (!(place >> info.package >> info.numa >> info.core >> info.smpGBs >> info.netGBs >>
-          info.rdmaPorts))
-      raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
-    const std::string hash = next();
-    size_t used = 0;
-    info.ringOrderHash = std::stoull(hash, &used);
-    if (used != hash.size()) raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
-  } catch (const std::logic_error&) {
-    raise(ErrorCode::kRemote, "malformed peer record '{}'", text);
-  }
+  info.rank = in.i32();
+  if (info.rank != from) in.fail("it says rank {}", info.rank);
+  // Host names are at most 64 bytes, ids a few dozen; settings a few hundred.
+  info.hostName = in.str(1024);
+  info.hostId = in.str(1024);
+  info.pid = in.i64();
+  info.agreedSettings = in.str(64 * 1024);
+  info.package = in.i32();
+  info.numa = in.i32();
+  info.core = in.i32();
+  info.smpGBs = std::bit_cast<double>(in.u64());
+  info.netGBs = std::bit_cast<double>(in.u64());
+  info.rdmaPorts = in.i32();
+  info.ringOrderHash = in.u64();
+  in.end();
   return info;
 }
 

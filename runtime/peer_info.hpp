@@ -32,9 +32,13 @@ struct PeerInfo {
   // What decides which transports reach this rank.
   transport::Reach reach() const { return {hostId, rdmaPorts}; }
 
+  // The byte codec's form (base/byte_codec.hpp), versioned so that ranks of different builds are
+  // told apart instead of misread.
+  static constexpr uint32_t kRecordVersion = 1;
   std::string encode() const;
-  // Throws kRemote for a malformed record.
-  static PeerInfo decode(const std::string& text);
+  // Rank `from`'s record as rank `rank` reads it; kRemote naming both when malformed, of another
+  // version or of another rank.
+  static PeerInfo decode(const std::string& bytes, int rank, int from);
   static PeerInfo local(int rank, const Settings& settings);
 };
 
