@@ -5,7 +5,9 @@
 #include <charconv>
 #include <fstream>
 
+#include "base/byte_codec.hpp"
 #include "base/log.hpp"
+#include "transport/detail/departure_record.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -34,30 +36,26 @@ bool processGone(long pid) {
   return processState(pid) == 'Z';
 }
 
-// The store's form of a departure: "STATE CODE COLLECTIVES MESSAGE".
+// The store's form of a departure: its state (u32), then the body as the shm note has it.
 std::string encode(const Departure& departure) {
-  return fmt::format("{} {} {} {}", static_cast<uint32_t>(departure.state), departure.code,
-                     departure.collectives, departure.message);
+  ByteWriter out;
+  out.u32(static_cast<uint32_t>(departure.state));
+  transport::writeDepartureBody(out, departure);
+  return std::string(out.bytes());
 }
 
 // A value some peer wrote: anything malformed reads as no departure.
-Departure decode(const std::string& text) {
+Departure decode(const std::string& bytes) {
+  ByteReader in(bytes, ErrorCode::kRemote, "a departure in the store");
   Departure departure;
-  uint32_t state = 0;
-  const char* p = text.data();
-  const char* end = p + text.size();
-  auto field = [&](auto& value) {
-    const auto [next, error] = std::from_chars(p, end, value);
-    if (error != std::errc() || next == end || *next != ' ') return false;
-    p = next + 1;
-    return true;
-  };
-  if (!field(state) || !field(departure.code) || !field(departure.collectives)) return {};
-  if (state < static_cast<uint32_t>(State::kFinished) ||
-      state > static_cast<uint32_t>(State::kAborted))
+  try {
+    departure.state = transport::departureStateOf(in.u32());
+    if (departure.state == State::kNone) return {};
+    transport::readDepartureBody(in, departure);
+    in.end();
+  } catch (const Error&) {
     return {};
-  departure.state = static_cast<State>(state);
-  departure.message.assign(p, std::min<size_t>(end - p, Departure::kMaxMessageBytes));
+  }
   return departure;
 }
 

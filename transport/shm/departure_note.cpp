@@ -1,9 +1,8 @@
 #include "transport/shm/departure_note.hpp"
 
 #include <atomic>
-#include <string_view>
 
-#include "base/byte_codec.hpp"
+#include "transport/detail/departure_record.hpp"
 #include "transport/shm/segment.hpp"
 
 namespace tutti::transport::shm {
@@ -28,29 +27,20 @@ std::atomic_ref<uint32_t> stateWord(const std::byte* page) {
 void writeDeparture(std::byte* page, const Departure& departure) {
   uint32_t none = static_cast<uint32_t>(Departure::State::kNone);
   if (!stateWord(page).compare_exchange_strong(none, kWriting, std::memory_order_acq_rel)) return;
-  const std::string_view message =
-      std::string_view(departure.message).substr(0, Departure::kMaxMessageBytes);
-  ByteWriter(std::span(page + kRecordOffset, kRecordBytes))
-      .i32(departure.code)
-      .u64(departure.collectives)
-      .str(message);
+  ByteWriter out(std::span(page + kRecordOffset, kRecordBytes));
+  writeDepartureBody(out, departure);
   stateWord(page).store(static_cast<uint32_t>(departure.state), std::memory_order_release);
 }
 
 Departure readDeparture(const std::byte* page) {
-  const uint32_t state = stateWord(page).load(std::memory_order_acquire);
   Departure departure;
-  if (state < static_cast<uint32_t>(Departure::State::kFinished) ||
-      state > static_cast<uint32_t>(Departure::State::kAborted))
-    return departure;
-  departure.state = static_cast<Departure::State>(state);
+  departure.state = departureStateOf(stateWord(page).load(std::memory_order_acquire));
+  if (departure.state == Departure::State::kNone) return departure;
   // The record is followed by the rest of the page, not by more of the note: no end() check.
   ByteReader in(std::span(page + kRecordOffset, kRecordBytes), ErrorCode::kRemote,
                 "a departure note");
   try {
-    departure.code = in.i32();
-    departure.collectives = in.u64();
-    departure.message = in.str(Departure::kMaxMessageBytes);
+    readDepartureBody(in, departure);
   } catch (const Error& error) {
     departure.message = error.what();
   }
