@@ -8,21 +8,17 @@
 
 #include "runtime/peer_info.hpp"
 #include "tests/error_of.hpp"
+#include "tests/random_text.hpp"
 
 using namespace tutti;
 using namespace tutti::runtime;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using tutti::tests::randomText;
 
 namespace {
 
 constexpr uint64_t kSeed = 20261205;
-
-std::string randomText(std::mt19937_64& rng, size_t maxBytes) {
-  std::string text(rng() % (maxBytes + 1), '\0');
-  for (char& c : text) c = static_cast<char>(rng());  // newlines too: the old text form broke
-  return text;
-}
 
 PeerInfo randomPeer(std::mt19937_64& rng, int rank) {
   PeerInfo peer;

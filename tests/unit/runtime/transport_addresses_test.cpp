@@ -10,21 +10,17 @@
 
 #include "base/byte_codec.hpp"
 #include "tests/error_of.hpp"
+#include "tests/random_text.hpp"
 
 using namespace tutti;
 using namespace tutti::runtime;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using tutti::tests::randomText;
 
 namespace {
 
 constexpr uint64_t kSeed = 20261204;
-
-std::string randomText(std::mt19937_64& rng, size_t maxBytes) {
-  std::string text(rng() % (maxBytes + 1), '\0');
-  for (char& c : text) c = static_cast<char>(rng());  // any byte, newlines and NULs included
-  return text;
-}
 
 std::string remoteError(const std::string& bytes) {
   return tests::messageOf(ErrorCode::kRemote, [&] { decodeTransportAddresses(bytes, 1, 3); });
