@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "runtime/bootstrap/pmix_share.hpp"
+
 namespace tutti::runtime {
 namespace {
 
@@ -49,9 +51,10 @@ std::unique_ptr<Communicator> initRank(const bootstrap::UniqueId& id, int rank, 
 }
 
 std::unique_ptr<Communicator> initFromEnv() {
-  const bootstrap::LaunchEnv env = bootstrap::readLaunchEnv();
+  bootstrap::LaunchEnv env = bootstrap::readLaunchEnv();
   checkRankAndSize(env.rank, env.nranks);
   const Settings settings = Settings::fromConfig();
+  if (env.needsPmix()) bootstrap::shareThroughPmix(env, settings.timeout);
   const PeerInfo self = PeerInfo::local(env.rank, settings);
   const bootstrap::Claim claim = claimOf(self, env.nranks, env.jobId);
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(env.addr, env.port), env.secret};

@@ -140,6 +140,10 @@ struct LaunchEnv {
   // launcher gives one. Tells this job's ranks from another job's on the same port.
   std::string jobId;
   std::string source;  // "tutti", "torchrun", "openmpi", "slurm": logged at INFO
+  // Open MPI or Slurm started this rank through a PMIx server (pmix_share.hpp), with tutti built
+  // for PMIx: what no variable gave (addr empty across hosts, secret absent) rank 0 hands out.
+  bool pmix = false;
+  bool needsPmix() const { return pmix && (addr.empty() || !secret.present); }
 };
 // Throws kInvalidArgument naming the variable that is missing or malformed.
 LaunchEnv readLaunchEnv();

@@ -6,7 +6,9 @@
 // TUTTI_ADDR and TUTTI_PORT override the rendezvous for every launcher, and TUTTI_SECRET (32 hex
 // digits) is read for all. Open MPI and Slurm name no rendezvous: on one host it is 127.0.0.1 on
 // a port derived from the job id (PMIX_NAMESPACE or OMPI_MCA_ess_base_jobid, which Open MPI 4.1
-// sets; SLURM_JOB_ID.SLURM_STEP_ID), the same in every rank; across hosts TUTTI_ADDR is needed.
+// sets; SLURM_JOB_ID.SLURM_STEP_ID), the same in every rank; across hosts it is rank 0's address,
+// handed out with a fresh secret through the launcher's PMIx server where one started the ranks
+// (pmix_share.hpp; init does that exchange), else TUTTI_ADDR is needed.
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "base/error.hpp"
 #include "base/log.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/bootstrap/pmix_share.hpp"
 
 namespace tutti::bootstrap {
 namespace {
@@ -90,15 +93,18 @@ std::optional<int> tuttiPort() {
 // a port derived from the job id.
 void launcherRendezvous(LaunchEnv& out, bool oneHost, const std::string& hosts,
                         const std::optional<std::string>& jobKey, const char* jobVar) {
+  out.pmix = pmixBuilt() && pmixServed();
   if (auto addr = tuttiAddr()) {
     out.addr = *addr;
   } else if (oneHost) {
     out.addr = "127.0.0.1";
-  } else {
+  } else if (!out.pmix) {
     raise(ErrorCode::kInvalidArgument,
-          "this {} job spans several hosts ({}): set TUTTI_ADDR to the host of rank 0 (and "
-          "TUTTI_PORT to a free port there) so that the ranks can meet",
-          out.source, hosts);
+          "this {} job spans several hosts ({}) and no PMIx server {}: set TUTTI_ADDR to the host "
+          "of rank 0 (and TUTTI_PORT to a free port there) so that the ranks can meet",
+          out.source, hosts,
+          pmixBuilt() ? "started it (mpirun has one; srun needs --mpi=pmix)"
+                      : "can be asked (tutti was built without libpmix-dev)");
   }
   if (auto port = tuttiPort()) {
     out.port = *port;
@@ -229,8 +235,11 @@ LaunchEnv readLaunchEnv() {
   }
   out.jobId = launcherJobId();
   log::info("bootstrap: {} environment: rank {} of {}, local rank {}, rendezvous {}:{}{}{}",
-            out.source, out.rank, out.nranks, out.localRank, out.addr, out.port,
-            out.secret.present ? ", with a secret" : "",
+            out.source, out.rank, out.nranks, out.localRank,
+            out.addr.empty() ? "rank 0's address" : out.addr, out.port,
+            out.secret.present ? ", with a secret"
+            : out.pmix         ? ", with a secret through PMIx"
+                               : "",
             out.jobId.empty() ? "" : ", job " + out.jobId);
   return out;
 }
@@ -252,6 +261,12 @@ const std::vector<std::string>& launchVariableNames() {
                                                  "OMPI_COMM_WORLD_LOCAL_RANK",
                                                  "OMPI_COMM_WORLD_LOCAL_SIZE",
                                                  "PMIX_NAMESPACE",
+                                                 "PMIX_RANK",
+                                                 "PMIX_SERVER_URI2",
+                                                 "PMIX_SERVER_URI21",
+                                                 "PMIX_SERVER_URI3",
+                                                 "PMIX_SERVER_URI4",
+                                                 "PMIX_SERVER_URI41",
                                                  "OMPI_MCA_ess_base_jobid",
                                                  "OMPI_MCA_orte_ess_jobid",
                                                  "SLURM_PROCID",

@@ -1,4 +1,5 @@
 #include "helpers.hpp"
+#include "runtime/bootstrap/pmix_share.hpp"
 
 namespace tutti::bootstrap {
 namespace {
@@ -231,11 +232,30 @@ TEST_CASE("launch environment from Open MPI", "[bootstrap][launch_env]") {
   }
   SECTION("several hosts need TUTTI_ADDR") {
     env.set("OMPI_COMM_WORLD_SIZE", "4");
-    expectError({"TUTTI_ADDR", "OMPI_COMM_WORLD_LOCAL_SIZE=2"});
+    expectError({"TUTTI_ADDR", "OMPI_COMM_WORLD_LOCAL_SIZE=2", "no PMIx server"});
     env.set("TUTTI_ADDR", "10.9.8.7");
     const LaunchEnv launch = readLaunchEnv();
     CHECK(launch.addr == "10.9.8.7");
     CHECK(launch.port >= 20000);
+  }
+  SECTION("several hosts started by a PMIx server: rank 0 hands its address and a secret out") {
+    env.set("OMPI_COMM_WORLD_SIZE", "4");
+    env.set("PMIX_RANK", "1");
+    env.set("PMIX_SERVER_URI41", "pmix-server.4242;tcp4://127.0.0.1:4243");
+    if (!pmixBuilt()) {
+      expectError({"TUTTI_ADDR", "built without libpmix-dev"});
+    } else {
+      const LaunchEnv launch = readLaunchEnv();
+      CHECK(launch.pmix);
+      CHECK(launch.addr.empty());
+      CHECK(launch.needsPmix());
+      env.set("TUTTI_ADDR", "10.9.8.7");
+      CHECK(readLaunchEnv().needsPmix());  // for the secret
+      env.set("TUTTI_SECRET", std::string(32, 'a'));
+      CHECK_FALSE(readLaunchEnv().needsPmix());
+      env.unset("PMIX_SERVER_URI41");  // no server to ask
+      CHECK_FALSE(readLaunchEnv().pmix);
+    }
   }
   SECTION("bad values name the variable") {
     SECTION("size 0") {
