@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# tutti-validate on 4 hosts (netns_hosts.sh, on a bridge), one rank each, labelled h1..h4:
+#   all healthy                      -> exit 0, every host healthy;
+#   h3's egress slowed (tc tbf)      -> exit 1, host h3 named, alone;
+#   h1 -> h2 slowed (htb class for h2's address on h1) -> exit 1, the link h1-h2 named, no host;
+#   h4 never starts                  -> exit 2, naming rank 3.
+# Thresholds are loosened for a loaded 2-core machine, where a healthy pair's latency varies 100x:
+# bandwidth at 40% of the median (a slowed path is ~15x slower here), latency not judged (the
+# verdict logic's unit test covers it). No timing is asserted beyond "the slowed one is found". Skipped (exit 77) where namespaces cannot
+# be made or tc is missing.
+# Usage: validate_hosts.sh TUTTI_VALIDATE
+set -u
+validate=$1
+host_count=4
+. "$(dirname "$0")/netns_hosts.sh"
+command -v tc >/dev/null || { echo "SKIP: tc (iproute2) is not installed"; exit 77; }
+while read -r variable; do unset "$variable"; done < <(compgen -e | grep '^TUTTI_')
+secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+log=/tmp/tutti-validate-$suffix
+
+# run CASE RANKS...: tutti-validate on the given ranks (1-based hosts); rank 0's status in $status.
+run() {
+  local name=$1 port=$((20000 + RANDOM % 20000)) k pids=()
+  shift
+  for k in "$@"; do
+    ip netns exec "${hosts[$((k - 1))]}" env TUTTI_RANK=$((k - 1)) TUTTI_WORLD_SIZE=4 \
+      TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=${timeout:-120} \
+      "$validate" --name "h$k" --bytes 1048576 --messages 4 --ping-pongs 20 \
+      --allreduce-bytes 1048576 --min-bandwidth-fraction 0.4 --max-latency-factor 1000 \
+      --json "$log-$name.json" >"$log-$name-$k.out" 2>&1 &
+    pids+=($!)
+  done
+  for k in "${!pids[@]}"; do
+    wait "${pids[$k]}"
+    local exited=$?
+    [ "$k" -eq 0 ] && status=$exited
+  done
+  echo "== $name: rank 0 exited $status"
+  cat "$log-$name-1.out"
+}
+
+failed=0
+# Bad input: exit 2 naming what was wrong, before any job.
+for bad in "--bogus|--bogus" "--min-bandwidth-fraction 1.5|--min-bandwidth-fraction" \
+  "--json /nonexistent/r.json|cannot write the JSON report to /nonexistent/r.json"; do
+  # shellcheck disable=SC2086
+  out=$("$validate" ${bad%%|*} 2>&1)
+  [ $? -eq 2 ] && [[ "$out" == *"${bad#*|}"* ]] ||
+    { echo "FAILED: '${bad%%|*}' did not exit 2 naming it: $out"; failed=1; }
+done
+expect() {  # expect CASE STATUS PATTERN...: rank 0's exit status and lines its output must hold
+  local name=$1 want=$2
+  shift 2
+  [ "$status" -eq "$want" ] || { echo "FAILED: $name: exit $status, expected $want"; failed=1; }
+  for pattern in "$@"; do
+    grep -qE "$pattern" "$log-$name-1.out" || { echo "FAILED: $name: no line '$pattern'"; failed=1; }
+  done
+}
+forbid() {  # forbid CASE PATTERN: no such line in rank 0's output
+  grep -qE "$2" "$log-$1-1.out" && { echo "FAILED: $1: unexpected '$2'"; failed=1; }
+}
+
+run healthy 1 2 3 4
+expect healthy 0 "^healthy: 4 hosts" "^h1 \| healthy" "^h2 \| healthy" "^h3 \| healthy" "^h4 \| healthy"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['healthy'] and len(r['pairs'])==6, r" \
+  "$log-healthy.json" || { echo "FAILED: healthy: the JSON report"; failed=1; }
+
+ip netns exec "${hosts[2]}" tc qdisc add dev eth0 root tbf rate 20mbit burst 32kb latency 400ms
+run slow-host 1 2 3 4
+expect slow-host 1 "^suspect host h3: every pair slow" "^h3 \| suspect: host h3" "^h1 \| healthy" \
+  "^h2 \| healthy" "^h4 \| healthy"
+forbid slow-host "^suspect link"
+ip netns exec "${hosts[2]}" tc qdisc del dev eth0 root
+
+ip netns exec "$h1" tc qdisc add dev eth0 root handle 1: htb default 10 r2q 1000
+ip netns exec "$h1" tc class add dev eth0 parent 1: classid 1:10 htb rate 10gbit
+ip netns exec "$h1" tc class add dev eth0 parent 1: classid 1:20 htb rate 20mbit
+ip netns exec "$h1" tc filter add dev eth0 protocol ip parent 1: prio 1 u32 \
+  match ip dst 192.0.2.2/32 flowid 1:20
+run slow-link 1 2 3 4
+expect slow-link 1 "^suspect link h1-h2: h1->h2 at" "every other pair of h1 and h2 normal" \
+  "^h3 \| healthy" "^h4 \| healthy"
+forbid slow-link "^suspect host"
+ip netns exec "$h1" tc qdisc del dev eth0 root
+
+timeout=8 run missing 1 2 3
+expect missing 2 "validation failed" "missing: 3"
+
+rm -f "$log"-*
+exit $failed

@@ -1,0 +1,133 @@
+// tutti-validate's plan and judgement without a job (tools/tutti-validate/): the round-robin meets
+// every pair exactly once in disjoint rounds; verdicts relative to the median blame a host whose
+// every pair is slow, a link whose hosts each have a normal pair, and neither when all is within
+// the thresholds; latency counts too; the second pass pairs each host of a slow pair that has no
+// other measurement with a host whose pairs were normal; bad options exit 2 naming the option.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "tools/tutti-validate/pairing.hpp"
+#include "tools/tutti-validate/verdict.hpp"
+
+using namespace tutti::validate;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::vector<std::string> names(int hosts) {
+  std::vector<std::string> out;
+  for (int h = 0; h < hosts; ++h) out.push_back("h" + std::to_string(h + 1));
+  return out;
+}
+
+// Every pair of `hosts` at `gbs` both ways and 10 us, then `change` applied.
+template <typename Change>
+std::vector<PairResult> allPairs(int hosts, Change change) {
+  std::vector<PairResult> pairs;
+  for (int a = 0; a < hosts; ++a)
+    for (int b = a + 1; b < hosts; ++b) {
+      PairResult p{a, b, 10.0 + 0.01 * a, 10.0 - 0.01 * b, 10.0};
+      change(p);
+      pairs.push_back(p);
+    }
+  return pairs;
+}
+
+}  // namespace
+
+TEST_CASE("validate: every pair meets once, in disjoint rounds", "[validate]") {
+  for (int hosts = 1; hosts <= 9; ++hosts) {
+    INFO("hosts " << hosts);
+    const std::vector<Round> rounds = roundRobin(hosts);
+    CHECK(rounds.size() == static_cast<size_t>(hosts < 2 ? 0 : hosts % 2 ? hosts : hosts - 1));
+    std::set<Pair> met;
+    for (const Round& round : rounds) {
+      std::set<int> busy;
+      for (const auto& [a, b] : round) {
+        CHECK(a < b);
+        CHECK(b < hosts);
+        CHECK(busy.insert(a).second);
+        CHECK(busy.insert(b).second);
+        CHECK(met.insert({a, b}).second);
+        CHECK(partnerIn(round, a) == b);
+        CHECK(partnerIn(round, b) == a);
+      }
+      CHECK(busy.size() >= static_cast<size_t>(hosts - 1));  // at most one rests
+    }
+    CHECK(met.size() == static_cast<size_t>(hosts * (hosts - 1) / 2));
+  }
+}
+
+TEST_CASE("validate: verdicts relative to the median", "[validate]") {
+  const Thresholds defaults;
+  SECTION("all within the thresholds: healthy") {
+    const Verdict verdict = judge(names(5), allPairs(5, [](PairResult&) {}), defaults);
+    CHECK(verdict.healthy());
+    CHECK(verdict.medianGBs == Approx(10.0).epsilon(0.01));
+  }
+  SECTION("a host whose every pair is slow is blamed, alone") {
+    const auto pairs = allPairs(5, [](PairResult& p) {
+      if (p.b == 2) p.gbsBtoA = 3;  // h3 sends slowly to the hosts before it
+      if (p.a == 2) p.gbsAtoB = 3;  // and after it
+    });
+    const Verdict verdict = judge(names(5), pairs, defaults);
+    REQUIRE(verdict.findings.size() == 1);
+    CHECK(verdict.findings[0].kind == Finding::Kind::kHost);
+    CHECK(verdict.findings[0].a == 2);
+    CHECK_THAT(verdict.findings[0].reason,
+               Contains("every pair slow") && Contains("h3->h1 at 30% of median"));
+  }
+  SECTION("a slow pair whose hosts have normal pairs is the link") {
+    const auto pairs = allPairs(4, [](PairResult& p) {
+      if (p.a == 0 && p.b == 1) p.gbsAtoB = 2.9;
+    });
+    const Verdict verdict = judge(names(4), pairs, defaults);
+    REQUIRE(verdict.findings.size() == 1);
+    CHECK(verdict.findings[0].kind == Finding::Kind::kLink);
+    CHECK(verdict.findings[0].a == 0);
+    CHECK(verdict.findings[0].b == 1);
+    CHECK_THAT(verdict.findings[0].reason, Contains("h1->h2 at 29% of median") &&
+                                               Contains("every other pair of h1 and h2 normal"));
+  }
+  SECTION("latency above the factor is slow; the threshold is settable") {
+    const auto pairs = allPairs(4, [](PairResult& p) {
+      if (p.a == 2 && p.b == 3) p.latencyUs = 25;
+    });
+    const Verdict verdict = judge(names(4), pairs, defaults);
+    REQUIRE(verdict.findings.size() == 1);
+    CHECK_THAT(verdict.findings[0].reason, Contains("latency 2.5x median (25 vs 10 us)"));
+    CHECK(judge(names(4), pairs, Thresholds{0.93, 3.0}).healthy());
+  }
+}
+
+TEST_CASE("validate: the second pass retests slow pairs' hosts against healthy ones",
+          "[validate]") {
+  // Quick mode's one round of 6 hosts: (0,5) (1,4) (2,3); (1,4) slow.
+  std::vector<PairResult> pairs{{0, 5, 10, 10, 10}, {1, 4, 2, 10, 10}, {2, 3, 10, 10, 10}};
+  const Verdict first = judge(names(6), pairs, Thresholds{});
+  REQUIRE(first.findings.size() == 1);
+  CHECK_THAT(first.findings[0].reason, Contains("the host or the link"));
+  const std::vector<Round> retests = retestRounds(6, pairs, first);
+  REQUIRE(retests.size() == 1);  // both fit in one round
+  REQUIRE(retests[0].size() == 2);
+  std::set<int> good{0, 2, 3, 5};
+  for (const auto& [a, b] : retests[0]) {
+    const bool aSuspect = a == 1 || a == 4, bSuspect = b == 1 || b == 4;
+    CHECK(aSuspect != bSuspect);  // one end suspect, the other a good host
+    CHECK(good.count(aSuspect ? b : a) == 1);
+  }
+  // h2 is slow with its good partner too: the host, not the link.
+  for (const auto& [a, b] : retests[0]) pairs.push_back({a, b, 10, 10, 10});
+  for (PairResult& p : pairs)
+    if (p.a == 1)
+      p.gbsAtoB = 2;
+    else if (p.b == 1)
+      p.gbsBtoA = 2;
+  const Verdict second = judge(names(6), pairs, Thresholds{});
+  REQUIRE(second.findings.size() == 1);
+  CHECK(second.findings[0].kind == Finding::Kind::kHost);
+  CHECK(second.findings[0].a == 1);
+  CHECK(retestRounds(6, allPairs(6, [](PairResult&) {}),
+                     judge(names(6), allPairs(6, [](PairResult&) {}), Thresholds{}))
+            .empty());
+}

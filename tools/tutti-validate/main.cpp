@@ -1,0 +1,107 @@
+// tutti-validate: is this cluster's interconnect healthy, and if not, what exactly is wrong.
+// One rank per host, started like any tutti program (tuttirun, mpirun, srun, torchrun). Exit
+// status: 0 healthy, 1 degraded (the report names what), 2 the validation itself failed.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "tools/tutti-validate/measure.hpp"
+#include "tools/tutti-validate/report.hpp"
+
+namespace {
+
+using namespace tutti::validate;
+
+constexpr int kHealthy = 0, kDegraded = 1, kFailed = 2;
+
+struct Options {
+  bool quick = false;
+  Workload workload;
+  Thresholds thresholds;
+  std::string json;
+  std::string name;
+  bool allreduce = true;
+};
+
+int validate(const Options& options) {
+  // Refused before any measurement, not after minutes of it.
+  std::ofstream json;
+  if (!options.json.empty()) {
+    json.open(options.json);
+    if (!json) throw std::runtime_error("cannot write the JSON report to " + options.json);
+  }
+  tutti::Comm comm = tutti::Comm::fromEnv();
+  const bool speaks = comm.rank() == 0;
+  auto progress = [&](const std::string& line) {
+    if (speaks) std::cerr << "tutti-validate: " << line << std::endl;
+  };
+  Report report;
+  report.mode = options.quick ? "quick" : "full";
+  report.thresholds = options.thresholds;
+  report.hosts = hostNames(comm, options.name);
+  std::vector<Round> rounds = roundRobin(comm.size());
+  if (options.quick) rounds.resize(std::min<size_t>(rounds.size(), 1));
+  report.pairs = measureRounds(comm, rounds, options.workload, progress);
+  report.verdict = judge(report.hosts, report.pairs, options.thresholds);
+  // Every rank holds the same results, so every rank plans the same second pass.
+  if (const auto retests = retestRounds(comm.size(), report.pairs, report.verdict);
+      !retests.empty()) {
+    progress("retesting the hosts of slow pairs against healthy ones");
+    const auto more = measureRounds(comm, retests, options.workload, progress);
+    report.pairs.insert(report.pairs.end(), more.begin(), more.end());
+    report.verdict = judge(report.hosts, report.pairs, options.thresholds);
+  }
+  if (options.allreduce && comm.size() > 1) {
+    progress("all-reduce over every host");
+    report.allreduceBusGBs = allreduceBusGBs(comm, options.workload);
+  }
+  if (!speaks) return report.verdict.healthy() ? kHealthy : kDegraded;
+  std::cout << formatReport(report);
+  if (json.is_open()) {
+    json << reportJson(report).dump(2) << "\n";
+    if (!json.flush()) throw std::runtime_error("cannot write the JSON report to " + options.json);
+  }
+  return report.verdict.healthy() ? kHealthy : kDegraded;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tutti-validate: checks every link between the job's hosts and names the bad host "
+      "or link. Exit status: 0 healthy, 1 degraded, 2 the validation failed."};
+  Options options;
+  app.add_flag("--quick", options.quick, "one round of pairs (and retests), not every pair");
+  app.add_option("--bytes", options.workload.messageBytes, "bytes per bandwidth message")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  app.add_option("--messages", options.workload.messages, "bandwidth messages per direction")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--ping-pongs", options.workload.pingPongs, "latency round trips per pair")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--allreduce-bytes", options.workload.allreduceBytes, "all-reduce message size")
+      ->check(CLI::Range(size_t{4}, size_t{1} << 34));
+  app.add_flag("!--no-allreduce", options.allreduce, "skip the all-reduce");
+  app.add_option("--min-bandwidth-fraction", options.thresholds.minBandwidthFraction,
+                 "a direction below this fraction of the median is slow (default 0.93)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-latency-factor", options.thresholds.maxLatencyFactor,
+                 "a latency above this multiple of the median is slow (default 2.1)")
+      ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--json", options.json, "write the JSON report (docs/validate.md) to this file");
+  app.add_option("--name", options.name, "this host's label (default: its host name)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return kFailed;
+  }
+  try {
+    return validate(options);
+  } catch (const std::exception& error) {
+    std::cerr << "tutti-validate: validation failed: " << error.what() << "\n";
+    return kFailed;
+  }
+}

@@ -1,0 +1,131 @@
+#include "tools/tutti-validate/measure.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <map>
+
+namespace tutti::validate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void send(Comm& comm, const void* data, size_t bytes, int peer) {
+  check(tutti_send(data, bytes, tuttiUint8, peer, comm.handle(), nullptr));
+}
+
+void recv(Comm& comm, void* data, size_t bytes, int peer) {
+  check(tutti_recv(data, bytes, tuttiUint8, peer, comm.handle(), nullptr));
+}
+
+// GB/s of a stream from `from` to `to` as the sender sees it, up to the receiver's acknowledgement
+// of the last message (0 on the receiving side).
+double streamGBs(Comm& comm, std::vector<uint8_t>& buffer, int from, int to,
+                 const Workload& workload) {
+  uint8_t ack = 0;
+  if (comm.rank() == from) {
+    const auto start = Clock::now();
+    for (int i = 0; i < workload.messages; ++i) send(comm, buffer.data(), buffer.size(), to);
+    recv(comm, &ack, 1, to);
+    return static_cast<double>(buffer.size()) * workload.messages / secondsSince(start) / 1e9;
+  }
+  for (int i = 0; i < workload.messages; ++i) recv(comm, buffer.data(), buffer.size(), from);
+  send(comm, &ack, 1, from);
+  return 0;
+}
+
+// Half the mean round trip of 8 bytes, in microseconds, as the lower rank sees it.
+double pingPongUs(Comm& comm, int low, int high, const Workload& workload) {
+  uint64_t word = 0;
+  const bool isLow = comm.rank() == low;
+  const int peer = isLow ? high : low;
+  const auto start = Clock::now();
+  for (int i = 0; i < workload.pingPongs; ++i) {
+    if (isLow) {
+      send(comm, &word, sizeof word, peer);
+      recv(comm, &word, sizeof word, peer);
+    } else {
+      recv(comm, &word, sizeof word, peer);
+      send(comm, &word, sizeof word, peer);
+    }
+  }
+  return isLow ? secondsSince(start) * 1e6 / workload.pingPongs / 2 : 0;
+}
+
+// What one rank measured in a round, as every rank gathers it.
+struct Measured {
+  double sentGBs = 0;    // to its partner
+  double latencyUs = 0;  // the lower rank's
+};
+
+}  // namespace
+
+std::vector<std::string> hostNames(Comm& comm, const std::string& name) {
+  constexpr size_t kBytes = 64;
+  char mine[kBytes] = {};
+  if (!name.empty())
+    std::strncpy(mine, name.c_str(), kBytes - 1);
+  else
+    gethostname(mine, kBytes - 1);
+  std::vector<char> all(kBytes * static_cast<size_t>(comm.size()));
+  check(tutti_allgather(mine, all.data(), kBytes, tuttiInt8, comm.handle(), nullptr));
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    const char* text = all.data() + kBytes * static_cast<size_t>(rank);
+    names.emplace_back(text, strnlen(text, kBytes));
+    ++seen[names.back()];
+  }
+  for (int rank = 0; rank < comm.size(); ++rank)
+    if (seen[names[static_cast<size_t>(rank)]] > 1)
+      names[static_cast<size_t>(rank)] += "#" + std::to_string(rank);
+  return names;
+}
+
+std::vector<PairResult> measureRounds(Comm& comm, const std::vector<Round>& rounds,
+                                      const Workload& workload,
+                                      const std::function<void(const std::string&)>& progress) {
+  std::vector<uint8_t> buffer(workload.messageBytes, 0x5a);
+  std::vector<PairResult> results;
+  const int rank = comm.rank();
+  std::vector<Measured> gathered(static_cast<size_t>(comm.size()));
+  for (size_t r = 0; r < rounds.size(); ++r) {
+    progress(fmt::format("round {}/{}: {} pairs", r + 1, rounds.size(), rounds[r].size()));
+    Measured mine;
+    if (const int partner = partnerIn(rounds[r], rank); partner >= 0) {
+      const int low = std::min(rank, partner), high = std::max(rank, partner);
+      mine.sentGBs = streamGBs(comm, buffer, low, high, workload) +
+                     streamGBs(comm, buffer, high, low, workload);
+      mine.latencyUs = pingPongUs(comm, low, high, workload);
+    }
+    // Measured is two doubles: gathered as doubles.
+    check(tutti_allgather(&mine, gathered.data(), 2, tuttiFloat64, comm.handle(), nullptr));
+    for (const auto& [a, b] : rounds[r])
+      results.push_back({a, b, gathered[static_cast<size_t>(a)].sentGBs,
+                         gathered[static_cast<size_t>(b)].sentGBs,
+                         gathered[static_cast<size_t>(a)].latencyUs});
+  }
+  return results;
+}
+
+double allreduceBusGBs(Comm& comm, const Workload& workload) {
+  std::vector<float> data(workload.allreduceBytes / sizeof(float), 1.0f);
+  comm.allreduce(data.data(), data.data(), data.size(), tuttiSum);  // warm-up
+  comm.barrier();
+  const auto start = Clock::now();
+  for (int i = 0; i < workload.allreduceIterations; ++i)
+    comm.allreduce(data.data(), data.data(), data.size(), tuttiSum);
+  const double seconds = secondsSince(start) / workload.allreduceIterations;
+  const double n = comm.size();
+  return static_cast<double>(data.size() * sizeof(float)) / seconds / 1e9 * 2 * (n - 1) / n;
+}
+
+}  // namespace tutti::validate

@@ -1,0 +1,52 @@
+// Verdicts relative to the cluster, not to magic numbers: a pair of hosts is slow when its
+// bandwidth in either direction is below a fraction of the median of every measured direction,
+// or its latency above a multiple of the median latency (defaults as NVIDIA ClusterKit's: 93% and
+// 2.1x). A host is blamed when every pair it was measured in (at least two) is slow; a slow pair
+// whose two hosts each have a normal pair is blamed on the link between them. Where a pair is the
+// only measurement of a host (quick mode), its hosts are retested against hosts whose pairs were
+// all normal (Google's cluster-health-scanner's second pass), so that the blame can be placed.
+// Relative verdicts need a healthy majority: with half the cluster slow, the median is too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/tutti-validate/pairing.hpp"
+
+namespace tutti::validate {
+
+struct Thresholds {
+  double minBandwidthFraction = 0.93;  // of the median direction
+  double maxLatencyFactor = 2.1;       // of the median pair
+};
+
+// One pair's measurements (a < b).
+struct PairResult {
+  int a = 0, b = 0;
+  double gbsAtoB = 0, gbsBtoA = 0;
+  double latencyUs = 0;  // half a round trip of a small message
+};
+
+struct Finding {
+  enum class Kind { kHost, kLink } kind;
+  int a = 0, b = -1;   // the host, or the link's two hosts
+  std::string reason;  // "every pair slow: sends at 12% of median (...)"
+};
+
+struct Verdict {
+  double medianGBs = 0;
+  double medianLatencyUs = 0;
+  std::vector<bool> slow;  // per PairResult, in the order given
+  std::vector<Finding> findings;
+  bool healthy() const { return findings.empty(); }
+};
+
+// `names` label the hosts in reasons.
+Verdict judge(const std::vector<std::string>& names, const std::vector<PairResult>& pairs,
+              const Thresholds& thresholds);
+// Pairs to measure next so that each host of a slow pair that has no other measurement meets a
+// host whose pairs were all normal; disjoint rounds, empty when nothing needs a second pass.
+std::vector<Round> retestRounds(int hosts, const std::vector<PairResult>& pairs,
+                                const Verdict& verdict);
+
+}  // namespace tutti::validate
