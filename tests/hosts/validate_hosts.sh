@@ -8,22 +8,26 @@
 # bandwidth at 40% of the median (a slowed path is ~15x slower here), latency not judged (the
 # verdict logic's unit test covers it). No timing is asserted beyond "the slowed one is found". Skipped (exit 77) where namespaces cannot
 # be made or tc is missing.
-# Usage: validate_hosts.sh TUTTI_VALIDATE
+#   h3 given another topology (TUTTI_TOPO_FILE: a GPU missing, a GPU's PCIe link x8) than the
+#   others' (Azure NDv5's) -> exit 1, host h3 named with both differences.
+# Usage: validate_hosts.sh TUTTI_VALIDATE TOPOLOGY_FIXTURES
 set -u
-validate=$1
+validate=$1 fixtures=$2
 host_count=4
 . "$(dirname "$0")/netns_hosts.sh"
 command -v tc >/dev/null || { echo "SKIP: tc (iproute2) is not installed"; exit 77; }
 while read -r variable; do unset "$variable"; done < <(compgen -e | grep '^TUTTI_')
 secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 log=/tmp/tutti-validate-$suffix
+topo=()  # per host (1-based), a TUTTI_TOPO_FILE
 
 # run CASE RANKS...: tutti-validate on the given ranks (1-based hosts); rank 0's status in $status.
 run() {
   local name=$1 port=$((20000 + RANDOM % 20000)) k pids=()
   shift
   for k in "$@"; do
-    ip netns exec "${hosts[$((k - 1))]}" env TUTTI_RANK=$((k - 1)) TUTTI_WORLD_SIZE=4 \
+    ip netns exec "${hosts[$((k - 1))]}" env ${topo[$k]:+TUTTI_TOPO_FILE=${topo[$k]}} \
+      TUTTI_RANK=$((k - 1)) TUTTI_WORLD_SIZE=4 \
       TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=${timeout:-120} \
       "$validate" --name "h$k" --bytes 1048576 --messages 4 --ping-pongs 20 \
       --allreduce-bytes 1048576 --min-bandwidth-fraction 0.4 --max-latency-factor 1000 \
@@ -82,6 +86,15 @@ expect slow-link 1 "^suspect link h1-h2: h1->h2 at" "every other pair of h1 and 
   "^h3 \| healthy" "^h4 \| healthy"
 forbid slow-link "^suspect host"
 ip netns exec "$h1" tc qdisc del dev eth0 root
+
+topo=([1]="$fixtures/azure-ndv5.xml" [2]="$fixtures/azure-ndv5.xml" [3]="$log-odd.xml"
+  [4]="$fixtures/azure-ndv5.xml")
+grep -v 'busid="000b:00:00.0"' "$fixtures/azure-ndv5.xml" |
+  sed '/busid="0002:00:00.0"/s/link_width="16"/link_width="8"/' >"$log-odd.xml"
+run inventory 1 2 3 4
+expect inventory 1 "^suspect host h3: inventory: .*GPU 0002:00:00.0 PCIe x8 32 GT/s, expected x16 32 GT/s \(as 3 of 4 hosts\)" \
+  "GPUs 7, expected 8" "^h1 \| healthy" "^h2 \| healthy" "^h4 \| healthy"
+topo=()
 
 timeout=8 run missing 1 2 3
 expect missing 2 "validation failed" "missing: 3"

@@ -2,10 +2,12 @@
 // every pair exactly once in disjoint rounds; verdicts relative to the median blame a host whose
 // every pair is slow, a link whose hosts each have a normal pair, and neither when all is within
 // the thresholds; latency counts too; the second pass pairs each host of a slow pair that has no
-// other measurement with a host whose pairs were normal; bad options exit 2 naming the option.
+// other measurement with a host whose pairs were normal; inventories (from a real machine's
+// topology and sysfs fixtures) are compared against the majority or an expected one.
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "tools/tutti-validate/inventory.hpp"
 #include "tools/tutti-validate/pairing.hpp"
 #include "tools/tutti-validate/verdict.hpp"
 
@@ -130,4 +132,55 @@ TEST_CASE("validate: the second pass retests slow pairs' hosts against healthy o
   CHECK(retestRounds(6, allPairs(6, [](PairResult&) {}),
                      judge(names(6), allPairs(6, [](PairResult&) {}), Thresholds{}))
             .empty());
+}
+
+TEST_CASE("validate: a host's inventory from a real machine's topology and sysfs", "[validate]") {
+  const auto topo =
+      tutti::topology::loadTopologyFile(std::string(TUTTI_TOPO_FIXTURES) + "/azure-ndv5.xml");
+  const auto rdma =
+      tutti::topology::readRdmaDevices(std::string(TUTTI_SYSFS_FIXTURES) + "/ib-cx6-vpi");
+  const Inventory inventory = inventoryOf(topo, rdma);
+  CHECK(inventory.facts.at("GPUs") == "8");
+  CHECK(inventory.facts.at("NUMA nodes") == "2");
+  CHECK(inventory.facts.at("GPU 0001:00:00.0 PCIe") == "x16 32 GT/s");
+  CHECK(inventory.facts.count("RDMA mlx5_0:1") == 1);
+  // The fixture's port counters hold errors: named, whatever the other hosts have.
+  CHECK_FALSE(inventory.errors.empty());
+  const Inventory back = decodeInventory(encodeInventory(inventory));
+  CHECK(back.facts == inventory.facts);
+  CHECK(back.errors == inventory.errors);
+  CHECK_THROWS_WITH(decodeInventory("X\tjunk\n"), Contains("malformed inventory line"));
+}
+
+TEST_CASE("validate: inventories against the majority or an expected one", "[validate]") {
+  Inventory usual;
+  usual.facts = {{"GPUs", "8"}, {"GPU 0000:1b:00.0 PCIe", "x16 32 GT/s"}, {"NICs", "4"}};
+  Inventory odd = usual;
+  odd.facts["GPUs"] = "7";
+  odd.facts["GPU 0000:1b:00.0 PCIe"] = "x8 32 GT/s";
+  SECTION("the host that differs from most, with what the others have") {
+    const auto findings = compareInventories({usual, usual, odd, usual}, nullptr);
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].kind == Finding::Kind::kInventory);
+    CHECK(findings[0].a == 2);
+    CHECK_THAT(findings[0].reason,
+               Contains("GPUs 7, expected 8 (as 3 of 4 hosts)") &&
+                   Contains("GPU 0000:1b:00.0 PCIe x8 32 GT/s, expected x16 32 GT/s"));
+  }
+  SECTION("no majority, no verdict") {
+    CHECK(compareInventories({usual, odd}, nullptr).empty());
+  }
+  SECTION("against an expected topology, every host that differs") {
+    const auto findings = compareInventories({odd, odd, usual}, &usual);
+    REQUIRE(findings.size() == 2);
+    CHECK_THAT(findings[1].reason, Contains("(the expected topology)"));
+  }
+  SECTION("error counters are named on their own") {
+    Inventory noisy = usual;
+    noisy.errors = {"mlx5_0:1 symbol_error 12"};
+    const auto findings = compareInventories({usual, noisy, usual}, nullptr);
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].a == 1);
+    CHECK_THAT(findings[0].reason, Contains("mlx5_0:1 symbol_error 12"));
+  }
 }

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
+#include "tools/tutti-validate/inventory.hpp"
 #include "tools/tutti-validate/measure.hpp"
 #include "tools/tutti-validate/report.hpp"
 
@@ -21,6 +23,7 @@ struct Options {
   Thresholds thresholds;
   std::string json;
   std::string name;
+  std::string expect;  // a topology file every host should match
   bool allreduce = true;
 };
 
@@ -31,6 +34,9 @@ int validate(const Options& options) {
     json.open(options.json);
     if (!json) throw std::runtime_error("cannot write the JSON report to " + options.json);
   }
+  std::optional<Inventory> expected;
+  if (!options.expect.empty())
+    expected = inventoryOf(tutti::topology::loadTopologyFile(options.expect), {});
   tutti::Comm comm = tutti::Comm::fromEnv();
   const bool speaks = comm.rank() == 0;
   auto progress = [&](const std::string& line) {
@@ -40,6 +46,12 @@ int validate(const Options& options) {
   report.mode = options.quick ? "quick" : "full";
   report.thresholds = options.thresholds;
   report.hosts = hostNames(comm, options.name);
+  progress("inventory of every host");
+  std::vector<Inventory> inventories;
+  for (const std::string& text : gatherText(comm, encodeInventory(localInventory())))
+    inventories.push_back(decodeInventory(text));
+  const std::vector<Finding> inventoryFindings =
+      compareInventories(inventories, expected ? &*expected : nullptr);
   std::vector<Round> rounds = roundRobin(comm.size());
   if (options.quick) rounds.resize(std::min<size_t>(rounds.size(), 1));
   report.pairs = measureRounds(comm, rounds, options.workload, progress);
@@ -52,6 +64,8 @@ int validate(const Options& options) {
     report.pairs.insert(report.pairs.end(), more.begin(), more.end());
     report.verdict = judge(report.hosts, report.pairs, options.thresholds);
   }
+  report.verdict.findings.insert(report.verdict.findings.begin(), inventoryFindings.begin(),
+                                 inventoryFindings.end());
   if (options.allreduce && comm.size() > 1) {
     progress("all-reduce over every host");
     report.allreduceBusGBs = allreduceBusGBs(comm, options.workload);
@@ -90,6 +104,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--json", options.json, "write the JSON report (docs/validate.md) to this file");
   app.add_option("--name", options.name, "this host's label (default: its host name)");
+  app.add_option("--expect", options.expect,
+                 "a topology file (tutti-topo writes one) every host's inventory must match; "
+                 "default: the majority of hosts")
+      ->check(CLI::ExistingFile);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

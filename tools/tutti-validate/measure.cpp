@@ -68,25 +68,30 @@ struct Measured {
 
 }  // namespace
 
+std::vector<std::string> gatherText(Comm& comm, const std::string& text) {
+  const auto n = static_cast<size_t>(comm.size());
+  const uint64_t mine = text.size();
+  std::vector<uint64_t> lengths(n);
+  check(tutti_allgather(&mine, lengths.data(), 1, tuttiUint64, comm.handle(), nullptr));
+  const uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::string padded = text;
+  padded.resize(longest);
+  std::string all(longest * n, '\0');
+  check(tutti_allgather(padded.data(), all.data(), longest, tuttiUint8, comm.handle(), nullptr));
+  std::vector<std::string> texts;
+  for (size_t rank = 0; rank < n; ++rank)
+    texts.push_back(all.substr(rank * longest, lengths[rank]));
+  return texts;
+}
+
 std::vector<std::string> hostNames(Comm& comm, const std::string& name) {
-  constexpr size_t kBytes = 64;
-  char mine[kBytes] = {};
-  if (!name.empty())
-    std::strncpy(mine, name.c_str(), kBytes - 1);
-  else
-    gethostname(mine, kBytes - 1);
-  std::vector<char> all(kBytes * static_cast<size_t>(comm.size()));
-  check(tutti_allgather(mine, all.data(), kBytes, tuttiInt8, comm.handle(), nullptr));
-  std::vector<std::string> names;
+  char host[256] = {};
+  if (name.empty()) gethostname(host, sizeof host - 1);
+  std::vector<std::string> names = gatherText(comm, name.empty() ? std::string(host) : name);
   std::map<std::string, int> seen;
-  for (int rank = 0; rank < comm.size(); ++rank) {
-    const char* text = all.data() + kBytes * static_cast<size_t>(rank);
-    names.emplace_back(text, strnlen(text, kBytes));
-    ++seen[names.back()];
-  }
-  for (int rank = 0; rank < comm.size(); ++rank)
-    if (seen[names[static_cast<size_t>(rank)]] > 1)
-      names[static_cast<size_t>(rank)] += "#" + std::to_string(rank);
+  for (const std::string& label : names) ++seen[label];
+  for (size_t rank = 0; rank < names.size(); ++rank)
+    if (seen[names[rank]] > 1) names[rank] += "#" + std::to_string(rank);
   return names;
 }
 

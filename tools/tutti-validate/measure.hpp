@@ -23,6 +23,8 @@ struct Workload {
   int allreduceIterations = 5;
 };
 
+// Every rank's `text`, in rank order.
+std::vector<std::string> gatherText(Comm& comm, const std::string& text);
 // Every rank's host label (the host name, or the given one), "#rank" added where two are equal.
 std::vector<std::string> hostNames(Comm& comm, const std::string& name);
 // Measures `rounds` (the same on every rank); `progress` hears "round 3/7".

@@ -7,10 +7,10 @@ namespace {
 
 std::string subject(const Report& report, const Finding& finding) {
   const auto& names = report.hosts;
-  return finding.kind == Finding::Kind::kHost
-             ? fmt::format("host {}", names[static_cast<size_t>(finding.a)])
-             : fmt::format("link {}-{}", names[static_cast<size_t>(finding.a)],
-                           names[static_cast<size_t>(finding.b)]);
+  return finding.kind == Finding::Kind::kLink
+             ? fmt::format("link {}-{}", names[static_cast<size_t>(finding.a)],
+                           names[static_cast<size_t>(finding.b)])
+             : fmt::format("host {}", names[static_cast<size_t>(finding.a)]);
 }
 
 // The finding that names `host`: one that blames it, else a link of it; nullptr when healthy.
@@ -18,7 +18,7 @@ const Finding* findingOf(const Report& report, size_t host) {
   const Finding* found = nullptr;
   for (const Finding& finding : report.verdict.findings) {
     if (static_cast<size_t>(finding.a) != host && static_cast<size_t>(finding.b) != host) continue;
-    if (finding.kind == Finding::Kind::kHost) return &finding;
+    if (finding.kind != Finding::Kind::kLink) return &finding;
     if (!found) found = &finding;
   }
   return found;
@@ -77,7 +77,10 @@ nlohmann::json reportJson(const Report& report) {
   }
   json["findings"] = nlohmann::json::array();
   for (const Finding& finding : report.verdict.findings) {
-    nlohmann::json entry = {{"kind", finding.kind == Finding::Kind::kHost ? "host" : "link"},
+    const char* kind = finding.kind == Finding::Kind::kHost   ? "host"
+                       : finding.kind == Finding::Kind::kLink ? "link"
+                                                              : "inventory";
+    nlohmann::json entry = {{"kind", kind},
                             {"subject", subject(report, finding)},
                             {"reason", finding.reason},
                             {"hosts", {finding.a}}};

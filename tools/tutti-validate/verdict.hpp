@@ -28,7 +28,8 @@ struct PairResult {
 };
 
 struct Finding {
-  enum class Kind { kHost, kLink } kind;
+  // kHost: its pairs are slow; kLink: one pair is; kInventory: what the host has (inventory.hpp).
+  enum class Kind { kHost, kLink, kInventory } kind;
   int a = 0, b = -1;   // the host, or the link's two hosts
   std::string reason;  // "every pair slow: sends at 12% of median (...)"
 };
