@@ -68,6 +68,9 @@ const std::vector<Var>& table() {
       {"TUTTI_SYSFS_ROOT", Type::kString, "/sys", "", 0, 0,
        "where the topology reads sysfs' RDMA devices (class/infiniband, devices): a copy of a "
        "machine's tree for tests and offline looks"},
+      {"TUTTI_CUDA_DRIVER", Type::kString, "libcuda.so.1", "", 0, 0,
+       "the CUDA driver library, loaded on the first operation (a name or a path); none: no GPU "
+       "path, every buffer is host memory and no operation asks the driver"},
       {"TUTTI_RING_ORDER", Type::kString, "", "", 0, 0,
        "the ring the ring and chain collectives follow, as the world's ranks in order (e.g. "
        "\"0 2 1 3\"; each rank once, same on every rank; unset: planned by package, NUMA node "

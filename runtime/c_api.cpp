@@ -77,6 +77,11 @@ tuttiResult_t collective(const rt::CollectiveCall& call, tuttiComm_t comm,
   });
 }
 
+tuttiResult_t streamCollective(const rt::CollectiveCall& call, tuttiComm_t comm,
+                               tuttiStream_t stream) {
+  return guard([&] { rt::launchOnStream(commOf(comm), call, stream); });
+}
+
 // The casts between the C enums and the internal ones rely on every value agreeing; the build
 // fails if one side gains, loses or renumbers a value.
 template <typename CEnum, typename Internal>
@@ -313,6 +318,69 @@ tuttiResult_t tutti_alltoall(const void* sendbuf, void* recvbuf, size_t count,
   return collective({rt::Collective::kAllToAll, sendbuf, recvbuf, count, dataType(dtype),
                      kernels::RedOp::kSum, 0},
                     comm, request);
+}
+
+tuttiResult_t tutti_allreduce_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                     tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                                     tuttiStream_t stream) {
+  return streamCollective(
+      {rt::Collective::kAllReduce, sendbuf, recvbuf, count, dataType(dtype), redOp(op), 0}, comm,
+      stream);
+}
+
+tuttiResult_t tutti_reduce_scatter_stream(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                          tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                                          tuttiStream_t stream) {
+  return streamCollective(
+      {rt::Collective::kReduceScatter, sendbuf, recvbuf, recvcount, dataType(dtype), redOp(op), 0},
+      comm, stream);
+}
+
+tuttiResult_t tutti_allgather_stream(const void* sendbuf, void* recvbuf, size_t sendcount,
+                                     tuttiDataType_t dtype, tuttiComm_t comm,
+                                     tuttiStream_t stream) {
+  return streamCollective({rt::Collective::kAllGather, sendbuf, recvbuf, sendcount, dataType(dtype),
+                           kernels::RedOp::kSum, 0},
+                          comm, stream);
+}
+
+tuttiResult_t tutti_broadcast_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                     tuttiDataType_t dtype, int root, tuttiComm_t comm,
+                                     tuttiStream_t stream) {
+  return streamCollective({rt::Collective::kBroadcast, sendbuf, recvbuf, count, dataType(dtype),
+                           kernels::RedOp::kSum, root},
+                          comm, stream);
+}
+
+tuttiResult_t tutti_reduce_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                  tuttiDataType_t dtype, tuttiRedOp_t op, int root,
+                                  tuttiComm_t comm, tuttiStream_t stream) {
+  return streamCollective(
+      {rt::Collective::kReduce, sendbuf, recvbuf, count, dataType(dtype), redOp(op), root}, comm,
+      stream);
+}
+
+tuttiResult_t tutti_alltoall_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                    tuttiDataType_t dtype, tuttiComm_t comm, tuttiStream_t stream) {
+  return streamCollective({rt::Collective::kAllToAll, sendbuf, recvbuf, count, dataType(dtype),
+                           kernels::RedOp::kSum, 0},
+                          comm, stream);
+}
+
+tuttiResult_t tutti_send_stream(const void* sendbuf, size_t count, tuttiDataType_t dtype, int peer,
+                                tuttiComm_t comm, tuttiStream_t stream) {
+  return guard([&] {
+    rt::sendRecvOnStream(commOf(comm), true, sendbuf, nullptr, count, dataType(dtype), peer,
+                         stream);
+  });
+}
+
+tuttiResult_t tutti_recv_stream(void* recvbuf, size_t count, tuttiDataType_t dtype, int peer,
+                                tuttiComm_t comm, tuttiStream_t stream) {
+  return guard([&] {
+    rt::sendRecvOnStream(commOf(comm), false, nullptr, recvbuf, count, dataType(dtype), peer,
+                         stream);
+  });
 }
 
 tuttiResult_t tutti_barrier(tuttiComm_t comm, tuttiRequest_t* request) {

@@ -136,6 +136,8 @@ Communicator::~Communicator() {
   // Operations still queued finish (or fail) before the connections go away.
   if (engine_) engine_->drain();
   engine_.reset();
+  // Streams may still hold staging buffers (their last host function returns them).
+  stagingPool_.close(timeout());
   // In good order: peers still finishing their last operation must not take this rank's exit
   // for a death. A failed communicator has announced its failure already.
   if (peerWatch_)

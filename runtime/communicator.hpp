@@ -15,6 +15,7 @@
 #include "runtime/connections.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/failure_state.hpp"
+#include "runtime/gpu/pinned_pool.hpp"
 #include "runtime/observe/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/peer_watch.hpp"
@@ -102,6 +103,16 @@ class Communicator {
   // What the peers said and did: dead, failed, aborted or left (peer_watch.hpp).
   PeerWatch& peerWatch() { return *peerWatch_; }
 
+  // The device of this communicator's device buffers: the first one binds it, and this returns
+  // the bound device (another than `device` when a different one was bound first).
+  int bindDevice(int device) {
+    int unbound = -1;
+    device_.compare_exchange_strong(unbound, device);
+    return device_.load();
+  }
+  // Pinned host memory in which device buffers are staged.
+  gpu::PinnedPool& stagingPool() { return stagingPool_; }
+
   // Ranks with the same color form a new communicator ordered by (key, rank); nullptr for a
   // negative color. Collective over this communicator. Its ring is planned from its members'
   // places, or, when this communicator's order was given (TUTTI_RING_ORDER), is that order with
@@ -132,11 +143,14 @@ class Communicator {
   std::unique_ptr<Connections> connections_;
   std::unique_ptr<PeerWatch> peerWatch_;
   std::unique_ptr<FlightRecorder> recorder_;
+  // Before the engine: its queued operations use the pool until it has drained.
+  gpu::PinnedPool stagingPool_;
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};
   std::atomic<uint64_t> collectives_{0};
   int splits_ = 0;
+  std::atomic<int> device_{-1};
   FailureState failure_;
 };
 

@@ -1,31 +1,30 @@
 #include "runtime/operations.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "runtime/call_buffers.hpp"
 #include "runtime/collectives/call_check.hpp"
 #include "runtime/collectives/p2p.hpp"
+#include "runtime/gpu/stream_order.hpp"
+#include "runtime/invalid_call.hpp"
 
 namespace tutti::runtime {
 namespace {
 
 // ---- validation -------------------------------------------------------------------------------
 
-[[noreturn]] void invalid(const Communicator& comm, const char* what, const std::string& problem) {
-  raise(ErrorCode::kInvalidArgument, "rank {}: {} #{}: {}", comm.rank(), what,
-        comm.lastSequence() + 1, problem);
-}
-
 void checkType(const Communicator& comm, const char* what, kernels::DataType dtype) {
   if (!kernels::isValid(dtype))
-    invalid(comm, what, fmt::format("invalid data type {}", static_cast<int>(dtype)));
+    invalidCall(comm, what, fmt::format("invalid data type {}", static_cast<int>(dtype)));
 }
 
 void checkOp(const Communicator& comm, const char* what, kernels::RedOp op) {
   if (!kernels::isValid(op))
-    invalid(comm, what, fmt::format("invalid reduction operation {}", static_cast<int>(op)));
+    invalidCall(comm, what, fmt::format("invalid reduction operation {}", static_cast<int>(op)));
 }
 
 // Bytes of `count` elements times `blocks`, or an error when that overflows.
@@ -33,19 +32,19 @@ size_t checkedBytes(const Communicator& comm, const char* what, size_t count,
                     kernels::DataType dtype, size_t blocks) {
   const size_t size = kernels::typeSize(dtype);
   if (count > SIZE_MAX / size / blocks)
-    invalid(comm, what, fmt::format("count {} x {} bytes x {} overflows", count, size, blocks));
+    invalidCall(comm, what, fmt::format("count {} x {} bytes x {} overflows", count, size, blocks));
   return count * size * blocks;
 }
 
 void checkBuffer(const Communicator& comm, const char* what, const void* buffer, const char* name,
                  size_t bytes) {
   if (!buffer && bytes > 0)
-    invalid(comm, what, fmt::format("{} is NULL with {} bytes to move", name, bytes));
+    invalidCall(comm, what, fmt::format("{} is NULL with {} bytes to move", name, bytes));
 }
 
 void checkRank(const Communicator& comm, const char* what, int value, const char* name) {
   if (value < 0 || value >= comm.size())
-    invalid(comm, what, fmt::format("{} {} is out of range [0, {})", name, value, comm.size()));
+    invalidCall(comm, what, fmt::format("{} {} is out of range [0, {})", name, value, comm.size()));
 }
 
 bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
@@ -66,7 +65,7 @@ size_t validate(const Communicator& comm, const CollectiveCall& call) {
       checkBuffer(comm, what, call.send, "sendbuf", bytes);
       checkBuffer(comm, what, call.recv, "recvbuf", bytes);
       if (call.send != call.recv && overlaps(call.send, bytes, call.recv, bytes))
-        invalid(comm, what, "sendbuf and recvbuf overlap without being equal");
+        invalidCall(comm, what, "sendbuf and recvbuf overlap without being equal");
       return bytes;
     }
     case Collective::kReduceScatter: {
@@ -76,7 +75,7 @@ size_t validate(const Communicator& comm, const CollectiveCall& call) {
       checkBuffer(comm, what, call.send, "sendbuf", whole);
       checkBuffer(comm, what, call.recv, "recvbuf", block);
       if (call.send != call.recv && overlaps(call.send, whole, call.recv, block))
-        invalid(comm, what, "sendbuf and recvbuf overlap without being equal");
+        invalidCall(comm, what, "sendbuf and recvbuf overlap without being equal");
       return whole;
     }
     case Collective::kAllGather: {
@@ -87,7 +86,7 @@ size_t validate(const Communicator& comm, const CollectiveCall& call) {
       const char* inPlace =
           static_cast<const char*>(call.recv) + block * static_cast<size_t>(comm.rank());
       if (call.send != inPlace && overlaps(call.send, block, call.recv, whole))
-        invalid(comm, what, "sendbuf overlaps recvbuf but is not recvbuf + rank * sendcount");
+        invalidCall(comm, what, "sendbuf overlaps recvbuf but is not recvbuf + rank * sendcount");
       return whole;
     }
     case Collective::kBroadcast: {
@@ -110,11 +109,11 @@ size_t validate(const Communicator& comm, const CollectiveCall& call) {
       checkBuffer(comm, what, call.send, "sendbuf", whole);
       checkBuffer(comm, what, call.recv, "recvbuf", whole);
       if (call.send != call.recv && overlaps(call.send, whole, call.recv, whole))
-        invalid(comm, what, "sendbuf and recvbuf overlap without being equal");
+        invalidCall(comm, what, "sendbuf and recvbuf overlap without being equal");
       return whole;
     }
   }
-  invalid(comm, what, "unknown collective");
+  invalidCall(comm, what, "unknown collective");
 }
 
 // ---- execution --------------------------------------------------------------------------------
@@ -187,10 +186,32 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
   ctx.drainSends();
 }
 
-auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes, uint64_t sequence,
+Task collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes, uint64_t sequence,
                     uint64_t ordinal) {
   return [&comm, call, bytes, sequence, ordinal] {
     recorded(comm, sequence, [&] { runCollective(comm, call, bytes, sequence, ordinal); });
+  };
+}
+
+// The call with its device buffers replaced by their pinned staging.
+CollectiveCall onStaging(const CollectiveCall& call, const StagedBuffers& staged) {
+  CollectiveCall staging = call;
+  staging.send = staged.map(call.send);
+  staging.recv = staged.map(call.recv);
+  return staging;
+}
+
+// A collective on device buffers: copied into pinned memory, run there, copied back.
+Task stagedCollectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes,
+                          uint64_t sequence, uint64_t ordinal,
+                          std::shared_ptr<const StagedBuffers> staged) {
+  return [&comm, call = onStaging(call, *staged), bytes, sequence, ordinal,
+          staged = std::move(staged)] {
+    recorded(comm, sequence, [&] {
+      staged->copyIn();
+      runCollective(comm, call, bytes, sequence, ordinal);
+      staged->copyOut();
+    });
   };
 }
 
@@ -199,8 +220,9 @@ auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes
 struct GroupItem {
   Communicator* comm;
   uint64_t sequence;
-  std::vector<P2PTransfer> transfers;  // point-to-point, or
-  Task task;                           // anything else
+  std::vector<P2PTransfer> transfers;           // point-to-point, or
+  Task task;                                    // anything else
+  std::shared_ptr<const StagedBuffers> staged;  // a transfer's device buffer
 };
 
 struct Group {
@@ -219,7 +241,7 @@ std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, const OpSi
                                F&& task, bool async) {
   comm.recorder().queued(sequence, signature, async || group.depth > 0);
   if (group.depth > 0) {
-    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task))});
+    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task)), nullptr});
     return nullptr;
   }
   if (async) return comm.engine().submit(Task(std::forward<F>(task)));
@@ -272,6 +294,7 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
     const size_t first = i;
     for (; i < items.size() && !items[i].task; ++i) {
       comm.recorder().started(items[i].sequence, "p2p");
+      if (items[i].staged) items[i].staged->copyIn();
       for (const P2PTransfer& t : items[i].transfers) {
         batch.push_back(t);
         bytes += t.bytes;
@@ -291,7 +314,10 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
       runTransfers(ctx, batch);
       ctx.drainSends();
     }
-    for (size_t done = first; done < i; ++done) comm.recorder().finished(items[done].sequence);
+    for (size_t done = first; done < i; ++done) {
+      if (items[done].staged) items[done].staged->copyOut();
+      comm.recorder().finished(items[done].sequence);
+    }
   }
 }
 
@@ -320,10 +346,17 @@ std::shared_ptr<Request> remembered(Call call) {
 
 std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& call, bool async) {
   const size_t bytes = validate(comm, call);
+  const BufferUse use = bufferUse(call, comm.size(), comm.rank());
+  const auto device = devicePlacement(comm, collectiveName(call.collective), use);
   comm.throwIfFailed();
+  auto staged =
+      device ? std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device) : nullptr;
   const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
   return issue(comm, sequence, signatureOf(call, bytes, ordinal),
-               collectiveTask(comm, call, bytes, sequence, ordinal), async);
+               staged
+                   ? stagedCollectiveTask(comm, call, bytes, sequence, ordinal, std::move(staged))
+                   : collectiveTask(comm, call, bytes, sequence, ordinal),
+               async);
 }
 
 void runBarrier(Communicator& comm, uint64_t sequence, uint64_t ordinal) {
@@ -353,19 +386,36 @@ std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   return issue(comm, sequence, {"barrier", 0, -1, -1, -1, 0, ordinal}, std::move(task), async);
 }
 
-std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void* sendBuffer,
-                                     void* recvBuffer, size_t count, kernels::DataType dtype,
-                                     int peer, bool async) {
+// Checks a send or receive and returns the bytes it touches.
+BufferUse checkSendRecv(const Communicator& comm, bool isSend, const void* sendBuffer,
+                        const void* recvBuffer, size_t count, kernels::DataType dtype, int peer) {
   const char* what = isSend ? "send" : "recv";
   checkType(comm, what, dtype);
   checkRank(comm, what, peer, "peer");
   if (peer == comm.rank() && group.depth == 0)
-    invalid(comm, what, "a send to or receive from this rank itself must be inside a group");
+    invalidCall(comm, what, "a send to or receive from this rank itself must be inside a group");
   const size_t bytes = checkedBytes(comm, what, count, dtype, 1);
-  checkBuffer(comm, what, isSend ? sendBuffer : recvBuffer, isSend ? "sendbuf" : "recvbuf", bytes);
+  const BufferRange buffer{isSend ? sendBuffer : recvBuffer, bytes, isSend ? "sendbuf" : "recvbuf"};
+  checkBuffer(comm, what, buffer.data, buffer.name, bytes);
+  return isSend ? BufferUse{buffer, {}} : BufferUse{{}, buffer};
+}
+
+std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void* sendBuffer,
+                                     void* recvBuffer, size_t count, kernels::DataType dtype,
+                                     int peer, bool async) {
+  const char* what = isSend ? "send" : "recv";
+  const BufferUse use = checkSendRecv(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer);
+  const size_t bytes = isSend ? use.read.bytes : use.written.bytes;
+  const auto device = devicePlacement(comm, what, use);
   comm.throwIfFailed();
+  auto staged =
+      device ? std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device) : nullptr;
+  if (staged) {
+    sendBuffer = staged->map(sendBuffer);
+    recvBuffer = staged->map(recvBuffer);
+  }
   const uint64_t sequence = comm.nextSequence();
-  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}};
+  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}, staged};
   const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes, 0};
   if (group.depth > 0) {
     comm.recorder().queued(sequence, signature, true);
@@ -376,9 +426,109 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
   std::vector<GroupItem> single;
   single.push_back(std::move(item));
   Task task = groupTask(comm, std::move(single));
-  if (!async) return issue(comm, sequence, signature, std::move(task), false);
+  // A staged transfer copies before and after it runs, which a batch that takes it over would skip.
+  if (!async || staged) return issue(comm, sequence, signature, std::move(task), async);
   comm.recorder().queued(sequence, signature, true);
   return comm.engine().submitJoining(std::move(task), {sequence, std::move(transfers)});
+}
+
+// ---- stream order -----------------------------------------------------------------------------
+
+// Until the stream has reached the operation; bounded by the communicator's timeout, ended by its
+// failure or abort.
+void waitForStream(Communicator& comm, const gpu::StreamOrder& order, const char* what,
+                   uint64_t sequence) {
+  const std::chrono::milliseconds stall = comm.timeout();
+  const auto deadline = std::chrono::steady_clock::now() + stall;
+  while (!order.waitStarted(std::chrono::milliseconds(10))) {
+    comm.throwIfFailed();
+    if (std::chrono::steady_clock::now() > deadline)
+      raise(ErrorCode::kTimeout,
+            "rank {}: {} #{}: its stream did not reach it within {} ms (the work enqueued before "
+            "it has not finished)",
+            comm.rank(), what, sequence, stall.count());
+  }
+}
+
+// The checks every stream form makes once its arguments are valid: the driver, no group (not
+// yet), the stream, the buffers. Returns the staging of the touched buffers, or nullptr when
+// nothing is touched (then nothing is enqueued).
+std::shared_ptr<const StagedBuffers> stageOnStream(Communicator& comm, const char* what,
+                                                   const BufferUse& use, gpu::StreamTarget& target,
+                                                   void* stream) {
+  gpu::requireDriver();
+  if (group.depth > 0)
+    raise(ErrorCode::kInvalidUsage,
+          "rank {}: {} #{}: the stream forms do not work inside a group yet", comm.rank(), what,
+          comm.lastSequence() + 1);
+  target = gpu::streamTarget(stream);
+  streamPlacement(comm, what, use, target.device);
+  comm.throwIfFailed();
+  if (use.read.bytes == 0 && use.written.bytes == 0) return nullptr;
+  return std::make_shared<const StagedBuffers>(
+      comm.stagingPool(), use,
+      gpu::BufferKind{gpu::MemoryKind::kDevice, target.device, target.context});
+}
+
+// Enqueues the stream's side of an operation whose staging is `staged`, then queues the host's
+// side (`body`, which runs it on the staging) on the engine, in issue order with every other
+// operation of the communicator. The completion word is written whatever the outcome.
+void issueOnStream(Communicator& comm, const char* what, const gpu::StreamTarget& target,
+                   const std::shared_ptr<const StagedBuffers>& staged, uint64_t sequence,
+                   const OpSignature& signature, Task body) {
+  gpu::StreamOrder order(comm.stagingPool(), target, staged);
+  const BufferUse& use = staged->use();
+  std::vector<gpu::StreamCopy> in, out;
+  if (use.read.bytes > 0) in.push_back({staged->map(use.read.data), use.read.data, use.read.bytes});
+  if (use.written.bytes > 0)
+    out.push_back(
+        {const_cast<void*>(use.written.data), staged->map(use.written.data), use.written.bytes});
+  order.enqueue(in, out);
+  comm.recorder().queued(sequence, signature, true);
+  comm.engine().submit([&comm, what, order, sequence, body = std::move(body)] {
+    struct Complete {
+      const gpu::StreamOrder& order;
+      ~Complete() { order.complete(); }
+    } complete{order};
+    recorded(comm, sequence, [&] {
+      waitForStream(comm, order, what, sequence);
+      body();
+    });
+  });
+}
+
+void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* stream) {
+  const size_t bytes = validate(comm, call);
+  const char* what = collectiveName(call.collective);
+  gpu::StreamTarget target;
+  const auto staged =
+      stageOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), target, stream);
+  if (!staged) return;
+  const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+  issueOnStream(comm, what, target, staged, sequence, signatureOf(call, bytes, ordinal),
+                [&comm, call = onStaging(call, *staged), bytes, sequence, ordinal] {
+                  runCollective(comm, call, bytes, sequence, ordinal);
+                });
+}
+
+void sendRecvOnStreamNow(Communicator& comm, bool isSend, const void* sendBuffer, void* recvBuffer,
+                         size_t count, kernels::DataType dtype, int peer, void* stream) {
+  const char* what = isSend ? "send" : "recv";
+  const BufferUse use = checkSendRecv(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer);
+  gpu::StreamTarget target;
+  const auto staged = stageOnStream(comm, what, use, target, stream);
+  if (!staged) return;
+  const size_t bytes = isSend ? use.read.bytes : use.written.bytes;
+  const uint64_t sequence = comm.nextSequence();
+  std::vector<GroupItem> single;
+  single.push_back({&comm,
+                    sequence,
+                    {{isSend, peer, staged->map(sendBuffer), staged->map(recvBuffer), bytes}},
+                    {},
+                    nullptr});
+  issueOnStream(comm, what, target, staged, sequence,
+                {what, count, static_cast<int>(dtype), -1, peer, bytes, 0},
+                groupTask(comm, std::move(single)));
 }
 
 }  // namespace
@@ -396,6 +546,21 @@ std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* s
                                   bool async) {
   return remembered(
       [&] { return sendRecvNow(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer, async); });
+}
+
+void launchOnStream(Communicator& comm, const CollectiveCall& call, void* stream) {
+  remembered([&] {
+    launchOnStreamNow(comm, call, stream);
+    return nullptr;
+  });
+}
+
+void sendRecvOnStream(Communicator& comm, bool isSend, const void* sendBuffer, void* recvBuffer,
+                      size_t count, kernels::DataType dtype, int peer, void* stream) {
+  remembered([&] {
+    sendRecvOnStreamNow(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer, stream);
+    return nullptr;
+  });
 }
 
 void groupStart() {

@@ -32,6 +32,13 @@ std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* s
                                   void* recvBuffer, size_t count, kernels::DataType dtype, int peer,
                                   bool async);
 
+// Stream-ordered (`stream` is a CUstream): enqueued on the stream and queued on the engine, returns
+// at once; a failure of the operation itself becomes the communicator's error (staged_buffers.hpp,
+// gpu/stream_order.hpp).
+void launchOnStream(Communicator& comm, const CollectiveCall& call, void* stream);
+void sendRecvOnStream(Communicator& comm, bool isSend, const void* sendBuffer, void* recvBuffer,
+                      size_t count, kernels::DataType dtype, int peer, void* stream);
+
 void groupStart();
 // Issues the group's operations; returns a request when async (one communicator only).
 std::shared_ptr<Request> groupEnd(bool async);

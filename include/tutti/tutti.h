@@ -1,4 +1,4 @@
-/* tutti: collective communication for host (and, later, GPU) buffers.
+/* tutti: collective communication for host and GPU buffers.
  *
  * The C ABI. Every function returns a tuttiResult_t; on failure the calling thread's last-error
  * message (tutti_get_last_error) names the rank, the operation and its sequence number. An invalid
@@ -63,6 +63,8 @@ typedef struct {
 
 typedef struct tuttiComm* tuttiComm_t;
 typedef struct tuttiRequest* tuttiRequest_t;
+/* A CUDA stream: a cudaStream_t or CUstream passes as is, and tutti.h includes no CUDA header. */
+typedef struct CUstream_st* tuttiStream_t;
 
 const char* tutti_get_error_string(tuttiResult_t result);
 /* The last failure's message on this thread ("" when none). Valid until the thread's next call. */
@@ -107,7 +109,16 @@ tuttiResult_t tutti_comm_set_timeout(tuttiComm_t comm, int64_t timeout_ms);
 tuttiResult_t tutti_comm_get_async_error(tuttiComm_t comm, tuttiResult_t* error);
 
 /* Collectives. Blocking forms return when the result is in recvbuf; the _async forms return a
- * request at once (NULL request pointer = blocking). sendbuf == recvbuf means in-place. */
+ * request at once (NULL request pointer = blocking). sendbuf == recvbuf means in-place.
+ *
+ * Device memory. Every collective and send/recv takes host buffers or CUDA device buffers (not
+ * both in one call: tuttiInvalidArgument naming the buffers and their kinds). Pointer kinds are
+ * asked of the CUDA driver, loaded on the first operation with dlopen (TUTTI_CUDA_DRIVER); where
+ * none can be loaded, every pointer is host memory and nothing is asked. Device buffers are
+ * copied into pinned host memory, reduced there and copied back (the blocking and request forms
+ * copy when the operation runs, on the running thread's per-thread default stream: finish the
+ * work that writes them first). A communicator's device buffers are all on one device, the first
+ * one's; a buffer on another is tuttiInvalidArgument naming both ordinals. */
 tuttiResult_t tutti_allreduce(const void* sendbuf, void* recvbuf, size_t count,
                               tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
                               tuttiRequest_t* request);
@@ -130,6 +141,39 @@ tuttiResult_t tutti_reduce(const void* sendbuf, void* recvbuf, size_t count, tut
 tuttiResult_t tutti_alltoall(const void* sendbuf, void* recvbuf, size_t count,
                              tuttiDataType_t dtype, tuttiComm_t comm, tuttiRequest_t* request);
 tuttiResult_t tutti_barrier(tuttiComm_t comm, tuttiRequest_t* request);
+
+/* Stream-ordered forms, in NCCL's shape: the operation runs after the work enqueued before it on
+ * `stream` and the work enqueued after it runs after it; the call returns once enqueued and
+ * nothing blocks the host. Buffers must be device (or managed) memory on the stream's device;
+ * stream must be one the caller created (NULL and the legacy default stream are refused: ranks
+ * as threads of one process would wait for each other on it). On the stream: a copy into pinned
+ * host memory, a host function that lets the communicator's engine run the operation (in issue
+ * order with its other operations), a wait for the engine's completion word, a copy back.
+ * Argument errors return before anything is enqueued; without a CUDA driver they return
+ * tuttiSystemError naming libcuda.so.1. A failure while the operation runs (a dead peer, a
+ * timeout, tutti_comm_abort) still releases the stream, whose later work then sees undefined data
+ * in recvbuf; the error is the communicator's async error (tutti_comm_get_async_error) and is in
+ * the flight recorder. Not inside tutti_group_start/end yet (tuttiInvalidUsage). */
+tuttiResult_t tutti_allreduce_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                     tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                                     tuttiStream_t stream);
+tuttiResult_t tutti_reduce_scatter_stream(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                          tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
+                                          tuttiStream_t stream);
+tuttiResult_t tutti_allgather_stream(const void* sendbuf, void* recvbuf, size_t sendcount,
+                                     tuttiDataType_t dtype, tuttiComm_t comm, tuttiStream_t stream);
+tuttiResult_t tutti_broadcast_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                     tuttiDataType_t dtype, int root, tuttiComm_t comm,
+                                     tuttiStream_t stream);
+tuttiResult_t tutti_reduce_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                  tuttiDataType_t dtype, tuttiRedOp_t op, int root,
+                                  tuttiComm_t comm, tuttiStream_t stream);
+tuttiResult_t tutti_alltoall_stream(const void* sendbuf, void* recvbuf, size_t count,
+                                    tuttiDataType_t dtype, tuttiComm_t comm, tuttiStream_t stream);
+tuttiResult_t tutti_send_stream(const void* sendbuf, size_t count, tuttiDataType_t dtype, int peer,
+                                tuttiComm_t comm, tuttiStream_t stream);
+tuttiResult_t tutti_recv_stream(void* recvbuf, size_t count, tuttiDataType_t dtype, int peer,
+                                tuttiComm_t comm, tuttiStream_t stream);
 
 /* Point to point. Inside tutti_group_start/end the sends and receives are issued together when
  * the group ends, so paired send/recv between two ranks cannot deadlock. Outside a group each is a

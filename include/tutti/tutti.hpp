@@ -216,6 +216,50 @@ class Comm {
   }
   void barrier() { check(tutti_barrier(handle_, nullptr)); }
 
+  // Stream-ordered forms (tutti.h's *_stream): device buffers, enqueued on `stream`, return at
+  // once. A cudaStream_t passes as is.
+  template <typename T>
+  void allreduce(const T* send, T* recv, size_t count, tuttiRedOp_t op, tuttiStream_t stream) {
+    check(tutti_allreduce_stream(send, recv, count, dataTypeOf<T>(), op, handle_, stream));
+  }
+  template <typename T>
+  void reduceScatter(const T* send, T* recv, size_t recvCount, tuttiRedOp_t op,
+                     tuttiStream_t stream) {
+    check(tutti_reduce_scatter_stream(send, recv, recvCount, dataTypeOf<T>(), op, handle_, stream));
+  }
+  template <typename T>
+  void allgather(const T* send, T* recv, size_t sendCount, tuttiStream_t stream) {
+    check(tutti_allgather_stream(send, recv, sendCount, dataTypeOf<T>(), handle_, stream));
+  }
+  template <typename T>
+  void broadcast(const T* send, T* recv, size_t count, int root, tuttiStream_t stream) {
+    check(tutti_broadcast_stream(send, recv, count, dataTypeOf<T>(), root, handle_, stream));
+  }
+  template <typename T>
+  void reduce(const T* send, T* recv, size_t count, tuttiRedOp_t op, int root,
+              tuttiStream_t stream) {
+    check(tutti_reduce_stream(send, recv, count, dataTypeOf<T>(), op, root, handle_, stream));
+  }
+  template <typename T>
+  void alltoall(const T* send, T* recv, size_t count, tuttiStream_t stream) {
+    check(tutti_alltoall_stream(send, recv, count, dataTypeOf<T>(), handle_, stream));
+  }
+  template <typename T>
+  void send(const T* data, size_t count, int peer, tuttiStream_t stream) {
+    check(tutti_send_stream(data, count, dataTypeOf<T>(), peer, handle_, stream));
+  }
+  template <typename T>
+  void recv(T* data, size_t count, int peer, tuttiStream_t stream) {
+    check(tutti_recv_stream(data, count, dataTypeOf<T>(), peer, handle_, stream));
+  }
+  // The communicator's first error (tutti_comm_get_async_error): how a stream form's failure
+  // shows.
+  tuttiResult_t asyncError() const {
+    tuttiResult_t error = tuttiSuccess;
+    check(tutti_comm_get_async_error(handle_, &error));
+    return error;
+  }
+
  private:
   int query(tuttiResult_t (*get)(tuttiComm_t, int*)) const {
     int value = 0;

@@ -1,0 +1,50 @@
+// The CUDA driver entry points tutti uses, resolved once from the library TUTTI_CUDA_DRIVER
+// names (libcuda.so.1 by default) with dlopen: nothing links libcuda, so a machine without an
+// NVIDIA driver runs every host path unchanged. Only where the build found the toolkit's cuda.h.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace tutti::runtime::gpu {
+
+struct Driver {
+  decltype(&::cuInit) init;
+  decltype(&::cuGetErrorString) errorString;
+  decltype(&::cuDriverGetVersion) version;
+  decltype(&::cuPointerGetAttributes) pointerAttributes;
+  decltype(&::cuDeviceGetAttribute) deviceAttribute;
+  decltype(&::cuCtxPushCurrent_v2) pushContext;
+  decltype(&::cuCtxPopCurrent_v2) popContext;
+  decltype(&::cuCtxGetDevice) contextDevice;
+  decltype(&::cuStreamGetCtx) streamContext;
+  decltype(&::cuMemHostAlloc) hostAlloc;
+  decltype(&::cuMemHostGetDevicePointer_v2) hostDevicePointer;
+  decltype(&::cuMemFreeHost) freeHost;
+  decltype(&::cuMemcpyDtoH_v2) copyDtoH;  // the _ptds entry points
+  decltype(&::cuMemcpyHtoD_v2) copyHtoD;
+  decltype(&::cuMemcpyDtoHAsync_v2) copyDtoHAsync;
+  decltype(&::cuMemcpyHtoDAsync_v2) copyHtoDAsync;
+  decltype(&::cuLaunchHostFunc) launchHostFunc;
+  decltype(&::cuStreamWaitValue32_v2) waitValue32;
+};
+
+// The ready driver; throws as requireDriver() does when there is none.
+const Driver& driver();
+
+// The driver's name for result ("CUDA_ERROR_INVALID_VALUE: invalid argument"), or its number.
+std::string describe(CUresult result);
+// Throws kSystem "`what` failed: <describe(result)>" unless result is CUDA_SUCCESS.
+void check(CUresult result, const char* what);
+
+// Makes a context current on this thread for the scope (copies and enqueues need one).
+class ContextScope {
+ public:
+  explicit ContextScope(CUcontext context);
+  ~ContextScope();
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+};
+
+}  // namespace tutti::runtime::gpu

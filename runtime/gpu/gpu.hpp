@@ -1,0 +1,40 @@
+// The runtime's view of GPU memory, with no CUDA type in sight: the driver (libcuda, loaded with
+// dlopen on first need, never linked), what kind of memory a pointer is, and copies between device
+// memory and pinned host memory. Built against the toolkit's cuda.h where the build found one;
+// otherwise every pointer is host memory and whatever needs the driver says the build lacks it.
+#pragma once
+
+#include <cstddef>
+
+namespace tutti::runtime::gpu {
+
+enum class MemoryKind {
+  kHost,            // ordinary host memory, or any pointer while no driver is loaded
+  kRegisteredHost,  // page-locked host memory the driver knows (cudaHostAlloc/Register)
+  kManaged,         // managed (unified) memory: reachable from host and device
+  kDevice,          // device memory: the host must not touch it
+};
+const char* kindName(MemoryKind kind);
+
+struct BufferKind {
+  MemoryKind kind = MemoryKind::kHost;
+  int device = -1;          // the device ordinal of device and managed memory
+  void* context = nullptr;  // the CUcontext it belongs to (device and managed memory)
+};
+
+// Loads and initialises the driver once per process (TUTTI_CUDA_DRIVER names it); false when it
+// cannot be used, which leaves every pointer host memory.
+bool driverReady();
+// Throws kSystem saying why the driver cannot be used (not loadable, the stub library, a build
+// without cuda.h, TUTTI_CUDA_DRIVER=none); returns when it can.
+void requireDriver();
+
+// What ptr points to; kHost for every pointer while no driver is ready (the cheap path).
+BufferKind classify(const void* ptr);
+
+// Synchronous copies on the calling thread's per-thread default stream (so that they do not wait
+// for other threads' streams), in the context of the device memory's owner.
+void copyToHost(void* host, const void* device, size_t bytes, const BufferKind& owner);
+void copyToDevice(void* device, const void* host, size_t bytes, const BufferKind& owner);
+
+}  // namespace tutti::runtime::gpu

@@ -1,0 +1,63 @@
+// The GPU path of a build that found no cuda.h: every pointer is host memory, and what needs the
+// driver says that this build lacks it.
+#include "base/error.hpp"
+#include "runtime/gpu/gpu.hpp"
+#include "runtime/gpu/pinned_pool.hpp"
+#include "runtime/gpu/stream_order.hpp"
+
+namespace tutti::runtime::gpu {
+
+bool driverReady() {
+  return false;
+}
+
+void requireDriver() {
+  raise(ErrorCode::kSystem,
+        "no GPU path: this tutti was built without the CUDA toolkit's cuda.h, so it does not load "
+        "the CUDA driver (libcuda.so.1)");
+}
+
+BufferKind classify(const void*) {
+  return {};
+}
+
+void copyToHost(void*, const void*, size_t, const BufferKind&) {
+  requireDriver();
+}
+
+void copyToDevice(void*, const void*, size_t, const BufferKind&) {
+  requireDriver();
+}
+
+struct PinnedPool::State {};
+
+PinnedPool::Lease::Lease(std::shared_ptr<State> state, void* data, size_t size)
+    : state_(std::move(state)), data_(data), size_(size) {}
+PinnedPool::Lease::~Lease() = default;
+PinnedPool::PinnedPool() = default;
+PinnedPool::~PinnedPool() = default;
+
+std::unique_ptr<PinnedPool::Lease> PinnedPool::take(size_t, void*) {
+  requireDriver();
+  return nullptr;
+}
+
+void PinnedPool::close(std::chrono::milliseconds) {}
+
+StreamTarget streamTarget(void*) {
+  requireDriver();
+  return {};
+}
+
+struct StreamOrder::State {};
+
+StreamOrder::StreamOrder(PinnedPool&, const StreamTarget&, std::shared_ptr<const void>) {
+  requireDriver();
+}
+void StreamOrder::enqueue(const std::vector<StreamCopy>&, const std::vector<StreamCopy>&) {}
+bool StreamOrder::waitStarted(std::chrono::milliseconds) const {
+  return false;
+}
+void StreamOrder::complete() const {}
+
+}  // namespace tutti::runtime::gpu
