@@ -223,6 +223,7 @@ struct GroupItem {
   std::vector<P2PTransfer> transfers;           // point-to-point, or
   Task task;                                    // anything else
   std::shared_ptr<const StagedBuffers> staged;  // a transfer's device buffer
+  gpu::StreamTarget stream;  // stream-ordered (stream.stream set): staged copies on the stream
 };
 
 struct Group {
@@ -241,7 +242,7 @@ std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, const OpSi
                                F&& task, bool async) {
   comm.recorder().queued(sequence, signature, async || group.depth > 0);
   if (group.depth > 0) {
-    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task)), nullptr});
+    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task)), nullptr, {}});
     return nullptr;
   }
   if (async) return comm.engine().submit(Task(std::forward<F>(task)));
@@ -294,7 +295,7 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
     const size_t first = i;
     for (; i < items.size() && !items[i].task; ++i) {
       comm.recorder().started(items[i].sequence, "p2p");
-      if (items[i].staged) items[i].staged->copyIn();
+      if (items[i].staged && !items[i].stream.stream) items[i].staged->copyIn();
       for (const P2PTransfer& t : items[i].transfers) {
         batch.push_back(t);
         bytes += t.bytes;
@@ -315,7 +316,7 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
       ctx.drainSends();
     }
     for (size_t done = first; done < i; ++done) {
-      if (items[done].staged) items[done].staged->copyOut();
+      if (items[done].staged && !items[done].stream.stream) items[done].staged->copyOut();
       comm.recorder().finished(items[done].sequence);
     }
   }
@@ -415,7 +416,7 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
     recvBuffer = staged->map(recvBuffer);
   }
   const uint64_t sequence = comm.nextSequence();
-  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}, staged};
+  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}, staged, {}};
   const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes, 0};
   if (group.depth > 0) {
     comm.recorder().queued(sequence, signature, true);
@@ -450,17 +451,13 @@ void waitForStream(Communicator& comm, const gpu::StreamOrder& order, const char
   }
 }
 
-// The checks every stream form makes once its arguments are valid: the driver, no group (not
-// yet), the stream, the buffers. Returns the staging of the touched buffers, or nullptr when
-// nothing is touched (then nothing is enqueued).
+// The checks every stream form makes once its arguments are valid: the driver, the stream, the
+// buffers. Returns the staging of the touched buffers, or nullptr when nothing is touched (then
+// nothing is enqueued).
 std::shared_ptr<const StagedBuffers> stageOnStream(Communicator& comm, const char* what,
                                                    const BufferUse& use, gpu::StreamTarget& target,
                                                    void* stream) {
   gpu::requireDriver();
-  if (group.depth > 0)
-    raise(ErrorCode::kInvalidUsage,
-          "rank {}: {} #{}: the stream forms do not work inside a group yet", comm.rank(), what,
-          comm.lastSequence() + 1);
   target = gpu::streamTarget(stream);
   streamPlacement(comm, what, use, target.device);
   comm.throwIfFailed();
@@ -470,45 +467,84 @@ std::shared_ptr<const StagedBuffers> stageOnStream(Communicator& comm, const cha
       gpu::BufferKind{gpu::MemoryKind::kDevice, target.device, target.context});
 }
 
-// Enqueues the stream's side of an operation whose staging is `staged`, then queues the host's
-// side (`body`, which runs it on the staging) on the engine, in issue order with every other
-// operation of the communicator. The completion word is written whatever the outcome.
-void issueOnStream(Communicator& comm, const char* what, const gpu::StreamTarget& target,
-                   const std::shared_ptr<const StagedBuffers>& staged, uint64_t sequence,
-                   const OpSignature& signature, Task body) {
-  gpu::StreamOrder order(comm.stagingPool(), target, staged);
-  const BufferUse& use = staged->use();
+using StagedList = std::vector<std::shared_ptr<const StagedBuffers>>;
+
+// Enqueues the stream's side of the operations staged in `staged`: every copy in, the start
+// signal, the wait, every copy out, the release.
+gpu::StreamOrder enqueueOnStream(Communicator& comm, const gpu::StreamTarget& target,
+                                 const StagedList& staged) {
+  gpu::StreamOrder order(comm.stagingPool(), target, std::make_shared<StagedList>(staged));
   std::vector<gpu::StreamCopy> in, out;
-  if (use.read.bytes > 0) in.push_back({staged->map(use.read.data), use.read.data, use.read.bytes});
-  if (use.written.bytes > 0)
-    out.push_back(
-        {const_cast<void*>(use.written.data), staged->map(use.written.data), use.written.bytes});
+  for (const auto& buffers : staged) {
+    const BufferUse& use = buffers->use();
+    if (use.read.bytes > 0)
+      in.push_back({buffers->map(use.read.data), use.read.data, use.read.bytes});
+    if (use.written.bytes > 0)
+      out.push_back(
+          {const_cast<void*>(use.written.data), buffers->map(use.written.data), use.written.bytes});
+  }
   order.enqueue(in, out);
-  comm.recorder().queued(sequence, signature, true);
-  comm.engine().submit([&comm, what, order, sequence, body = std::move(body)] {
+  return order;
+}
+
+// The host's side of a stream-ordered operation: waits for the stream, runs `body` (which runs the
+// operation on the staging and records how it ended), and writes the completion word whatever
+// the outcome. A failed wait is recorded for every operation in `sequences`.
+Task orderedTask(Communicator& comm, gpu::StreamOrder order, const char* what,
+                 std::vector<uint64_t> sequences, Task body) {
+  return [&comm, order = std::move(order), what, sequences = std::move(sequences),
+          body = std::move(body)] {
     struct Complete {
       const gpu::StreamOrder& order;
       ~Complete() { order.complete(); }
     } complete{order};
-    recorded(comm, sequence, [&] {
-      waitForStream(comm, order, what, sequence);
-      body();
-    });
-  });
+    try {
+      waitForStream(comm, order, what, sequences.front());
+    } catch (const Error& error) {
+      for (const uint64_t sequence : sequences) comm.recorder().failed(sequence, error);
+      throw;
+    }
+    body();
+  };
+}
+
+// Outside a group: enqueued on the stream and queued on the engine now. Inside: kept for groupEnd,
+// which orders the group's operations on their stream together.
+void issueOnStream(Communicator& comm, const char* what, const gpu::StreamTarget& target,
+                   std::shared_ptr<const StagedBuffers> staged, GroupItem item,
+                   const OpSignature& signature) {
+  if (group.depth > 0) {
+    comm.recorder().queued(item.sequence, signature, true);
+    item.staged = std::move(staged);
+    item.stream = target;
+    group.items.push_back(std::move(item));
+    return;
+  }
+  gpu::StreamOrder order = enqueueOnStream(comm, target, {staged});
+  comm.recorder().queued(item.sequence, signature, true);
+  const uint64_t sequence = item.sequence;
+  Task body = item.task;
+  if (!body) {
+    std::vector<GroupItem> single;
+    single.push_back(std::move(item));
+    body = groupTask(comm, std::move(single));
+  }
+  comm.engine().submit(orderedTask(comm, std::move(order), what, {sequence}, std::move(body)));
 }
 
 void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* stream) {
   const size_t bytes = validate(comm, call);
   const char* what = collectiveName(call.collective);
   gpu::StreamTarget target;
-  const auto staged =
+  auto staged =
       stageOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), target, stream);
   if (!staged) return;
   const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
-  issueOnStream(comm, what, target, staged, sequence, signatureOf(call, bytes, ordinal),
-                [&comm, call = onStaging(call, *staged), bytes, sequence, ordinal] {
-                  runCollective(comm, call, bytes, sequence, ordinal);
-                });
+  GroupItem item{&comm,   sequence,
+                 {},      collectiveTask(comm, onStaging(call, *staged), bytes, sequence, ordinal),
+                 nullptr, {}};
+  issueOnStream(comm, what, target, std::move(staged), std::move(item),
+                signatureOf(call, bytes, ordinal));
 }
 
 void sendRecvOnStreamNow(Communicator& comm, bool isSend, const void* sendBuffer, void* recvBuffer,
@@ -516,19 +552,47 @@ void sendRecvOnStreamNow(Communicator& comm, bool isSend, const void* sendBuffer
   const char* what = isSend ? "send" : "recv";
   const BufferUse use = checkSendRecv(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer);
   gpu::StreamTarget target;
-  const auto staged = stageOnStream(comm, what, use, target, stream);
+  auto staged = stageOnStream(comm, what, use, target, stream);
   if (!staged) return;
   const size_t bytes = isSend ? use.read.bytes : use.written.bytes;
   const uint64_t sequence = comm.nextSequence();
-  std::vector<GroupItem> single;
-  single.push_back({&comm,
-                    sequence,
-                    {{isSend, peer, staged->map(sendBuffer), staged->map(recvBuffer), bytes}},
-                    {},
-                    nullptr});
-  issueOnStream(comm, what, target, staged, sequence,
-                {what, count, static_cast<int>(dtype), -1, peer, bytes, 0},
-                groupTask(comm, std::move(single)));
+  GroupItem item{
+      &comm, sequence, {{isSend, peer, staged->map(sendBuffer), staged->map(recvBuffer), bytes}},
+      {},    nullptr,  {}};
+  issueOnStream(comm, what, target, std::move(staged), std::move(item),
+                {what, count, static_cast<int>(dtype), -1, peer, bytes, 0});
+}
+
+// A group's operations of one communicator on a stream: all of them, on one stream.
+std::optional<gpu::StreamTarget> groupStream(const std::vector<GroupItem>& mine) {
+  const auto onStream = [](const GroupItem& item) { return item.stream.stream != nullptr; };
+  const auto first = std::find_if(mine.begin(), mine.end(), onStream);
+  if (first == mine.end()) return std::nullopt;
+  for (const GroupItem& item : mine)
+    if (item.stream.stream != first->stream.stream)
+      raise(ErrorCode::kInvalidUsage,
+            "rank {}: a group's operations of one communicator are all on one stream or none: #{} "
+            "is on {}, #{} on {}",
+            item.comm->rank(), first->sequence, first->stream.stream, item.sequence,
+            item.stream.stream ? fmt::format("{}", item.stream.stream) : "no stream");
+  return first->stream;
+}
+
+// Submits the group's operations of one communicator; a request to wait for unless they are
+// ordered on a stream.
+std::shared_ptr<Request> submitGroup(Communicator& comm, std::vector<GroupItem> mine,
+                                     const std::optional<gpu::StreamTarget>& stream) {
+  if (!stream) return comm.engine().submit(groupTask(comm, std::move(mine)));
+  StagedList staged;
+  std::vector<uint64_t> sequences;
+  for (const GroupItem& item : mine) {
+    staged.push_back(item.staged);
+    sequences.push_back(item.sequence);
+  }
+  gpu::StreamOrder order = enqueueOnStream(comm, *stream, staged);
+  comm.engine().submit(orderedTask(comm, std::move(order), "group", std::move(sequences),
+                                   groupTask(comm, std::move(mine))));
+  return nullptr;
 }
 
 }  // namespace
@@ -587,13 +651,25 @@ std::shared_ptr<Request> groupEnd(bool async) {
   if (async && comms.size() > 1)
     raise(ErrorCode::kInvalidUsage,
           "an asynchronous group end covers one communicator; this group used {}", comms.size());
-  std::vector<std::shared_ptr<Request>> requests;
+  std::vector<std::vector<GroupItem>> perComm;
+  std::vector<std::optional<gpu::StreamTarget>> streams;
   for (Communicator* comm : comms) {
-    std::vector<GroupItem> mine;
+    std::vector<GroupItem>& mine = perComm.emplace_back();
     for (GroupItem& item : items)
       if (item.comm == comm) mine.push_back(std::move(item));
-    requests.push_back(comm->engine().submit(groupTask(*comm, std::move(mine))));
   }
+  // Every communicator's stream checked before anything is enqueued or submitted.
+  try {
+    for (const std::vector<GroupItem>& mine : perComm) streams.push_back(groupStream(mine));
+  } catch (const Error& error) {
+    for (const std::vector<GroupItem>& mine : perComm)
+      for (const GroupItem& item : mine) item.comm->recorder().failed(item.sequence, error);
+    throw;
+  }
+  std::vector<std::shared_ptr<Request>> requests;
+  for (size_t c = 0; c < comms.size(); ++c)
+    if (auto request = submitGroup(*comms[c], std::move(perComm[c]), streams[c]))
+      requests.push_back(std::move(request));
   if (async) return requests.empty() ? nullptr : requests.front();
   for (const auto& request : requests) request->wait();
   for (const auto& request : requests) request->rethrow();

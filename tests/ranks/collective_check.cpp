@@ -47,6 +47,55 @@ class CaseBuffer {
   char* data_ = nullptr;
 };
 
+// The _stream form of the call, enqueued on `stream`.
+tuttiResult_t issueOnStream(tuttiComm_t comm, const Case& c, const void* send, void* recv, int rank,
+                            int n, tuttiStream_t stream) {
+  switch (c.kind) {
+    case Kind::kAllReduce:
+      return tutti_allreduce_stream(send, recv, c.count, c.dtype, c.op, comm, stream);
+    case Kind::kReduceScatter:
+      return tutti_reduce_scatter_stream(send, recv, c.count, c.dtype, c.op, comm, stream);
+    case Kind::kAllGather:
+      return tutti_allgather_stream(send, recv, c.count, c.dtype, comm, stream);
+    case Kind::kBroadcast:
+      return tutti_broadcast_stream(send, recv, c.count, c.dtype, c.root, comm, stream);
+    case Kind::kReduce:
+      return tutti_reduce_stream(send, recv, c.count, c.dtype, c.op, c.root, comm, stream);
+    case Kind::kAllToAll: return tutti_alltoall_stream(send, recv, c.count, c.dtype, comm, stream);
+    case Kind::kSendRecv: {
+      tutti_group_start();
+      const tuttiResult_t sent =
+          tutti_send_stream(send, c.count, c.dtype, modRank(rank + 1, n), comm, stream);
+      const tuttiResult_t received =
+          tutti_recv_stream(recv, c.count, c.dtype, modRank(rank - 1, n), comm, stream);
+      const tuttiResult_t ended = tutti_group_end();
+      return sent != tuttiSuccess ? sent : received != tuttiSuccess ? received : ended;
+    }
+  }
+  return tuttiInternalError;
+}
+
+// A case's buffer in CaseMemory, holding the same bytes as its host twin.
+class MemoryTwin {
+ public:
+  MemoryTwin(CaseMemory& memory, const std::vector<char>& contents)
+      : memory_(memory), data_(static_cast<char*>(memory.allocate(contents.size() + 1))) {
+    memory_.upload(data_, contents.data(), contents.size());
+  }
+  ~MemoryTwin() { memory_.release(data_); }
+  MemoryTwin(const MemoryTwin&) = delete;
+  MemoryTwin& operator=(const MemoryTwin&) = delete;
+  // The twin of `host`, a pointer into the host buffer that starts at `hostBase`.
+  char* at(const char* hostBase, const void* host) const {
+    return data_ + (static_cast<const char*>(host) - hostBase);
+  }
+  void download(char* to, size_t bytes) const { memory_.download(to, data_, bytes); }
+
+ private:
+  CaseMemory& memory_;
+  char* data_;
+};
+
 // Issues the call (blocking or async + wait).
 tuttiResult_t issue(tuttiComm_t comm, const Case& c, const void* send, void* recv, int rank,
                     int n) {
@@ -139,7 +188,7 @@ Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes, si
 }
 
 std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
-                    tuttiResult_t* callResult) {
+                    tuttiResult_t* callResult, CaseMemory* memory) {
   int rank = 0, n = 1;
   tutti_comm_rank(comm, &rank);
   tutti_comm_size(comm, &n);
@@ -166,7 +215,26 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
     if (sendElems > 0) std::memcpy(inPlaceSend, send.data(), sendElems * size);
     sendPtr = inPlaceSend;
   }
-  const tuttiResult_t rc = issue(comm, c, sendPtr, recvPtr, rank, n);
+  tuttiResult_t rc = tuttiSuccess;
+  if (memory) {
+    // The same bytes in the other memory; the in-place send pointer lies in recv's twin.
+    const std::vector<char> recvBytes = recv.contents(), sendBytes = send.contents();
+    const MemoryTwin recvTwin(*memory, recvBytes), sendTwin(*memory, sendBytes);
+    const char* sendHost = static_cast<const char*>(sendPtr);
+    const bool sendInRecv = sendHost >= recv.data() && sendHost < recv.data() + recvBytes.size();
+    const void* twinSend =
+        sendInRecv ? recvTwin.at(recv.data(), sendPtr) : sendTwin.at(send.data(), sendPtr);
+    void* twinRecv = recvTwin.at(recv.data(), recvPtr);
+    rc = memory->stream() ? issueOnStream(comm, c, twinSend, twinRecv, rank, n, memory->stream())
+                          : issue(comm, c, twinSend, twinRecv, rank, n);
+    if (rc == tuttiSuccess) {
+      memory->synchronize();
+      recvTwin.download(recv.data(), recvBytes.size());
+      sendTwin.download(send.data(), sendBytes.size());
+    }
+  } else {
+    rc = issue(comm, c, sendPtr, recvPtr, rank, n);
+  }
   if (callResult) *callResult = rc;
   if (rc != tuttiSuccess)
     return describe(c) + ": " + tutti_get_error_string(rc) + ": " + tutti_get_last_error();

@@ -42,10 +42,25 @@ std::string describe(const Case& c);
 // raised to minBytes where smaller.
 Case randomCase(std::mt19937_64& rng, Kind kind, int nranks, size_t maxBytes, size_t minBytes = 0);
 
+// Where runCase puts a case's buffers instead of host memory (tests/cuda: device memory). The
+// host buffers are set up and checked as always; the same bytes go to this memory before the call
+// and come back after it. With a stream, the call is the _stream form (a group of them for
+// send/recv), waited for with synchronize().
+class CaseMemory {
+ public:
+  virtual ~CaseMemory() = default;
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void release(void* data) = 0;
+  virtual void upload(void* to, const void* from, size_t bytes) = 0;
+  virtual void download(void* to, const void* from, size_t bytes) = 0;
+  virtual tuttiStream_t stream() = 0;  // nullptr: the blocking and request forms
+  virtual void synchronize() = 0;
+};
+
 // Runs c on this rank of comm; returns "" or what went wrong. `output` receives the bytes the
 // rank ended with (for cross-rank comparisons); `callResult` what the call returned, so that a
 // caller can tell a failed call (expected under fault injection) from wrong data.
 std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
-                    tuttiResult_t* callResult = nullptr);
+                    tuttiResult_t* callResult = nullptr, CaseMemory* memory = nullptr);
 
 }  // namespace tutti::testing

@@ -65,6 +65,11 @@ TEST_CASE("without a usable CUDA driver the stream forms fail and enqueue nothin
   failsSaying(tutti_alltoall_stream(send.data(), recv.data(), 4, tuttiFloat32, comm, kStream));
   failsSaying(tutti_send_stream(send.data(), 8, tuttiFloat32, 1, comm, kStream));
   failsSaying(tutti_recv_stream(recv.data(), 8, tuttiFloat32, 1, comm, kStream));
+  // In a group: the member fails at once, and the group's end reports it and runs nothing.
+  REQUIRE(tutti_group_start() == tuttiSuccess);
+  failsSaying(tutti_send_stream(send.data(), 8, tuttiFloat32, 1, comm, kStream));
+  CHECK(tutti_group_end() == tuttiSystemError);
+  CHECK_THAT(tutti_get_last_error(), Contains("the group was not run") && Contains(why));
   CHECK(recv == std::vector<float>(8, 7.0f));
 
   // Nothing was queued and nothing failed: no async error, and host collectives (whose pointers
