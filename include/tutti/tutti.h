@@ -153,7 +153,10 @@ tuttiResult_t tutti_barrier(tuttiComm_t comm, tuttiRequest_t* request);
  * tuttiSystemError naming libcuda.so.1. A failure while the operation runs (a dead peer, a
  * timeout, tutti_comm_abort) still releases the stream, whose later work then sees undefined data
  * in recvbuf; the error is the communicator's async error (tutti_comm_get_async_error) and is in
- * the flight recorder. Not inside tutti_group_start/end yet (tuttiInvalidUsage). */
+ * the flight recorder. Inside tutti_group_start/end, a communicator's stream forms are enqueued
+ * together when the group ends (one wait on the stream for all of them); they must all be on one
+ * stream and not mixed with host forms of the same communicator (tuttiInvalidUsage, nothing
+ * enqueued), and tutti_group_end returns once they are enqueued. */
 tuttiResult_t tutti_allreduce_stream(const void* sendbuf, void* recvbuf, size_t count,
                                      tuttiDataType_t dtype, tuttiRedOp_t op, tuttiComm_t comm,
                                      tuttiStream_t stream);

@@ -94,6 +94,7 @@ StreamOrder::StreamOrder(PinnedPool& pool, const StreamTarget& target,
   state_->keepAlive = std::move(keepAlive);
   state_->word = pool.take(sizeof(uint32_t), target.context);
   *static_cast<uint32_t*>(state_->word->data()) = 0;
+  ContextScope scope(static_cast<CUcontext>(target.context));
   check(driver().hostDevicePointer(&state_->wordOnDevice, state_->word->data(), 0),
         "cuMemHostGetDevicePointer");
 }
