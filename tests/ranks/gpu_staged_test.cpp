@@ -1,0 +1,276 @@
+// Device buffers through the API with tests/ranks/host_cuda_driver standing in for the CUDA driver
+// (TUTTI_CUDA_DRIVER names it; meson sets it): the staged path and the stream protocol of
+// docs/gpu.md run here without a GPU. Every collective and send/recv on "device" buffers (which
+// the host cannot touch: a host access crashes), blocking, request and stream forms, 1-4 ranks as
+// threads, against the independent reference of reference.hpp; mixed kinds, another device, a
+// host buffer or a NULL or destroyed stream in a stream form; and stream forms that cannot finish
+// (a peer that never comes, an abort, a stream that never reaches the operation), which must
+// still release their stream and leave the error as the communicator's async error.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collective_check.hpp"
+#include "tests/warnings.hpp"
+#include "tutti/tutti.h"
+#include "world.hpp"
+
+using namespace tutti::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using DevicePtr = unsigned long long;
+
+// The stand-in driver's entry points the test itself uses (the same library libtutti loaded).
+struct Driver {
+  void* handle = dlopen(std::getenv("TUTTI_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL);
+  template <typename F>
+  F* get(const char* name) const {
+    void* symbol = handle ? dlsym(handle, name) : nullptr;
+    if (!symbol) throw std::runtime_error(std::string("stand-in driver lacks ") + name);
+    return reinterpret_cast<F*>(symbol);
+  }
+  int (*alloc)(DevicePtr*, size_t) = get<int(DevicePtr*, size_t)>("cuMemAlloc_v2");
+  int (*free)(DevicePtr) = get<int(DevicePtr)>("cuMemFree_v2");
+  int (*toDevice)(DevicePtr, const void*,
+                  size_t) = get<int(DevicePtr, const void*, size_t)>("cuMemcpyHtoD_v2");
+  int (*toHost)(void*, DevicePtr, size_t) = get<int(void*, DevicePtr, size_t)>("cuMemcpyDtoH_v2");
+  int (*createStream)(tuttiStream_t*,
+                      unsigned) = get<int(tuttiStream_t*, unsigned)>("cuStreamCreate");
+  int (*destroyStream)(tuttiStream_t) = get<int(tuttiStream_t)>("cuStreamDestroy_v2");
+  int (*synchronize)(tuttiStream_t) = get<int(tuttiStream_t)>("cuStreamSynchronize");
+  int (*waitValue)(tuttiStream_t, DevicePtr, uint32_t, unsigned) =
+      get<int(tuttiStream_t, DevicePtr, uint32_t, unsigned)>("cuStreamWaitValue32_v2");
+  int (*pushContext)(void*) = get<int(void*)>("cuCtxPushCurrent_v2");
+  int (*popContext)(void**) = get<int(void**)>("cuCtxPopCurrent_v2");
+  void (*setDevice)(int) = get<void(int)>("hostCudaSetDevice");
+};
+
+const Driver& driver() {
+  static const Driver d;
+  return d;
+}
+
+void* deviceAlloc(size_t bytes) {
+  DevicePtr p = 0;
+  if (driver().alloc(&p, bytes) != 0) throw std::runtime_error("cuMemAlloc failed");
+  return reinterpret_cast<void*>(p);
+}
+
+class Stream {
+ public:
+  Stream() { driver().createStream(&stream_, 0); }
+  ~Stream() {
+    if (stream_) driver().destroyStream(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  tuttiStream_t get() const { return stream_; }
+  void synchronize() const { driver().synchronize(stream_); }
+  void destroy() {
+    driver().destroyStream(stream_);
+    stream_ = nullptr;
+  }
+
+ private:
+  tuttiStream_t stream_ = nullptr;
+};
+
+class DeviceMemory : public CaseMemory {
+ public:
+  explicit DeviceMemory(bool onStream) : stream_(onStream ? std::make_unique<Stream>() : nullptr) {}
+  void* allocate(size_t bytes) override { return deviceAlloc(bytes); }
+  void release(void* data) override { driver().free(reinterpret_cast<DevicePtr>(data)); }
+  void upload(void* to, const void* from, size_t bytes) override {
+    driver().toDevice(reinterpret_cast<DevicePtr>(to), from, bytes);
+  }
+  void download(void* to, const void* from, size_t bytes) override {
+    driver().toHost(to, reinterpret_cast<DevicePtr>(from), bytes);
+  }
+  tuttiStream_t stream() override { return stream_ ? stream_->get() : nullptr; }
+  void synchronize() override {
+    if (stream_) stream_->synchronize();
+  }
+
+ private:
+  std::unique_ptr<Stream> stream_;
+};
+
+struct DeviceBuffer {
+  explicit DeviceBuffer(size_t bytes) : data(deviceAlloc(bytes)) {}
+  ~DeviceBuffer() { driver().free(reinterpret_cast<DevicePtr>(data)); }
+  void* data;
+};
+
+enum class Form { kBlocking, kRequest, kStream };
+const char* formName(Form form) {
+  return form == Form::kBlocking ? "blocking" : form == Form::kRequest ? "request" : "stream";
+}
+
+}  // namespace
+
+TEST_CASE("every collective on stand-in device buffers matches the reference", "[gpu][staged]") {
+  REQUIRE(driver().handle);
+  const uint64_t seed = 20261202;
+  INFO("seed " << seed);
+  for (int nranks = 1; nranks <= 4; ++nranks) {
+    ThreadWorld world(nranks);
+    REQUIRE(world.ok());
+    std::mt19937_64 rng(seed + static_cast<uint64_t>(nranks));
+    for (const Kind kind : kAllKinds)
+      for (const Form form : {Form::kBlocking, Form::kRequest, Form::kStream})
+        for (int repeat = 0; repeat < 2; ++repeat) {
+          Case c = randomCase(rng, kind, nranks, 65536);
+          c.async = form == Form::kRequest;
+          INFO(nranks << " ranks, " << formName(form) << ": " << describe(c));
+          const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
+            DeviceMemory memory(form == Form::kStream);
+            return runCase(world.comm(rank), c, nullptr, nullptr, &memory);
+          });
+          for (const std::string& problem : problems) CHECK(problem == "");
+        }
+  }
+}
+
+TEST_CASE("stand-in device buffers: bad input is refused and nothing is enqueued",
+          "[gpu][staged][bad-input]") {
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  tuttiComm_t comm = world.comm(0);
+  DeviceBuffer device(256);
+  std::vector<float> host(16, 1.0f);
+  Stream stream;
+
+  CHECK(tutti_allreduce(device.data, host.data(), 16, tuttiFloat32, tuttiSum, comm, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(),
+             Contains("rank 0: allreduce #1") && Contains("sendbuf is device memory on device 0") &&
+                 Contains("recvbuf is host memory") && Contains("not both"));
+  CHECK(tutti_allreduce_stream(host.data(), device.data, 16, tuttiFloat32, tuttiSum, comm,
+                               stream.get()) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(),
+             Contains("sendbuf is host memory") && Contains("the stream forms take device"));
+  CHECK(tutti_allreduce_stream(device.data, device.data, 16, tuttiFloat32, tuttiSum, comm,
+                               nullptr) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("the stream is NULL"));
+  CHECK(tutti_allreduce_stream(device.data, device.data, SIZE_MAX / 2, tuttiFloat32, tuttiSum, comm,
+                               stream.get()) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("overflows"));
+
+  // Another device: in one call, against the stream's, and against the communicator's (which
+  // its first device buffer bound: device 0, in a world of one so that the binding call runs).
+  driver().setDevice(1);
+  DeviceBuffer other(256);
+  Stream otherStream;
+  driver().setDevice(0);
+  CHECK(tutti_allreduce(device.data, other.data, 16, tuttiFloat32, tuttiSum, comm, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("sendbuf is device memory on device 0") &&
+                                         Contains("recvbuf is device memory on device 1") &&
+                                         Contains("one device"));
+  CHECK(tutti_allreduce_stream(device.data, device.data, 16, tuttiFloat32, tuttiSum, comm,
+                               otherStream.get()) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("but the stream is on device 1"));
+  tuttiComm_t solo = nullptr;
+  REQUIRE(tutti_comm_init_all(&solo, 1) == tuttiSuccess);
+  CHECK(tutti_allreduce(device.data, device.data, 16, tuttiFloat32, tuttiSum, solo, nullptr) ==
+        tuttiSuccess);
+  CHECK(tutti_allreduce(other.data, other.data, 16, tuttiFloat32, tuttiSum, solo, nullptr) ==
+        tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(),
+             Contains("on device 1") && Contains("communicator's device buffers are on device 0"));
+
+  // Stream forms of one communicator in a group: on one stream, and not mixed with host forms
+  // (invalid usage, which is a warning).
+  tutti::tests::Warnings().expect();
+  Stream second;
+  REQUIRE(tutti_group_start() == tuttiSuccess);
+  CHECK(tutti_send_stream(device.data, 4, tuttiFloat32, 0, solo, stream.get()) == tuttiSuccess);
+  CHECK(tutti_recv_stream(device.data, 4, tuttiFloat32, 0, solo, second.get()) == tuttiSuccess);
+  CHECK(tutti_group_end() == tuttiInvalidUsage);
+  CHECK_THAT(tutti_get_last_error(), Contains("all on one stream or none"));
+  REQUIRE(tutti_group_start() == tuttiSuccess);
+  CHECK(tutti_send_stream(device.data, 4, tuttiFloat32, 0, solo, stream.get()) == tuttiSuccess);
+  CHECK(tutti_recv(host.data(), 4, tuttiFloat32, 0, solo, nullptr) == tuttiSuccess);
+  CHECK(tutti_group_end() == tuttiInvalidUsage);
+  CHECK_THAT(tutti_get_last_error(), Contains("no stream"));
+  CHECK(tutti_comm_destroy(solo) == tuttiSuccess);
+
+  // A destroyed stream is one the driver does not know.
+  Stream gone;
+  void* goneHandle = gone.get();
+  gone.destroy();
+  CHECK(tutti_allreduce_stream(device.data, device.data, 16, tuttiFloat32, tuttiSum, comm,
+                               static_cast<tuttiStream_t>(goneHandle)) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("is not usable (destroyed?)"));
+
+  // Nothing ran: no async error, and the communicator still works on device buffers.
+  tuttiResult_t asyncError = tuttiInternalError;
+  CHECK(tutti_comm_get_async_error(comm, &asyncError) == tuttiSuccess);
+  CHECK(asyncError == tuttiSuccess);
+}
+
+TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][staged][faults]") {
+  tutti::tests::Warnings().expect();  // the timeouts and the abort are warnings
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  DeviceBuffer buffer(4096);
+  const auto asyncError = [](tuttiComm_t comm) {
+    tuttiResult_t error = tuttiSuccess;
+    tutti_comm_get_async_error(comm, &error);
+    return error;
+  };
+
+  SECTION("a peer that never comes: the operation times out") {
+    tuttiComm_t comm = world.comm(0);
+    REQUIRE(tutti_comm_set_timeout(comm, 300) == tuttiSuccess);
+    Stream stream;
+    REQUIRE(tutti_allreduce_stream(buffer.data, buffer.data, 1024, tuttiFloat32, tuttiSum, comm,
+                                   stream.get()) == tuttiSuccess);
+    stream.synchronize();  // returns: the completion word was written
+    CHECK(asyncError(comm) == tuttiTimeout);
+  }
+  SECTION("an abort ends an operation waiting for its peer") {
+    tuttiComm_t comm = world.comm(1);
+    Stream stream;
+    REQUIRE(tutti_broadcast_stream(buffer.data, buffer.data, 1024, tuttiFloat32, 0, comm,
+                                   stream.get()) == tuttiSuccess);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(tutti_comm_abort(comm) == tuttiSuccess);
+    stream.synchronize();
+    CHECK(asyncError(comm) != tuttiSuccess);
+  }
+  SECTION("a stream that never reaches the operation: its wait times out, the stream goes on") {
+    tuttiComm_t solo = nullptr;
+    REQUIRE(tutti_comm_init_all(&solo, 1) == tuttiSuccess);
+    REQUIRE(tutti_comm_set_timeout(solo, 300) == tuttiSuccess);
+    Stream stream;
+    // Work before the operation that waits for this word, which the test sets only later.
+    alignas(4) static uint32_t blocker = 0;
+    void* context = nullptr;
+    REQUIRE(driver().pushContext(reinterpret_cast<void*>(uintptr_t{0x1000})) == 0);
+    REQUIRE(driver().waitValue(stream.get(), reinterpret_cast<DevicePtr>(&blocker), 1, 0) == 0);
+    driver().popContext(&context);
+    REQUIRE(tutti_allreduce_stream(buffer.data, buffer.data, 1024, tuttiFloat32, tuttiSum, solo,
+                                   stream.get()) == tuttiSuccess);
+    // The engine gives up on the stream after the timeout; the later operation fails with it.
+    std::vector<float> host(4, 1.0f);
+    CHECK(tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, solo, nullptr) ==
+          tuttiTimeout);
+    CHECK_THAT(tutti_get_last_error(), Contains("its stream did not reach it"));
+    CHECK(asyncError(solo) == tuttiTimeout);
+    std::atomic_ref<uint32_t>(blocker).store(1);
+    stream.synchronize();  // the completion word was written: nothing waits any more
+    CHECK(tutti_comm_destroy(solo) == tuttiSuccess);
+  }
+}
