@@ -459,7 +459,7 @@ std::shared_ptr<const StagedBuffers> stageOnStream(Communicator& comm, const cha
                                                    void* stream) {
   gpu::requireDriver();
   target = gpu::streamTarget(stream);
-  streamPlacement(comm, what, use, target.device);
+  checkStreamPlacement(comm, what, use, target.device);
   comm.throwIfFailed();
   if (use.read.bytes == 0 && use.written.bytes == 0) return nullptr;
   return std::make_shared<const StagedBuffers>(

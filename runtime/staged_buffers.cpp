@@ -67,8 +67,7 @@ std::optional<gpu::BufferKind> devicePlacement(Communicator& comm, const char* w
   return device->kind;
 }
 
-gpu::BufferKind streamPlacement(Communicator& comm, const char* what, const BufferUse& use,
-                                int device) {
+void checkStreamPlacement(Communicator& comm, const char* what, const BufferUse& use, int device) {
   const std::vector<Touched> touched = classifyTouched(use);
   for (const Touched& t : touched) {
     if (t.kind.kind != MemoryKind::kDevice && t.kind.kind != MemoryKind::kManaged)
@@ -79,7 +78,6 @@ gpu::BufferKind streamPlacement(Communicator& comm, const char* what, const Buff
                   fmt::format("{}, but the stream is on device {}", describe(t), device));
   }
   checkDevices(comm, what, touched, MemoryKind::kDevice);
-  return touched.empty() ? gpu::BufferKind{} : touched.front().kind;
 }
 
 StagedBuffers::StagedBuffers(gpu::PinnedPool& pool, const BufferUse& use,

@@ -34,8 +34,7 @@ struct BufferUse {
 std::optional<gpu::BufferKind> devicePlacement(Communicator& comm, const char* what,
                                                const BufferUse& use);
 // The stream forms': every touched buffer is device or managed memory on `device` (the stream's).
-gpu::BufferKind streamPlacement(Communicator& comm, const char* what, const BufferUse& use,
-                                int device);
+void checkStreamPlacement(Communicator& comm, const char* what, const BufferUse& use, int device);
 
 class StagedBuffers {
  public:
@@ -46,7 +45,6 @@ class StagedBuffers {
   void copyIn() const;
   void copyOut() const;
   const BufferUse& use() const { return use_; }
-  const gpu::BufferKind& owner() const { return owner_; }
 
  private:
   struct Region {

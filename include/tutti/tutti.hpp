@@ -293,6 +293,15 @@ class Group {
   void recv(const Comm& comm, T* data, size_t count, int peer) {
     check(tutti_recv(data, count, dataTypeOf<T>(), peer, comm.handle(), nullptr));
   }
+  // Stream forms: ordered on `stream` together when the group ends (one stream per communicator).
+  template <typename T>
+  void send(const Comm& comm, const T* data, size_t count, int peer, tuttiStream_t stream) {
+    check(tutti_send_stream(data, count, dataTypeOf<T>(), peer, comm.handle(), stream));
+  }
+  template <typename T>
+  void recv(const Comm& comm, T* data, size_t count, int peer, tuttiStream_t stream) {
+    check(tutti_recv_stream(data, count, dataTypeOf<T>(), peer, comm.handle(), stream));
+  }
   void end() {
     ended_ = true;
     check(tutti_group_end());

@@ -21,7 +21,7 @@
 
 #include "collective_check.hpp"
 #include "tests/warnings.hpp"
-#include "tutti/tutti.h"
+#include "tutti/tutti.hpp"
 #include "world.hpp"
 
 using namespace tutti::testing;
@@ -273,4 +273,33 @@ TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][s
     stream.synchronize();  // the completion word was written: nothing waits any more
     CHECK(tutti_comm_destroy(solo) == tuttiSuccess);
   }
+}
+
+TEST_CASE("the C++ API's stream forms, alone and in a group", "[gpu][staged]") {
+  constexpr size_t kCount = 1000;
+  std::vector<tutti::Comm> comms = tutti::Comm::world(2);
+  const auto results = onEveryRank<std::vector<int64_t>>(2, [&](int rank) {
+    tutti::Comm& comm = comms[static_cast<size_t>(rank)];
+    DeviceBuffer mine(kCount * sizeof(int64_t)), theirs(kCount * sizeof(int64_t));
+    std::vector<int64_t> values(kCount);
+    for (size_t i = 0; i < kCount; ++i) values[i] = static_cast<int64_t>(i) * (rank + 1);
+    driver().toDevice(reinterpret_cast<DevicePtr>(mine.data), values.data(), kCount * 8);
+    Stream stream;
+    auto* data = static_cast<int64_t*>(mine.data);
+    auto* received = static_cast<int64_t*>(theirs.data);
+    comm.allreduce(data, data, kCount, tuttiSum, stream.get());  // i * 3 everywhere
+    {
+      tutti::Group group;
+      group.send(comm, data, kCount, 1 - rank, stream.get());
+      group.recv(comm, received, kCount, 1 - rank, stream.get());
+    }
+    stream.synchronize();
+    std::vector<int64_t> out(kCount);
+    driver().toHost(out.data(), reinterpret_cast<DevicePtr>(received), kCount * 8);
+    return out;
+  });
+  std::vector<int64_t> expected(kCount);
+  for (size_t i = 0; i < kCount; ++i) expected[i] = static_cast<int64_t>(i) * 3;
+  CHECK(results[0] == expected);
+  CHECK(results[1] == expected);
 }
