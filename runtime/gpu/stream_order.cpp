@@ -103,12 +103,15 @@ void StreamOrder::enqueue(const std::vector<StreamCopy>& in, const std::vector<S
   const Driver& d = driver();
   const auto stream = static_cast<CUstream>(target_.stream);
   ContextScope scope(static_cast<CUcontext>(target_.context));
-  bool waiting = false;
+  bool enqueued = false, waiting = false;
   try {
-    for (const StreamCopy& copy : in)
+    for (const StreamCopy& copy : in) {
       check(d.copyDtoHAsync(copy.to, reinterpret_cast<CUdeviceptr>(copy.from), copy.bytes, stream),
             "cuMemcpyDtoHAsync");
+      enqueued = true;
+    }
     launchHostFunc(stream, signalStarted, state_);
+    enqueued = true;
     check(d.waitValue32(stream, state_->wordOnDevice, 1, CU_STREAM_WAIT_VALUE_GEQ),
           "cuStreamWaitValue32");
     waiting = true;
@@ -118,8 +121,8 @@ void StreamOrder::enqueue(const std::vector<StreamCopy>& in, const std::vector<S
     launchHostFunc(stream, release, state_);
   } catch (const Error&) {
     if (waiting) complete();
-    // What was enqueued may still use the staging: it stays out of the pool for good.
-    static_cast<void>(new Shared(state_));
+    // What was enqueued may still use the staging: then it stays out of the pool for good.
+    if (enqueued) static_cast<void>(new Shared(state_));
     throw;
   }
 }

@@ -52,6 +52,8 @@ struct Driver {
   int (*waitValue)(tuttiStream_t, DevicePtr, uint32_t, unsigned) =
       get<int(tuttiStream_t, DevicePtr, uint32_t, unsigned)>("cuStreamWaitValue32_v2");
   int (*pushContext)(void*) = get<int(void*)>("cuCtxPushCurrent_v2");
+  int (*hostAlloc)(void**, size_t, unsigned) = get<int(void**, size_t, unsigned)>("cuMemHostAlloc");
+  int (*freeHost)(void*) = get<int(void*)>("cuMemFreeHost");
   int (*popContext)(void**) = get<int(void**)>("cuCtxPopCurrent_v2");
   void (*setDevice)(int) = get<void(int)>("hostCudaSetDevice");
 };
@@ -302,4 +304,23 @@ TEST_CASE("the C++ API's stream forms, alone and in a group", "[gpu][staged]") {
   for (size_t i = 0; i < kCount; ++i) expected[i] = static_cast<int64_t>(i) * 3;
   CHECK(results[0] == expected);
   CHECK(results[1] == expected);
+}
+
+TEST_CASE("with a driver loaded, host and registered host buffers run as before", "[gpu][staged]") {
+  tuttiComm_t solo = nullptr;
+  REQUIRE(tutti_comm_init_all(&solo, 1) == tuttiSuccess);
+  void* context = nullptr;
+  void* pinned = nullptr;
+  REQUIRE(driver().pushContext(reinterpret_cast<void*>(uintptr_t{0x1000})) == 0);
+  REQUIRE(driver().hostAlloc(&pinned, 64 * sizeof(int32_t), 0) == 0);
+  driver().popContext(&context);
+  std::vector<int32_t> host(64);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<int32_t>(i);
+  // Host into registered host memory: both kinds the host may touch, so one call takes them.
+  CHECK(tutti_allreduce(host.data(), pinned, 64, tuttiInt32, tuttiSum, solo, nullptr) ==
+        tuttiSuccess);
+  CHECK(std::vector<int32_t>(static_cast<int32_t*>(pinned), static_cast<int32_t*>(pinned) + 64) ==
+        host);
+  driver().freeHost(pinned);
+  CHECK(tutti_comm_destroy(solo) == tuttiSuccess);
 }
