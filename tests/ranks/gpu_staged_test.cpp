@@ -6,6 +6,7 @@
 // host buffer or a NULL or destroyed stream in a stream form; and stream forms that cannot finish
 // (a peer that never comes, an abort, a stream that never reaches the operation), which must
 // still release their stream and leave the error as the communicator's async error.
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -29,34 +30,39 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-using DevicePtr = unsigned long long;
+using DevicePtr = CUdeviceptr;
 
-// The stand-in driver's entry points the test itself uses (the same library libtutti loaded).
+// The stand-in driver's entry points the test itself uses (the same library libtutti loaded), with
+// cuda.h's types (UBSan's -fsanitize=function checks calls through these pointers).
 struct Driver {
   void* handle = dlopen(std::getenv("TUTTI_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL);
   template <typename F>
-  F* get(const char* name) const {
+  F get(const char* name) const {
     void* symbol = handle ? dlsym(handle, name) : nullptr;
     if (!symbol) throw std::runtime_error(std::string("stand-in driver lacks ") + name);
-    return reinterpret_cast<F*>(symbol);
+    return reinterpret_cast<F>(symbol);
   }
-  int (*alloc)(DevicePtr*, size_t) = get<int(DevicePtr*, size_t)>("cuMemAlloc_v2");
-  int (*free)(DevicePtr) = get<int(DevicePtr)>("cuMemFree_v2");
-  int (*toDevice)(DevicePtr, const void*,
-                  size_t) = get<int(DevicePtr, const void*, size_t)>("cuMemcpyHtoD_v2");
-  int (*toHost)(void*, DevicePtr, size_t) = get<int(void*, DevicePtr, size_t)>("cuMemcpyDtoH_v2");
-  int (*createStream)(tuttiStream_t*,
-                      unsigned) = get<int(tuttiStream_t*, unsigned)>("cuStreamCreate");
-  int (*destroyStream)(tuttiStream_t) = get<int(tuttiStream_t)>("cuStreamDestroy_v2");
-  int (*synchronize)(tuttiStream_t) = get<int(tuttiStream_t)>("cuStreamSynchronize");
-  int (*waitValue)(tuttiStream_t, DevicePtr, uint32_t, unsigned) =
-      get<int(tuttiStream_t, DevicePtr, uint32_t, unsigned)>("cuStreamWaitValue32_v2");
-  int (*pushContext)(void*) = get<int(void*)>("cuCtxPushCurrent_v2");
-  int (*hostAlloc)(void**, size_t, unsigned) = get<int(void**, size_t, unsigned)>("cuMemHostAlloc");
-  int (*freeHost)(void*) = get<int(void*)>("cuMemFreeHost");
-  int (*popContext)(void**) = get<int(void**)>("cuCtxPopCurrent_v2");
-  void (*setDevice)(int) = get<void(int)>("hostCudaSetDevice");
+  decltype(&::cuMemAlloc_v2) alloc = get<decltype(alloc)>("cuMemAlloc_v2");
+  decltype(&::cuMemFree_v2) free = get<decltype(free)>("cuMemFree_v2");
+  decltype(&::cuMemcpyHtoD_v2) toDevice = get<decltype(toDevice)>("cuMemcpyHtoD_v2");
+  decltype(&::cuMemcpyDtoH_v2) toHost = get<decltype(toHost)>("cuMemcpyDtoH_v2");
+  decltype(&::cuStreamCreate) createStream = get<decltype(createStream)>("cuStreamCreate");
+  decltype(&::cuStreamDestroy_v2) destroyStream =
+      get<decltype(destroyStream)>("cuStreamDestroy_v2");
+  decltype(&::cuStreamSynchronize) synchronize = get<decltype(synchronize)>("cuStreamSynchronize");
+  decltype(&::cuStreamWaitValue32_v2) waitValue =
+      get<decltype(waitValue)>("cuStreamWaitValue32_v2");
+  decltype(&::cuCtxPushCurrent_v2) pushContext = get<decltype(pushContext)>("cuCtxPushCurrent_v2");
+  decltype(&::cuCtxPopCurrent_v2) popContext = get<decltype(popContext)>("cuCtxPopCurrent_v2");
+  decltype(&::cuMemHostAlloc) hostAlloc = get<decltype(hostAlloc)>("cuMemHostAlloc");
+  decltype(&::cuMemFreeHost) freeHost = get<decltype(freeHost)>("cuMemFreeHost");
+  void (*setDevice)(int) = get<void (*)(int)>("hostCudaSetDevice");
 };
+
+// The stand-in's context of device 0.
+CUcontext deviceZero() {
+  return reinterpret_cast<CUcontext>(uintptr_t{0x1000});
+}
 
 const Driver& driver() {
   static const Driver d;
@@ -259,8 +265,8 @@ TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][s
     Stream stream;
     // Work before the operation that waits for this word, which the test sets only later.
     alignas(4) static uint32_t blocker = 0;
-    void* context = nullptr;
-    REQUIRE(driver().pushContext(reinterpret_cast<void*>(uintptr_t{0x1000})) == 0);
+    CUcontext context = nullptr;
+    REQUIRE(driver().pushContext(deviceZero()) == 0);
     REQUIRE(driver().waitValue(stream.get(), reinterpret_cast<DevicePtr>(&blocker), 1, 0) == 0);
     driver().popContext(&context);
     REQUIRE(tutti_allreduce_stream(buffer.data, buffer.data, 1024, tuttiFloat32, tuttiSum, solo,
@@ -309,9 +315,9 @@ TEST_CASE("the C++ API's stream forms, alone and in a group", "[gpu][staged]") {
 TEST_CASE("with a driver loaded, host and registered host buffers run as before", "[gpu][staged]") {
   tuttiComm_t solo = nullptr;
   REQUIRE(tutti_comm_init_all(&solo, 1) == tuttiSuccess);
-  void* context = nullptr;
+  CUcontext context = nullptr;
   void* pinned = nullptr;
-  REQUIRE(driver().pushContext(reinterpret_cast<void*>(uintptr_t{0x1000})) == 0);
+  REQUIRE(driver().pushContext(deviceZero()) == 0);
   REQUIRE(driver().hostAlloc(&pinned, 64 * sizeof(int32_t), 0) == 0);
   driver().popContext(&context);
   std::vector<int32_t> host(64);

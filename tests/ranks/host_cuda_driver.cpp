@@ -5,7 +5,10 @@
 // bytes live in a second, writable mapping of the same memfd that only this driver uses: a host
 // access to a device pointer crashes the test, as it would crash on a GPU. A stream is a worker
 // thread running its copies, host functions and memory waits in order. Every call that needs a
-// current context fails without one (CUDA_ERROR_INVALID_CONTEXT), as the driver does.
+// current context fails without one (CUDA_ERROR_INVALID_CONTEXT), as the driver does. The
+// signatures are cuda.h's, so that calls through libtutti's pointers have the exact types (UBSan's
+// -fsanitize=function checks them).
+#include <cuda.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -26,18 +29,7 @@
 
 namespace {
 
-using CUresult = int;
-using CUdeviceptr = unsigned long long;
-using CUdevice = int;
-struct CUctx_st;
-struct CUstream_st;
-using CUcontext = CUctx_st*;
-using CUstream = CUstream_st*;
-using HostFn = void (*)(void*);
-
-constexpr CUresult kSuccess = 0, kInvalidValue = 1, kInvalidContext = 201, kInvalidHandle = 400;
-constexpr int kAttrContext = 1, kAttrMemoryType = 2, kAttrIsManaged = 8, kAttrDeviceOrdinal = 9;
-constexpr unsigned kMemoryHost = 1, kMemoryDevice = 2;
+constexpr unsigned kMemoryHost = CU_MEMORYTYPE_HOST, kMemoryDevice = CU_MEMORYTYPE_DEVICE;
 
 struct Allocation {
   char* device;
@@ -126,40 +118,40 @@ Stream* streamOf(CUstream handle) {
 extern "C" {
 
 CUresult cuInit(unsigned) {
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuGetErrorString(CUresult, const char** text) {
   *text = "error of the host stand-in driver";
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuDriverGetVersion(int* version) {
   *version = 13000;
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetAttribute(int* value, int, CUdevice) {
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute, CUdevice) {
   *value = 1;
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuCtxPushCurrent_v2(CUcontext context) {
   contextStack.push_back(context);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuCtxPopCurrent_v2(CUcontext* context) {
-  if (contextStack.empty()) return kInvalidContext;
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (context) *context = contextStack.back();
   contextStack.pop_back();
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetDevice(CUdevice* device) {
-  if (contextStack.empty()) return kInvalidContext;
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   *device = ordinalOf(contextStack.back());
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 // Test hook: the device that later cuMemAlloc_v2 and cuStreamCreate calls use.
@@ -170,59 +162,61 @@ void hostCudaSetDevice(int ordinal) {
 CUresult cuMemAlloc_v2(CUdeviceptr* device, size_t bytes) {
   const size_t size = (std::max<size_t>(bytes, 1) + 4095) / 4096 * 4096;
   const int fd = memfd_create("host-cuda-device", 0);
-  if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) return kInvalidValue;
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) return CUDA_ERROR_INVALID_VALUE;
   void* inaccessible = mmap(nullptr, size, PROT_NONE, MAP_SHARED, fd, 0);
   void* writable = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
-  if (inaccessible == MAP_FAILED || writable == MAP_FAILED) return kInvalidValue;
+  if (inaccessible == MAP_FAILED || writable == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(mutex);
   allocations[reinterpret_cast<uintptr_t>(inaccessible)] = {
       static_cast<char*>(inaccessible), static_cast<char*>(writable), size, allocationDevice};
   *device = reinterpret_cast<CUdeviceptr>(inaccessible);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemFree_v2(CUdeviceptr device) {
   std::lock_guard lock(mutex);
   auto it = allocations.find(static_cast<uintptr_t>(device));
-  if (it == allocations.end()) return kInvalidValue;
+  if (it == allocations.end()) return CUDA_ERROR_INVALID_VALUE;
   munmap(it->second.device, it->second.bytes);
   munmap(it->second.backing, it->second.bytes);
   allocations.erase(it);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
-CUresult cuPointerGetAttributes(unsigned count, const int* attributes, void** data,
+CUresult cuPointerGetAttributes(unsigned count, CUpointer_attribute* attributes, void** data,
                                 CUdeviceptr pointer) {
   std::lock_guard lock(mutex);
   const Allocation* a = find(static_cast<uintptr_t>(pointer));
   const bool pinned = hostAllocations.count(reinterpret_cast<void*>(pointer)) > 0;
   for (unsigned i = 0; i < count; ++i) switch (attributes[i]) {
-      case kAttrContext:
+      case CU_POINTER_ATTRIBUTE_CONTEXT:
         *static_cast<CUcontext*>(data[i]) = a ? contextOf(a->ordinal) : nullptr;
         break;
-      case kAttrMemoryType:
+      case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *static_cast<unsigned*>(data[i]) = a ? kMemoryDevice : pinned ? kMemoryHost : 0;
         break;
-      case kAttrIsManaged: *static_cast<unsigned*>(data[i]) = 0; break;
-      case kAttrDeviceOrdinal: *static_cast<int*>(data[i]) = a ? a->ordinal : -2; break;
-      default: return kInvalidValue;
+      case CU_POINTER_ATTRIBUTE_IS_MANAGED: *static_cast<unsigned*>(data[i]) = 0; break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *static_cast<int*>(data[i]) = a ? a->ordinal : -2;
+        break;
+      default: return CUDA_ERROR_INVALID_VALUE;
     }
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemHostAlloc(void** host, size_t bytes, unsigned) {
-  if (contextStack.empty()) return kInvalidContext;
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   *host = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
   std::lock_guard lock(mutex);
   hostAllocations.insert(*host);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* device, void* host, unsigned) {
-  if (contextStack.empty()) return kInvalidContext;
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   *device = reinterpret_cast<CUdeviceptr>(host);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemFreeHost(void* host) {
@@ -231,38 +225,38 @@ CUresult cuMemFreeHost(void* host) {
     hostAllocations.erase(host);
   }
   std::free(host);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyDtoH_v2_ptds(void* host, CUdeviceptr device, size_t bytes) {
   char* from = backing(device, bytes);
-  if (contextStack.empty()) return kInvalidContext;
-  if (!from) return kInvalidValue;
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!from) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(host, from, bytes);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr device, const void* host, size_t bytes) {
   char* to = backing(device, bytes);
-  if (contextStack.empty()) return kInvalidContext;
-  if (!to) return kInvalidValue;
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!to) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(to, host, bytes);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 // Test helpers: synchronous copies with no context (the test's own), by the names cuda.h uses.
 CUresult cuMemcpyDtoH_v2(void* host, CUdeviceptr device, size_t bytes) {
   char* from = backing(device, bytes);
-  if (!from) return kInvalidValue;
+  if (!from) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(host, from, bytes);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr device, const void* host, size_t bytes) {
   char* to = backing(device, bytes);
-  if (!to) return kInvalidValue;
+  if (!to) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(to, host, bytes);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuStreamCreate(CUstream* handle, unsigned) {
@@ -272,12 +266,12 @@ CUresult cuStreamCreate(CUstream* handle, unsigned) {
   std::lock_guard lock(mutex);
   streams.insert(stream);
   *handle = reinterpret_cast<CUstream>(stream);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuStreamDestroy_v2(CUstream handle) {
   Stream* stream = streamOf(handle);
-  if (!stream) return kInvalidHandle;
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
   {
     std::lock_guard lock(mutex);
     streams.erase(stream);
@@ -289,58 +283,61 @@ CUresult cuStreamDestroy_v2(CUstream handle) {
   stream->cv.notify_all();
   stream->worker.join();
   delete stream;
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuStreamSynchronize(CUstream handle) {
   Stream* stream = streamOf(handle);
-  if (!stream) return kInvalidHandle;
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
   stream->synchronize();
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuStreamGetCtx(CUstream handle, CUcontext* context) {
   Stream* stream = streamOf(handle);
-  if (!stream) return kInvalidHandle;
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
   *context = contextOf(stream->ordinal);
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void* host, CUdeviceptr device, size_t bytes, CUstream handle) {
   Stream* stream = streamOf(handle);
-  if (!stream || contextStack.empty()) return stream ? kInvalidContext : kInvalidHandle;
-  if (!backing(device, bytes)) return kInvalidValue;
+  if (!stream || contextStack.empty())
+    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+  if (!backing(device, bytes)) return CUDA_ERROR_INVALID_VALUE;
   stream->enqueue([=] { std::memcpy(host, backing(device, bytes), bytes); });
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr device, const void* host, size_t bytes, CUstream handle) {
   Stream* stream = streamOf(handle);
-  if (!stream || contextStack.empty()) return stream ? kInvalidContext : kInvalidHandle;
-  if (!backing(device, bytes)) return kInvalidValue;
+  if (!stream || contextStack.empty())
+    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+  if (!backing(device, bytes)) return CUDA_ERROR_INVALID_VALUE;
   stream->enqueue([=] { std::memcpy(backing(device, bytes), host, bytes); });
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
-CUresult cuLaunchHostFunc(CUstream handle, HostFn function, void* data) {
+CUresult cuLaunchHostFunc(CUstream handle, CUhostFn function, void* data) {
   Stream* stream = streamOf(handle);
-  if (!stream) return kInvalidHandle;
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
   stream->enqueue([=] { function(data); });
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 // Only the default flag (cyclic >=), which is all tutti uses.
-CUresult cuStreamWaitValue32_v2(CUstream handle, CUdeviceptr address, uint32_t value,
+CUresult cuStreamWaitValue32_v2(CUstream handle, CUdeviceptr address, cuuint32_t value,
                                 unsigned flags) {
   Stream* stream = streamOf(handle);
-  if (!stream || contextStack.empty()) return stream ? kInvalidContext : kInvalidHandle;
-  if (flags != 0) return kInvalidValue;
+  if (!stream || contextStack.empty())
+    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   stream->enqueue([=] {
     std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(address));
     while (static_cast<int32_t>(word.load(std::memory_order_acquire) - value) < 0)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   });
-  return kSuccess;
+  return CUDA_SUCCESS;
 }
 
 }  // extern "C"
