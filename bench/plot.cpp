@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/xml_text.hpp"
+
 namespace tutti::bench {
 namespace {
 
@@ -23,20 +25,6 @@ std::string sizeLabel(double bytes) {
   int u = 0;
   while (bytes >= 1024 && u < 3) bytes /= 1024, ++u;
   return fmt::format("{:g} {}", bytes, units[u]);
-}
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 // The series' name: the algorithm, plus type, op and root when the run has several.
@@ -73,7 +61,7 @@ std::string plotSvg(const Results& r, const std::string& title) {
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
       "fill=\"white\"/>\n<text x=\"{}\" y=\"28\" font-size=\"16\" "
       "text-anchor=\"middle\">{}</text>\n",
-      kWidth, kHeight, kLeft + plotW / 2, escape(title));
+      kWidth, kHeight, kLeft + plotW / 2, escapeXml(title));
   // Axes, grid and labels: a tick per power of two, or per power of four when crowded.
   const int step = hi - lo > 12 ? 2 : 1;
   const int first = (static_cast<int>(lo) + step - 1) / step * step;
@@ -112,7 +100,7 @@ std::string plotSvg(const Results& r, const std::string& title) {
         "<line x1=\"{2}\" y1=\"{3}\" x2=\"{4}\" y2=\"{3}\" stroke=\"{0}\" stroke-width=\"2\"/>"
         "<text x=\"{5}\" y=\"{6}\">{7}</text>\n",
         color, points, kLeft + plotW + 12, ly, kLeft + plotW + 36, kLeft + plotW + 42, ly + 4,
-        escape(name));
+        escapeXml(name));
     ++index;
   }
   return svg + "</svg>\n";

@@ -31,7 +31,7 @@ run() {
       TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=${timeout:-120} \
       "$validate" --name "h$k" --bytes 1048576 --messages 4 --ping-pongs 20 \
       --allreduce-bytes 1048576 --min-bandwidth-fraction 0.4 --max-latency-factor 1000 \
-      --json "$log-$name.json" >"$log-$name-$k.out" 2>&1 &
+      --json "$log-$name.json" --svg "$log-$name.svg" >"$log-$name-$k.out" 2>&1 &
     pids+=($!)
   done
   for k in "${!pids[@]}"; do
@@ -74,6 +74,9 @@ run slow-host 1 2 3 4
 expect slow-host 1 "^suspect host h3: every pair slow" "^h3 \| suspect: host h3" "^h1 \| healthy" \
   "^h2 \| healthy" "^h4 \| healthy"
 forbid slow-host "^suspect link"
+# The heatmap: h3's three sending directions red, nothing else.
+[ "$(grep -c 'fill="#d73027"' "$log-slow-host.svg")" -eq 3 ] ||
+  { echo "FAILED: slow-host: the heatmap does not have exactly h3's 3 directions red"; failed=1; }
 ip netns exec "${hosts[2]}" tc qdisc del dev eth0 root
 
 ip netns exec "$h1" tc qdisc add dev eth0 root handle 1: htb default 10 r2q 1000

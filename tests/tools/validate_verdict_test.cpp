@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "tools/tutti-validate/heatmap.hpp"
 #include "tools/tutti-validate/inventory.hpp"
 #include "tools/tutti-validate/pairing.hpp"
+#include "tools/tutti-validate/report.hpp"
 #include "tools/tutti-validate/verdict.hpp"
 
 using namespace tutti::validate;
@@ -183,4 +185,20 @@ TEST_CASE("validate: inventories against the majority or an expected one", "[val
     CHECK(findings[0].a == 1);
     CHECK_THAT(findings[0].reason, Contains("mlx5_0:1 symbol_error 12"));
   }
+}
+
+TEST_CASE("validate: the heatmap colours slow directions and escapes host names", "[validate]") {
+  Report report;
+  report.hosts = {"h<1>", "h2", "h3"};
+  report.pairs = {{0, 1, 10, 10, 10}, {0, 2, 10, 1, 10}};  // h3 -> h<1> slow; h2-h3 unmeasured
+  report.verdict = judge(report.hosts, report.pairs, report.thresholds);
+  const std::string svg = heatmapSvg(report);
+  CHECK_THAT(svg, Contains("h&lt;1&gt;") && !Contains("h<1>"));
+  size_t red = 0, grey = 0;
+  for (size_t at = svg.find("#d73027"); at != std::string::npos; at = svg.find("#d73027", at + 1))
+    ++red;
+  for (size_t at = svg.find("#dddddd"); at != std::string::npos; at = svg.find("#dddddd", at + 1))
+    ++grey;
+  CHECK(red == 1);
+  CHECK(grey == 5);  // the diagonal and the two directions between h2 and h3
 }

@@ -1,12 +1,15 @@
 // tutti-validate: is this cluster's interconnect healthy, and if not, what exactly is wrong.
 // One rank per host, started like any tutti program (tuttirun, mpirun, srun, torchrun). Exit
 // status: 0 healthy, 1 degraded (the report names what), 2 the validation itself failed.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <optional>
 
+#include "tools/tutti-validate/heatmap.hpp"
 #include "tools/tutti-validate/inventory.hpp"
 #include "tools/tutti-validate/measure.hpp"
 #include "tools/tutti-validate/report.hpp"
@@ -22,18 +25,30 @@ struct Options {
   Workload workload;
   Thresholds thresholds;
   std::string json;
+  std::string svg;
   std::string name;
   std::string expect;  // a topology file every host should match
   bool allreduce = true;
 };
 
+// Opened before any measurement, so that a bad path is refused at once, not after minutes.
+std::ofstream openReport(const std::string& path, const char* what) {
+  std::ofstream file;
+  if (path.empty()) return file;
+  file.open(path);
+  if (!file) throw std::runtime_error(fmt::format("cannot write {} to {}", what, path));
+  return file;
+}
+
+void writeReport(std::ofstream& file, const std::string& text, const std::string& path) {
+  if (!file.is_open()) return;
+  file << text;
+  if (!file.flush()) throw std::runtime_error("cannot write to " + path);
+}
+
 int validate(const Options& options) {
-  // Refused before any measurement, not after minutes of it.
-  std::ofstream json;
-  if (!options.json.empty()) {
-    json.open(options.json);
-    if (!json) throw std::runtime_error("cannot write the JSON report to " + options.json);
-  }
+  std::ofstream json = openReport(options.json, "the JSON report");
+  std::ofstream svg = openReport(options.svg, "the heatmap");
   std::optional<Inventory> expected;
   if (!options.expect.empty())
     expected = inventoryOf(tutti::topology::loadTopologyFile(options.expect), {});
@@ -72,10 +87,8 @@ int validate(const Options& options) {
   }
   if (!speaks) return report.verdict.healthy() ? kHealthy : kDegraded;
   std::cout << formatReport(report);
-  if (json.is_open()) {
-    json << reportJson(report).dump(2) << "\n";
-    if (!json.flush()) throw std::runtime_error("cannot write the JSON report to " + options.json);
-  }
+  writeReport(json, reportJson(report).dump(2) + "\n", options.json);
+  writeReport(svg, heatmapSvg(report), options.svg);
   return report.verdict.healthy() ? kHealthy : kDegraded;
 }
 
@@ -103,6 +116,7 @@ int main(int argc, char** argv) {
                  "a latency above this multiple of the median is slow (default 2.1)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--json", options.json, "write the JSON report (docs/validate.md) to this file");
+  app.add_option("--svg", options.svg, "write the bandwidth heatmap (SVG) to this file");
   app.add_option("--name", options.name, "this host's label (default: its host name)");
   app.add_option("--expect", options.expect,
                  "a topology file (tutti-topo writes one) every host's inventory must match; "
