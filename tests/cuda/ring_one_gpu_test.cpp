@@ -24,12 +24,6 @@ namespace {
 namespace model = tutti::kernels::test;
 using namespace std::chrono_literals;
 
-constexpr RedOp kOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg};
-constexpr DataType kTypes[] = {DataType::kInt8,    DataType::kUint8,    DataType::kInt32,
-                               DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
-                               DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
-                               DataType::kFloat64};
-
 // Small slots, so that a few thousand elements take many chunks and the FIFOs wrap many times.
 constexpr uint32_t kSlots = 4;
 constexpr uint32_t kSlotBytes = 2048;
@@ -174,8 +168,8 @@ TEST_CASE("ring on one GPU: every dtype and op, Simple and LL, 2-4 ranks, seeded
       for (const int nchannels : {1, 3}) {
         // One ring for all of its cases: the FIFOs' counters carry over from one to the next.
         OneGpuRing ring({nranks, nchannels, kSlots, kSlotBytes});
-        for (const DataType dtype : kTypes) {
-          for (const RedOp op : kOps) {
+        for (const DataType dtype : model::kTypes) {
+          for (const RedOp op : model::kOps) {
             for (int k = 0; k < 2; ++k) {
               const Case c{
                   protocol,       nranks,

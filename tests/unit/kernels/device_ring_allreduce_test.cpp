@@ -18,12 +18,6 @@
 namespace tutti::kernels::test {
 namespace {
 
-constexpr RedOp kOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg};
-constexpr DataType kTypes[] = {DataType::kInt8,    DataType::kUint8,    DataType::kInt32,
-                               DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
-                               DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
-                               DataType::kFloat64};
-
 // Small slots, so that a few thousand elements take many chunks and sections.
 constexpr uint32_t kSlots = 4;
 constexpr uint32_t kSlotBytes = 96;

@@ -17,6 +17,13 @@
 
 namespace tutti::kernels::test {
 
+// Every op and every dtype, for the tests that sweep them.
+inline constexpr RedOp kOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg};
+inline constexpr DataType kTypes[] = {DataType::kInt8,    DataType::kUint8,    DataType::kInt32,
+                                      DataType::kUint32,  DataType::kInt64,    DataType::kUint64,
+                                      DataType::kFloat16, DataType::kBfloat16, DataType::kFloat32,
+                                      DataType::kFloat64};
+
 // kSmallInts: small integers, so every float result is exact in any order of reduction.
 // kRandom: values spread over the type's range; float results within a stated tolerance.
 enum class Mode { kSmallInts, kRandom };
