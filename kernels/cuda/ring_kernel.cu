@@ -22,6 +22,7 @@ __global__ void __launch_bounds__(kRingThreads) ringAllReduceKernel(RingAllReduc
                                  args.count,
                                  args.nranks,
                                  args.position,
+                                 0,
                                  channel,
                                  args.nchannels,
                                  args.fromPrev[channel],

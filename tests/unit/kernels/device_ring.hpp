@@ -1,6 +1,7 @@
-// A ring of "GPUs" made of CPU threads, for the device protocol's tests: every rank's FIFOs in
-// plain host memory, one thread per rank per channel standing in for a thread block, running the
-// very code the CUDA kernel runs (kernels/device/ring_allreduce.hpp).
+// "GPUs" made of CPU threads, for the device protocol's tests: every rank's FIFOs, a ring's and a
+// binary tree's (device::binaryTree), in plain host memory, one thread per rank per channel (or a
+// team of threads, a block's) standing in for a thread block, running the very schedules the
+// CUDA kernels run (kernels/device/).
 #pragma once
 
 #include <cstdint>
@@ -9,29 +10,34 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/device/chain_broadcast.hpp"
+#include "kernels/device/chain_reduce.hpp"
 #include "kernels/device/group.hpp"
 #include "kernels/device/ll.hpp"
+#include "kernels/device/ring_allgather.hpp"
 #include "kernels/device/ring_allreduce.hpp"
+#include "kernels/device/ring_reduce_scatter.hpp"
 #include "kernels/device/simple.hpp"
+#include "kernels/device/tree_allreduce.hpp"
 #include "tests/unit/kernels/host_team.hpp"
+#include "tests/unit/kernels/model.hpp"
 
 namespace tutti::kernels::test {
+
+enum class Algorithm { kRing, kTree };  // all-reduce's; the other collectives run on the ring
 
 class DeviceRing {
  public:
   DeviceRing(int nranks, int nchannels, uint32_t nslots, uint32_t slotBytes)
       : nranks_(nranks), nchannels_(nchannels), nslots_(nslots), slotBytes_(slotBytes) {
-    for (int i = 0; i < nranks * nchannels; ++i) {
+    // Per channel: the ring's FIFO from each rank, then each rank's up and down tree FIFOs.
+    for (int i = 0; i < 3 * nranks * nchannels; ++i) {
       fifos_.push_back(std::make_unique<FifoMemory>(size_t{nslots} * slotBytes / sizeof(Line)));
     }
   }
 
   // The FIFO from rank `from` to rank from + 1 on `channel`.
-  device::Fifo fifo(int channel, int from) {
-    FifoMemory& m = *fifos_[static_cast<size_t>(channel * nranks_ + from)];
-    return {&m.head, &m.tail, reinterpret_cast<unsigned char*>(m.slots.data()), nslots_,
-            slotBytes_};
-  }
+  device::Fifo fifo(int channel, int from) { return fifoAt(channel * nranks_ + from); }
 
   // Slots published into `fifo`: how far it has come, wrap-arounds included.
   uint64_t published(const device::Fifo& f) const { return device::sentSoFar(f); }
@@ -47,44 +53,37 @@ class DeviceRing {
   void setTeamSize(int threads) { teamSize_ = threads; }
   int teamSize() const { return teamSize_; }
 
-  // ringAllReduce<Proto, T, Op> on every rank but `absent` (one that never shows up), teamSize()
-  // threads per rank and channel; whileRunning runs on the calling thread once they are started.
-  // Returns every thread's status, [(rank * nchannels + channel) * teamSize + thread] (kOk for
-  // the absent rank).
+  // `collective` (over `algorithm` for all-reduce) on every rank but `absent` (one that never
+  // shows up), teamSize() threads per rank and channel; whileRunning runs on the calling thread
+  // once they are started. Reduce-scatter and allgather take the C API's count (one rank's
+  // block); allgather and broadcast run on bytes, as the kernels do. Returns every thread's
+  // status, [(rank * nchannels + channel) * teamSize + thread] (kOk for the absent rank).
   template <typename Proto, typename T, typename Op>
-  std::vector<device::Status> allReduce(const std::vector<const T*>& src,
-                                        const std::vector<T*>& dst, size_t count, int absent = -1,
-                                        const std::function<void()>& whileRunning = {}) {
-    std::vector<device::Status> status(static_cast<size_t>(nranks_ * nchannels_ * teamSize_),
-                                       device::Status::kOk);
-    std::vector<std::unique_ptr<HostTeam>> teams;
-    std::vector<std::thread> threads;
-    for (int r = 0; r < nranks_; ++r) {
-      if (r == absent) continue;
-      for (int c = 0; c < nchannels_; ++c) {
-        const device::RingArgs<T> args{src[r],     dst[r],
-                                       count,      nranks_,
-                                       r,          c,
-                                       nchannels_, fifo(c, (r + nranks_ - 1) % nranks_),
-                                       fifo(c, r), {&abortFlag_, spinBudget_}};
-        device::Status* out = &status[static_cast<size_t>((r * nchannels_ + c) * teamSize_)];
-        if (teamSize_ == 1) {
-          threads.emplace_back([args, out] {
-            *out = device::ringAllReduce<Proto, T, Op>(device::HostGroup{}, args);
-          });
-          continue;
-        }
-        teams.push_back(std::make_unique<HostTeam>(teamSize_));
-        for (int m = 0; m < teamSize_; ++m) {
-          threads.emplace_back([args, out = out + m, member = teams.back()->member(m)] {
-            *out = device::ringAllReduce<Proto, T, Op>(member, args);
-          });
-        }
+  std::vector<device::Status> run(Collective collective, Algorithm algorithm,
+                                  const std::vector<const T*>& src, const std::vector<T*>& dst,
+                                  size_t count, int root = 0, int absent = -1,
+                                  const std::function<void()>& whileRunning = {}) {
+    auto schedule = [&](const auto& group, int r, int c) {
+      const device::RingArgs<T> ring = ringArgs(r, c, src[r], dst[r], count, root);
+      switch (collective) {
+        case Collective::kAllReduce:
+          if (algorithm == Algorithm::kTree) {
+            const device::TreeArgs<T> tree{src[r],     dst[r],          count,   c,
+                                           nchannels_, treeLinks(c, r), signal()};
+            return device::treeAllReduce<Proto, T, Op>(group, tree);
+          }
+          return device::ringAllReduce<Proto, T, Op>(group, ring);
+        case Collective::kReduceScatter:
+          return device::ringReduceScatter<Proto, T, Op>(group, ring);
+        case Collective::kAllGather:
+          return device::ringAllGather<Proto, unsigned char>(group, asBytes(ring));
+        case Collective::kBroadcast:
+          return device::chainBroadcast<Proto, unsigned char>(group, asBytes(ring));
+        case Collective::kReduce: return device::chainReduce<Proto, T, Op>(group, ring);
       }
-    }
-    if (whileRunning) whileRunning();
-    for (auto& t : threads) t.join();
-    return status;
+      return device::Status::kOk;
+    };
+    return launch(schedule, absent, whileRunning);
   }
 
  private:
@@ -98,6 +97,88 @@ class DeviceRing {
     alignas(128) uint64_t tail = 0;
     std::vector<Line> slots;
   };
+
+  device::Fifo fifoAt(int index) {
+    FifoMemory& m = *fifos_[static_cast<size_t>(index)];
+    return {&m.head, &m.tail, reinterpret_cast<unsigned char*>(m.slots.data()), nslots_,
+            slotBytes_};
+  }
+  // The tree FIFO between `child` and its parent, up (child to parent) or down.
+  device::Fifo treeFifo(int channel, int child, bool up) {
+    return fifoAt(nranks_ * nchannels_ + 2 * (channel * nranks_ + child) + (up ? 0 : 1));
+  }
+
+  device::AbortSignal signal() { return {&abortFlag_, spinBudget_}; }
+
+  template <typename T>
+  device::RingArgs<T> ringArgs(int r, int c, const T* src, T* dst, size_t count, int root) {
+    return {src,        dst,        count,
+            nranks_,    r,          root,
+            c,          nchannels_, fifo(c, (r + nranks_ - 1) % nranks_),
+            fifo(c, r), signal()};
+  }
+
+  template <typename T>
+  static device::RingArgs<unsigned char> asBytes(const device::RingArgs<T>& a) {
+    return {reinterpret_cast<const unsigned char*>(a.src),
+            reinterpret_cast<unsigned char*>(a.dst),
+            a.count * sizeof(T),
+            a.nranks,
+            a.position,
+            a.root,
+            a.channel,
+            a.nchannels,
+            a.fromPrev,
+            a.toNext,
+            a.signal};
+  }
+
+  device::TreeLinks treeLinks(int channel, int position) {
+    const device::TreeNode node = device::binaryTree(position, nranks_);
+    device::TreeLinks links{};
+    links.hasParent = node.parent >= 0;
+    if (links.hasParent) {
+      links.toParent = treeFifo(channel, position, true);
+      links.fromParent = treeFifo(channel, position, false);
+    }
+    links.nchildren = node.nchildren;
+    for (int i = 0; i < node.nchildren; ++i) {
+      links.fromChildren[i] = treeFifo(channel, node.children[i], true);
+      links.toChildren[i] = treeFifo(channel, node.children[i], false);
+    }
+    return links;
+  }
+
+  // schedule(group, rank, channel) on every rank but `absent`, teamSize() threads per rank and
+  // channel.
+  template <typename Schedule>
+  std::vector<device::Status> launch(const Schedule& schedule, int absent,
+                                     const std::function<void()>& whileRunning) {
+    std::vector<device::Status> status(static_cast<size_t>(nranks_ * nchannels_ * teamSize_),
+                                       device::Status::kOk);
+    std::vector<std::unique_ptr<HostTeam>> teams;
+    std::vector<std::thread> threads;
+    for (int r = 0; r < nranks_; ++r) {
+      if (r == absent) continue;
+      for (int c = 0; c < nchannels_; ++c) {
+        device::Status* out = &status[static_cast<size_t>((r * nchannels_ + c) * teamSize_)];
+        if (teamSize_ == 1) {
+          threads.emplace_back(
+              [&schedule, r, c, out] { *out = schedule(device::HostGroup{}, r, c); });
+          continue;
+        }
+        teams.push_back(std::make_unique<HostTeam>(teamSize_));
+        for (int m = 0; m < teamSize_; ++m) {
+          threads.emplace_back([&schedule, r, c, out = out + m, member = teams.back()->member(m)] {
+            *out = schedule(member, r, c);
+          });
+        }
+      }
+    }
+    if (whileRunning) whileRunning();
+    for (auto& t : threads) t.join();
+    return status;
+  }
 
   int nranks_;
   int nchannels_;

@@ -6,114 +6,11 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
-#include <sstream>
-#include <string>
-#include <vector>
 
-#include "kernels/ops.hpp"
-#include "tests/unit/kernels/device_ring.hpp"
-#include "tests/unit/kernels/model.hpp"
-#include "tests/unit/kernels/reference.hpp"
+#include "tests/unit/kernels/device_case.hpp"
 
 namespace tutti::kernels::test {
 namespace {
-
-// Small slots, so that a few thousand elements take many chunks and sections.
-constexpr uint32_t kSlots = 4;
-constexpr uint32_t kSlotBytes = 96;
-
-enum class Protocol { kSimple, kLL };
-
-struct Case {
-  Protocol protocol;
-  int nranks;
-  int nchannels;
-  size_t count;
-  bool inPlace;
-  bool aligned;  // else each rank's buffers start a few elements past a 64-byte boundary
-  uint64_t seed;
-  int teamSize = 1;  // threads per rank and channel (a thread block's, on the GPU)
-};
-
-std::string describe(DataType dtype, RedOp op, const Case& c) {
-  std::ostringstream out;
-  out << (c.protocol == Protocol::kSimple ? "Simple " : "LL ") << typeName(dtype) << " "
-      << opName(op) << " ranks " << c.nranks << " channels " << c.nchannels << " count " << c.count
-      << (c.inPlace ? " in place" : " out of place") << (c.aligned ? " aligned" : " unaligned")
-      << " seed " << c.seed << " team " << c.teamSize;
-  return out.str();
-}
-
-// One all-reduce on `ring`; returns the number of wrong elements, checking every rank's output
-// against the reference, that all ranks hold the same bits, that out-of-place sources are intact
-// and that nothing outside the buffers was written. Floating-point inputs are small integers, so
-// the result is exact in the ring's order of reduction.
-template <typename T, typename Op>
-int runCase(DeviceRing& ring, RedOp op, const Case& c) {
-  std::mt19937_64 rng(c.seed);
-  const int n = c.nranks;
-  const size_t bytes = c.count * sizeof(T);
-  std::vector<std::vector<T>> inputs(n, std::vector<T>(c.count));
-  std::vector<Buffer> srcBufs, dstBufs;
-  std::vector<const T*> srcs;
-  std::vector<T*> dsts;
-  for (int r = 0; r < n; ++r) {
-    const size_t offset = c.aligned ? 0 : sizeof(T) * static_cast<size_t>(1 + r % 3);
-    srcBufs.emplace_back(bytes, offset);
-    dstBufs.emplace_back(bytes, offset);
-    for (size_t i = 0; i < c.count; ++i) {
-      inputs[r][i] = ringInput<T>(rng, op);
-      srcBufs[r].set(i, inputs[r][i]);
-    }
-    Buffer& out = c.inPlace ? srcBufs[r] : dstBufs[r];
-    srcs.push_back(reinterpret_cast<const T*>(srcBufs[r].data()));
-    dsts.push_back(reinterpret_cast<T*>(out.data()));
-  }
-
-  const auto status = c.protocol == Protocol::kSimple
-                          ? ring.allReduce<device::Simple, T, Op>(srcs, dsts, c.count)
-                          : ring.allReduce<device::LL, T, Op>(srcs, dsts, c.count);
-  for (const auto s : status) REQUIRE(s == device::Status::kOk);
-
-  int bad = 0;
-  std::vector<T> x(n);
-  for (int r = 0; r < n; ++r) {
-    const Buffer& out = c.inPlace ? srcBufs[r] : dstBufs[r];
-    CHECK(out.guardsIntact());
-    CHECK(srcBufs[r].guardsIntact());
-    for (size_t i = 0; i < c.count; ++i) {
-      for (int k = 0; k < n; ++k) x[k] = inputs[k][i];
-      double want = 0;
-      const T got = out.get<T>(i);
-      const T first = (c.inPlace ? srcBufs[0] : dstBufs[0]).get<T>(i);
-      const bool same = std::memcmp(&got, &first, sizeof(T)) == 0;
-      if ((!matches(got, x.data(), n, op, Mode::kSmallInts, &want) || !same) && ++bad <= 3) {
-        UNSCOPED_INFO("rank " << r << " element " << i << ": got " << toDouble(got) << " want "
-                              << want << (same ? "" : " (differs from rank 0)"));
-      }
-      const T kept = srcBufs[r].get<T>(i);
-      if (!c.inPlace && std::memcmp(&kept, &inputs[r][i], sizeof(T)) != 0 && ++bad <= 3) {
-        UNSCOPED_INFO("rank " << r << " source element " << i << " changed");
-      }
-    }
-  }
-  return bad;
-}
-
-int runCase(DeviceRing& ring, DataType dtype, RedOp op, const Case& c) {
-  int bad = 0;
-  visitType(dtype, [&]<typename T>() {
-    visitOp(op, [&]<typename Op>() { bad = runCase<T, Op>(ring, op, c); });
-  });
-  return bad;
-}
-
-void check(DataType dtype, RedOp op, const Case& c) {
-  INFO(describe(dtype, op, c));
-  DeviceRing ring(c.nranks, c.nchannels, kSlots, kSlotBytes);
-  ring.setTeamSize(c.teamSize);
-  CHECK(runCase(ring, dtype, op, c) == 0);
-}
 
 TEST_CASE("device ring all-reduce: every dtype and op, Simple and LL, random shapes") {
   std::mt19937_64 rng(20261202);

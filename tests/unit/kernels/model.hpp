@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/half.hpp"
 #include "kernels/kernels.hpp"
@@ -118,6 +119,71 @@ T ringInput(std::mt19937_64& rng, RedOp op) {
     if (op == RedOp::kProd) return T(static_cast<float>(static_cast<int>(rng() % 5) - 2));
   }
   return randomValue<T>(rng, op, Mode::kSmallInts);
+}
+
+// The collectives of the device protocol, as the C API (include/tutti/tutti.h) defines them.
+enum class Collective { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce };
+
+inline const char* collectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce: return "all-reduce";
+    case Collective::kReduceScatter: return "reduce-scatter";
+    case Collective::kAllGather: return "allgather";
+    case Collective::kBroadcast: return "broadcast";
+    case Collective::kReduce: return "reduce";
+  }
+  return "?";
+}
+
+inline bool reduces(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
+}
+
+// One rank's buffers for a collective of `count` (the C API's: for reduce-scatter and allgather,
+// one rank's block), in elements. In place they are one buffer of max(sendCount, recvCount)
+// elements holding the send data at sendOffset and the output at recvOffset. `writes`: whether
+// this rank has an output at all (reduce: the root only).
+struct Layout {
+  size_t sendCount;
+  size_t recvCount;
+  size_t sendOffset;
+  size_t recvOffset;
+  bool writes;
+};
+
+inline Layout layoutOf(Collective c, int nranks, int rank, int root, size_t count) {
+  const size_t all = static_cast<size_t>(nranks) * count, mine = static_cast<size_t>(rank) * count;
+  switch (c) {
+    case Collective::kReduceScatter: return {all, count, 0, mine, true};
+    case Collective::kAllGather: return {count, all, mine, 0, true};
+    case Collective::kReduce: return {count, count, 0, 0, rank == root};
+    default: return {count, count, 0, 0, true};
+  }
+}
+
+struct Source {
+  int rank;
+  size_t index;  // in that rank's send data
+};
+
+// The send elements whose reduction, in rank order, is element j of `rank`'s output (a copy
+// where there is only one).
+inline std::vector<Source> sourcesOf(Collective c, int nranks, int root, size_t count, int rank,
+                                     size_t j) {
+  std::vector<Source> sources;
+  switch (c) {
+    case Collective::kAllReduce:
+    case Collective::kReduce:
+      for (int r = 0; r < nranks; ++r) sources.push_back({r, j});
+      break;
+    case Collective::kReduceScatter:
+      for (int r = 0; r < nranks; ++r)
+        sources.push_back({r, static_cast<size_t>(rank) * count + j});
+      break;
+    case Collective::kAllGather: sources.push_back({static_cast<int>(j / count), j % count}); break;
+    case Collective::kBroadcast: sources.push_back({root, j}); break;
+  }
+  return sources;
 }
 
 // Checks got against the reduction of x[0..n); *wantOut receives the expected value, for messages.

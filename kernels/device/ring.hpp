@@ -1,0 +1,32 @@
+// kernels/device/ring.hpp: what one thread group (one channel) of a ring schedule is given. The
+// ring schedules (ring_*.hpp) and the chains from and to a root (chain_*.hpp) all run over the
+// ring's FIFOs, prev -> me -> next.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/device/fifo.hpp"
+
+namespace tutti::kernels::device {
+
+template <typename T>
+struct RingArgs {
+  const T* src;
+  T* dst;        // may be src; the collective says where the output lies then
+  size_t count;  // the C API's count (reduce-scatter, allgather: one rank's block)
+  int nranks;
+  int position;  // this rank's place in the ring; prev is position - 1, next position + 1
+  int root;      // broadcast and reduce: the root's place in the ring
+  int channel;
+  int nchannels;
+  Fifo fromPrev;  // this channel's FIFO from prev (unused with one rank)
+  Fifo toNext;    // this channel's FIFO to next
+  AbortSignal signal;
+};
+
+// The ring position `position + shift`, wrapped into [0, nranks).
+TUTTI_HOST_DEVICE inline long ringIndex(long position, long shift, long nranks) {
+  return ((position + shift) % nranks + nranks) % nranks;
+}
+
+}  // namespace tutti::kernels::device

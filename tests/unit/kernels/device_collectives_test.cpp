@@ -1,0 +1,98 @@
+// The device protocol's other collectives (kernels/device/): ring reduce-scatter and allgather,
+// broadcast and reduce as chains from and to a root, and the tree all-reduce, run by CPU threads
+// standing in for thread blocks (device_ring.hpp) against model.hpp's independent reference
+// (device_case.hpp): Simple and LL, every dtype (and every op where they reduce), 1-8 ranks, 1-3
+// channels, counts 0, 1, primes and random, in and out of place with the C API's layouts, aligned
+// and not, every root. The full product is too slow for the unit suite: it is sampled with a
+// fixed seed, and each collective also sweeps every ranks x channels shape.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <random>
+
+#include "tests/unit/kernels/device_case.hpp"
+
+namespace tutti::kernels::test {
+namespace {
+
+struct Schedule {
+  Collective collective;
+  Algorithm algorithm;
+};
+constexpr Schedule kSchedules[] = {{Collective::kReduceScatter, Algorithm::kRing},
+                                   {Collective::kAllGather, Algorithm::kRing},
+                                   {Collective::kBroadcast, Algorithm::kRing},
+                                   {Collective::kReduce, Algorithm::kRing},
+                                   {Collective::kAllReduce, Algorithm::kTree}};
+
+Case sampled(std::mt19937_64& rng, Protocol protocol, Schedule s, size_t count) {
+  Case c{protocol,
+         static_cast<int>(1 + rng() % 8),
+         static_cast<int>(1 + rng() % 3),
+         count,
+         rng() % 2 == 0,
+         rng() % 2 == 0,
+         rng()};
+  c.collective = s.collective;
+  c.algorithm = s.algorithm;
+  c.root = static_cast<int>(rng() % static_cast<uint64_t>(c.nranks));
+  return c;
+}
+
+TEST_CASE("device collectives: every dtype and op, Simple and LL, sampled shapes") {
+  std::mt19937_64 rng(20261203);
+  const size_t counts[] = {0, 1, 2, 3, 7, 13, 97, 257};
+  for (const Schedule s : kSchedules) {
+    for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+      for (const DataType dtype : kTypes) {
+        for (const RedOp op : kOps) {
+          if (!reduces(s.collective) && op != RedOp::kSum) continue;  // the op is unused
+          for (int k = 0; k < 2; ++k) {
+            // Reduce-scatter and allgather move nranks blocks of count.
+            const size_t count = k == 0 ? counts[rng() % std::size(counts)] : rng() % 1500;
+            check(dtype, op, sampled(rng, protocol, s, count));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("device collectives: 1-8 ranks x 1-3 channels, every root") {
+  // 1031 is prime: never divisible by ranks x channels.
+  for (const Schedule s : kSchedules) {
+    for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+      for (int nranks = 1; nranks <= 8; ++nranks) {
+        for (int nchannels = 1; nchannels <= 3; ++nchannels) {
+          Case c{protocol,
+                 nranks,
+                 nchannels,
+                 1031,
+                 nranks % 2 == 0,
+                 nchannels != 2,
+                 13u * nranks + nchannels};
+          c.collective = s.collective;
+          c.algorithm = s.algorithm;
+          c.root = (nranks + nchannels) % nranks;
+          check(DataType::kFloat32, RedOp::kSum, c);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("device collectives: several threads per channel, as a block's") {
+  for (const Schedule s : kSchedules) {
+    for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+      Case c{protocol, 5, 2, 997, false, true, 17, 3};
+      c.collective = s.collective;
+      c.algorithm = s.algorithm;
+      c.root = 3;
+      check(DataType::kBfloat16, RedOp::kMax, c);
+      c.inPlace = true;
+      check(DataType::kInt32, RedOp::kProd, c);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tutti::kernels::test
