@@ -47,13 +47,13 @@ DeviceBuffer::~DeviceBuffer() {
   cudaFree(data_);
 }
 
-std::string coResidencyProblem(const RingShape& shape, DataType dtype, RedOp op,
-                               Protocol protocol) {
+std::string coResidencyProblem(const RingShape& shape, Collective collective, DataType dtype,
+                               RedOp op, Protocol protocol) {
   int device = 0, sms = 0, perSm = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
         "cudaDeviceGetAttribute(multiprocessors)");
-  check(ringAllReduceBlocksPerSm(dtype, op, protocol, &perSm), "ringAllReduceBlocksPerSm");
+  check(collectiveBlocksPerSm(collective, dtype, op, protocol, &perSm), "collectiveBlocksPerSm");
   const long needed = static_cast<long>(shape.nranks) * shape.nchannels;
   if (needed <= static_cast<long>(perSm) * sms) return "";
   return std::to_string(shape.nranks) + " ranks x " + std::to_string(shape.nchannels) +
@@ -98,7 +98,13 @@ device::Fifo OneGpuRing::fifo(int channel, int from) const {
 
 void OneGpuRing::launch(int rank, const void* src, void* dst, size_t count, DataType dtype,
                         RedOp op, Protocol protocol, uint64_t spinBudget) {
-  RingAllReduceArgs a{};
+  launch(rank, {Collective::kAllReduce, 0}, src, dst, count, dtype, op, protocol, spinBudget);
+}
+
+void OneGpuRing::launch(int rank, RingCollective collective, const void* src, void* dst,
+                        size_t count, DataType dtype, RedOp op, Protocol protocol,
+                        uint64_t spinBudget) {
+  RingCollectiveArgs a{};
   a.src = src;
   a.dst = dst;
   a.count = count;
@@ -107,6 +113,7 @@ void OneGpuRing::launch(int rank, const void* src, void* dst, size_t count, Data
   a.protocol = protocol;
   a.nranks = shape_.nranks;
   a.position = rank;
+  a.root = collective.root;
   a.nchannels = shape_.nchannels;
   for (int c = 0; c < shape_.nchannels; ++c) {
     a.fromPrev[c] = fifo(c, (rank + shape_.nranks - 1) % shape_.nranks);
@@ -119,7 +126,21 @@ void OneGpuRing::launch(int rank, const void* src, void* dst, size_t count, Data
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&a.status), mine, 0),
         "cudaHostGetDevicePointer(status)");
   a.spinBudget = spinBudget;
-  check(ringAllReduceAsync(a, stream(rank)), "ringAllReduceAsync");
+  switch (collective.collective) {
+    case Collective::kAllReduce:
+      check(ringAllReduceAsync(a, stream(rank)), "ringAllReduceAsync");
+      break;
+    case Collective::kReduceScatter:
+      check(ringReduceScatterAsync(a, stream(rank)), "ringReduceScatterAsync");
+      break;
+    case Collective::kAllGather:
+      check(ringAllGatherAsync(a, stream(rank)), "ringAllGatherAsync");
+      break;
+    case Collective::kBroadcast:
+      check(ringBroadcastAsync(a, stream(rank)), "ringBroadcastAsync");
+      break;
+    case Collective::kReduce: check(ringReduceAsync(a, stream(rank)), "ringReduceAsync"); break;
+  }
 }
 
 bool OneGpuRing::waitAll(std::chrono::milliseconds limit) {

@@ -1,5 +1,5 @@
-// Several ranks of the ring all-reduce kernel (kernels/cuda/ring_kernel.cu) on ONE GPU, as issue
-// 18 (item 5) wants a one-GPU machine to run them: every rank's FIFOs in device memory, each
+// Several ranks of the ring collectives' kernels (kernels/cuda/collective_kernel.cu) on ONE GPU, as
+// issue 18 (item 5) wants a one-GPU machine to run them: every rank's FIFOs in device memory, each
 // rank's kernel on a stream of its own so that all of them are resident at once (they wait on
 // each other's blocks), the abort flag and each channel's status in mapped host memory. Shared by
 // the `cuda` suite's test and the one-GPU benchmark.
@@ -54,7 +54,14 @@ struct RingShape {
 // "" when nranks x nchannels blocks of the kernel for (dtype, op, protocol) fit on the device at
 // once, else why not: ranks whose blocks cannot all be resident wait for each other forever (or
 // until the abort flag).
-std::string coResidencyProblem(const RingShape& shape, DataType dtype, RedOp op, Protocol protocol);
+std::string coResidencyProblem(const RingShape& shape, Collective collective, DataType dtype,
+                               RedOp op, Protocol protocol);
+
+// A collective over the ring: which, and for broadcast and reduce the root's position.
+struct RingCollective {
+  Collective collective;
+  int root;
+};
 
 class OneGpuRing {
  public:
@@ -70,6 +77,10 @@ class OneGpuRing {
   // the kernel writes them. Throws on a refused launch.
   void launch(int rank, const void* src, void* dst, size_t count, DataType dtype, RedOp op,
               Protocol protocol, uint64_t spinBudget = device::kNoSpinBudget);
+  // The same for any collective over the ring, with the C API's buffer layouts (cuda_kernels.hpp).
+  void launch(int rank, RingCollective collective, const void* src, void* dst, size_t count,
+              DataType dtype, RedOp op, Protocol protocol,
+              uint64_t spinBudget = device::kNoSpinBudget);
 
   // Polls every rank's stream (cudaStreamQuery, so a hung kernel cannot hang the caller) until
   // all are idle (true) or `limit` has passed (false).

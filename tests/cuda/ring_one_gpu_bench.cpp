@@ -192,8 +192,8 @@ int run(const Options& o) {
   for (const ProtocolSetup& p : kProtocols) {
     for (const int nranks : o.ranks) {
       const RingShape shape{nranks, o.channels, p.nslots, p.slotBytes};
-      const std::string problem =
-          coResidencyProblem(shape, DataType::kFloat32, RedOp::kSum, p.protocol);
+      const std::string problem = coResidencyProblem(shape, Collective::kAllReduce,
+                                                     DataType::kFloat32, RedOp::kSum, p.protocol);
       if (!problem.empty()) {
         std::printf("# %s, %d ranks: skipped, the ranks cannot run together: %s\n", p.name, nranks,
                     problem.c_str());

@@ -1,10 +1,12 @@
-// The ring all-reduce kernel (kernels/cuda/ring_kernel.cu) on a real GPU: 2-4 ranks sharing it
-// (one_gpu_ring.hpp), every dtype and op, Simple and LL, 1 and 3 channels, seeded counts (0, 1,
-// primes, random), in and out of place, aligned and not, checked bitwise against model.hpp's
-// independent reference and across ranks, with guard bytes around every buffer; and the abort
-// flag and the spin budget ending the kernels of a ring whose last rank never came. The same
-// schedule runs on CPU threads in device_protocol_test; this is where the GPU's own memory model,
-// the LL lines' vector accesses and the block barriers meet it.
+// The ring collectives' kernels (kernels/cuda/collective_kernel.cu) on a real GPU: 2-4 ranks
+// sharing it (one_gpu_ring.hpp); all-reduce, and reduce-scatter, allgather, broadcast and reduce
+// with the C API's layouts and every root; every dtype and op, Simple and LL, 1 and 3 channels,
+// seeded counts (0, 1, primes, random), in and out of place, aligned and not, checked bitwise
+// against model.hpp's independent reference and across ranks, with guard bytes around every buffer;
+// and the abort flag and the spin budget ending the kernels of a ring whose last rank never came.
+// The same schedule runs on CPU threads in device_protocol_test; this is where the GPU's own memory
+// model, the LL lines' vector accesses and the block barriers meet it.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
@@ -38,15 +40,24 @@ struct Case {
   Protocol protocol;
   int nranks;
   int nchannels;
-  size_t count;
+  size_t count;  // the C API's count
   bool inPlace;
   size_t offset;  // elements past a 256-byte boundary (nonzero: unaligned for 16-byte vectors)
   uint64_t seed;
+  RingCollective collective = {Collective::kAllReduce, 0};
 };
+
+// model.hpp lists the collectives in cuda_kernels.hpp's order.
+static_assert(static_cast<int>(model::Collective::kReduce) ==
+              static_cast<int>(Collective::kReduce));
+model::Collective modelOf(Collective c) {
+  return static_cast<model::Collective>(static_cast<int>(c));
+}
 
 std::string describe(DataType dtype, RedOp op, const Case& c) {
   std::ostringstream out;
-  out << (c.protocol == Protocol::kSimple ? "Simple " : "LL ") << typeName(dtype) << " "
+  out << model::collectiveName(modelOf(c.collective.collective)) << " root " << c.collective.root
+      << (c.protocol == Protocol::kSimple ? " Simple " : " LL ") << typeName(dtype) << " "
       << opName(op) << " ranks " << c.nranks << " channels " << c.nchannels << " count " << c.count
       << (c.inPlace ? " in place" : " out of place") << " offset " << c.offset << " seed "
       << c.seed;
@@ -71,33 +82,43 @@ struct GuardedBuffer {
   DeviceBuffer memory;
 };
 
-bool guardsIntact(const std::vector<unsigned char>& block, size_t begin, size_t bytes) {
+// Every byte of `block` poisoned but [from, to).
+bool poisonedBut(const std::vector<unsigned char>& block, size_t from, size_t to) {
   for (size_t i = 0; i < block.size(); ++i) {
-    if ((i < begin || i >= begin + bytes) && block[i] != kPoison) return false;
+    if ((i < from || i >= to) && block[i] != kPoison) return false;
   }
   return true;
 }
 
-// One all-reduce on every rank of `ring`; returns the number of wrong elements (each rank's
-// output against the reference and against rank 0's bits, out-of-place sources unchanged) and
-// checks that nothing outside the buffers was written and every channel ended kOk.
+// One collective on every rank of `ring`, with model.hpp's layouts (in place: one buffer); returns
+// the number of wrong elements (each rank's output against the reference and, where every rank
+// holds the same result, against rank 0's bits; sources unchanged) and checks that nothing
+// outside the buffers' data was written and every channel ended kOk.
 template <typename T, typename Op>
 int runCase(OneGpuRing& ring, DataType dtype, RedOp op, const Case& c) {
   std::mt19937_64 rng(c.seed);
   const int n = c.nranks;
-  const size_t bytes = c.count * sizeof(T);
-  std::vector<std::vector<T>> inputs(n, std::vector<T>(c.count));
-  std::deque<GuardedBuffer> srcs, dsts;  // a deque: they cannot move
+  const model::Collective coll = modelOf(c.collective.collective);
+  const int root = c.collective.root;
+  std::vector<model::Layout> layouts;
+  std::vector<std::vector<T>> inputs(n);
+  std::deque<GuardedBuffer> sends, recvs;  // a deque: they cannot move
   for (int r = 0; r < n; ++r) {
-    for (auto& x : inputs[r]) x = model::ringInput<T>(rng, op);
-    srcs.emplace_back(bytes, c.offset * sizeof(T));
-    dsts.emplace_back(bytes, c.offset * sizeof(T));
-    check(cudaMemcpy(srcs[r].data(), inputs[r].data(), bytes, cudaMemcpyHostToDevice),
+    const model::Layout l = model::layoutOf(coll, n, r, root, c.count);
+    layouts.push_back(l);
+    for (size_t i = 0; i < l.sendCount; ++i) inputs[r].push_back(model::ringInput<T>(rng, op));
+    const size_t sendElems = c.inPlace ? std::max(l.sendCount, l.recvCount) : l.sendCount;
+    sends.emplace_back(sendElems * sizeof(T), c.offset * sizeof(T));
+    recvs.emplace_back(c.inPlace ? 0 : l.recvCount * sizeof(T), c.offset * sizeof(T));
+    const size_t sendAt = c.inPlace ? l.sendOffset : 0;
+    check(cudaMemcpy(sends[r].data() + sendAt * sizeof(T), inputs[r].data(),
+                     l.sendCount * sizeof(T), cudaMemcpyHostToDevice),
           "cudaMemcpy(to device)");
   }
   for (int r = 0; r < n; ++r) {
-    ring.launch(r, srcs[r].data(), (c.inPlace ? srcs : dsts)[r].data(), c.count, dtype, op,
-                c.protocol);
+    const size_t sendAt = c.inPlace ? layouts[r].sendOffset : 0;
+    ring.launch(r, c.collective, sends[r].data() + sendAt * sizeof(T),
+                (c.inPlace ? sends : recvs)[r].data(), c.count, dtype, op, c.protocol);
   }
   REQUIRE(ring.finishOrAbort(kLimit));
   for (int r = 0; r < n; ++r) {
@@ -107,37 +128,63 @@ int runCase(OneGpuRing& ring, DataType dtype, RedOp op, const Case& c) {
     }
   }
 
-  std::vector<std::vector<unsigned char>> srcBlocks, dstBlocks;
+  std::vector<std::vector<unsigned char>> sendBlocks, recvBlocks;
   for (int r = 0; r < n; ++r) {
-    srcBlocks.push_back(srcs[r].copyBack());
-    dstBlocks.push_back(dsts[r].copyBack());
+    sendBlocks.push_back(sends[r].copyBack());
+    recvBlocks.push_back(recvs[r].copyBack());
   }
   auto element = [&](const std::vector<unsigned char>& block, size_t begin, size_t i) {
     T v;
     std::memcpy(&v, block.data() + begin + i * sizeof(T), sizeof(T));
     return v;
   };
+  const bool sameEverywhere =
+      coll != model::Collective::kReduceScatter && coll != model::Collective::kReduce;
   int bad = 0;
-  std::vector<T> x(n);
+  std::vector<T> x;
   for (int r = 0; r < n; ++r) {
-    const auto& out = c.inPlace ? srcBlocks[r] : dstBlocks[r];
-    const auto& first = c.inPlace ? srcBlocks[0] : dstBlocks[0];
-    const size_t begin = srcs[r].begin;
-    CHECK(guardsIntact(srcBlocks[r], begin, bytes));
-    CHECK(guardsIntact(dstBlocks[r], begin, c.inPlace ? 0 : bytes));
-    for (size_t i = 0; i < c.count; ++i) {
-      for (int k = 0; k < n; ++k) x[k] = inputs[k][i];
+    const model::Layout& l = layouts[r];
+    const size_t begin = sends[r].begin;
+    const auto& out = c.inPlace ? sendBlocks[r] : recvBlocks[r];
+    const auto& first = c.inPlace ? sendBlocks[0] : recvBlocks[0];
+    const size_t outAt = c.inPlace ? l.recvOffset : 0;
+    const size_t sendAt = c.inPlace ? l.sendOffset : 0;
+    // Outside the data every byte keeps its poison: guard bytes, the rest of an in-place buffer,
+    // a non-root's reduce output.
+    const size_t outFrom = begin + outAt * sizeof(T);
+    const size_t outTo = outFrom + (l.writes ? l.recvCount * sizeof(T) : 0);
+    const size_t sendFrom = begin + sendAt * sizeof(T), sendTo = sendFrom + l.sendCount * sizeof(T);
+    if (c.inPlace) {
+      std::vector<unsigned char> masked = sendBlocks[r];
+      for (size_t i = sendFrom; i < sendTo; ++i) masked[i] = kPoison;
+      CHECK(poisonedBut(masked, outFrom, outTo));
+    } else {
+      CHECK(poisonedBut(sendBlocks[r], sendFrom, sendTo));
+      CHECK(poisonedBut(recvBlocks[r], outFrom, outTo));
+    }
+    for (size_t j = 0; l.writes && j < l.recvCount; ++j) {
+      x.clear();
+      for (const model::Source& s : model::sourcesOf(coll, n, root, c.count, r, j)) {
+        x.push_back(inputs[s.rank][s.index]);
+      }
       double want = 0;
-      const T got = element(out, begin, i);
-      const T zero = element(first, begin, i);
-      const bool same = std::memcmp(&got, &zero, sizeof(T)) == 0;
-      if ((!model::matches(got, x.data(), n, op, model::Mode::kSmallInts, &want) || !same) &&
+      const T got = element(out, begin, outAt + j);
+      const T zero = element(first, sends[0].begin, outAt + j);
+      const bool same = !sameEverywhere || std::memcmp(&got, &zero, sizeof(T)) == 0;
+      if ((!model::matches(got, x.data(), static_cast<int>(x.size()), op, model::Mode::kSmallInts,
+                           &want) ||
+           !same) &&
           ++bad <= 3) {
-        UNSCOPED_INFO("rank " << r << " element " << i << ": got " << model::toDouble(got)
+        UNSCOPED_INFO("rank " << r << " element " << j << ": got " << model::toDouble(got)
                               << " want " << want << (same ? "" : " (differs from rank 0)"));
       }
-      const T kept = element(srcBlocks[r], begin, i);
-      if (!c.inPlace && std::memcmp(&kept, &inputs[r][i], sizeof(T)) != 0 && ++bad <= 3) {
+    }
+    // Sources unchanged but where the output overwrote them in place.
+    for (size_t i = 0; i < l.sendCount; ++i) {
+      const size_t at = sendAt + i;
+      const bool overwritten = c.inPlace && l.writes && at >= outAt && at < outAt + l.recvCount;
+      const T kept = element(sendBlocks[r], begin, at);
+      if (!overwritten && std::memcmp(&kept, &inputs[r][i], sizeof(T)) != 0 && ++bad <= 3) {
         UNSCOPED_INFO("rank " << r << " source element " << i << " changed");
       }
     }
@@ -148,7 +195,8 @@ int runCase(OneGpuRing& ring, DataType dtype, RedOp op, const Case& c) {
 // Runs the case on `ring` unless its blocks cannot all be resident (said, and skipped).
 void checkCase(OneGpuRing& ring, DataType dtype, RedOp op, const Case& c) {
   INFO(describe(dtype, op, c));
-  const std::string problem = coResidencyProblem(ring.shape(), dtype, op, c.protocol);
+  const std::string problem =
+      coResidencyProblem(ring.shape(), c.collective.collective, dtype, op, c.protocol);
   if (!problem.empty()) {
     WARN("skipped, the ranks cannot run together: " << problem);
     return;
@@ -176,6 +224,36 @@ TEST_CASE("ring on one GPU: every dtype and op, Simple and LL, 2-4 ranks, seeded
                   nchannels,      k == 0 ? counts[rng() % std::size(counts)] : rng() % 30000,
                   rng() % 2 == 0, rng() % 4,
                   rng()};
+              checkCase(ring, dtype, op, c);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("ring collectives on one GPU: reduce-scatter, allgather, broadcast, reduce") {
+  std::mt19937_64 rng(20261203);
+  const size_t counts[] = {0, 1, 3, 13, 97, 1021};
+  const Collective collectives[] = {Collective::kReduceScatter, Collective::kAllGather,
+                                    Collective::kBroadcast, Collective::kReduce};
+  for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+    for (int nranks = 2; nranks <= 4; ++nranks) {
+      for (const int nchannels : {1, 3}) {
+        OneGpuRing ring({nranks, nchannels, kSlots, kSlotBytes});
+        for (const Collective collective : collectives) {
+          for (const DataType dtype : model::kTypes) {
+            for (const RedOp op : model::kOps) {
+              if (!model::reduces(modelOf(collective)) && op != RedOp::kSum) continue;
+              Case c{protocol,
+                     nranks,
+                     nchannels,
+                     rng() % 2 == 0 ? counts[rng() % std::size(counts)] : rng() % 10000,
+                     rng() % 2 == 0,
+                     rng() % 4,
+                     rng()};
+              c.collective = {collective, static_cast<int>(rng() % static_cast<uint64_t>(nranks))};
               checkCase(ring, dtype, op, c);
             }
           }
