@@ -1,7 +1,7 @@
 // kernels/device/ring_allreduce.hpp: the ring all-reduce one thread group runs for one channel,
-// the same code on the GPU (a block per channel, ring_kernel.cu) and in the CPU tests (a thread
-// per rank per channel). The host's ring (runtime/collectives/allreduce_ring.cpp) has the same
-// schedule over its own transports:
+// the same code on the GPU (a block per channel, collective_kernel.cu) and in the CPU tests (a
+// thread per rank per channel). The host's ring (runtime/collectives/allreduce_ring.cpp) has the
+// same schedule over its own transports:
 //
 // The buffer is split between channels (alignedSplit), each channel's part processed in sections
 // of n chunks of at most one slot each; in a section, ring position p:
