@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
+#include <string_view>
 
 #include "base/error.hpp"
 
@@ -23,6 +27,42 @@ std::string ucxRelease() {
   unsigned major = 0, minor = 0, release = 0;
   ucp_get_version(&major, &minor, &release);
   return fmt::format("ucx{}.{}", major, minor);
+}
+
+// The UCX_TLS value UCX will use (set in the environment or in UCX's configuration file).
+std::string transportList(const ucp_config_t* config) {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* out = open_memstream(&text, &size);
+  if (!out) return "all";
+  ucp_config_print(config, out, nullptr, UCS_CONFIG_PRINT_CONFIG);
+  std::fclose(out);
+  const std::unique_ptr<char, void (*)(void*)> owned(text, std::free);
+  const std::string_view printed(text, size);
+  constexpr std::string_view kKey = "\nUCX_TLS=";
+  const size_t at = printed.find(kKey);
+  if (at == std::string_view::npos) return "all";
+  const size_t start = at + kKey.size();
+  return std::string(printed.substr(start, printed.find('\n', start) - start));
+}
+
+// Whether a UCX_TLS list lets UCX open one of its mm (shared-memory FIFO) transports, those that
+// MM_ERROR_HANDLING configures (posix, sysv; Debian's UCX has no xpmem): named, through an alias
+// (UCX 1.13's "mm", "sm", "shm") or "all", or not excluded by a ^ list.
+bool allowsMmTransports(const std::string& list) {
+  const bool excluding = !list.empty() && list[0] == '^';
+  std::set<std::string, std::less<>> items;
+  for (size_t start = excluding ? 1 : 0; start <= list.size();) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    items.insert(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  const auto any = [&](std::initializer_list<std::string_view> names) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](std::string_view name) { return items.count(name) > 0; });
+  };
+  if (excluding) return !any({"mm", "sm", "shm"}) && !(items.count("posix") && items.count("sysv"));
+  return any({"all", "mm", "sm", "shm", "posix", "sysv", "xpmem"});
 }
 
 std::string hostName() {
@@ -46,7 +86,10 @@ Worker::Worker() {
   std::unique_ptr<ucp_config_t, void (*)(ucp_config_t*)> owned(config, ucp_config_release);
   // UCX 1.13's shared-memory transports hide their peer error handling (keepalive) unless asked,
   // and UCX then refuses endpoints that want it, printing an error: ask, unless the user chose.
-  if (!getenv("UCX_MM_ERROR_HANDLING")) ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
+  // Only where UCX_TLS lets those transports open: UCX warns of a setting no transport used
+  // ("invalid configuration: MM_ERROR_HANDLING=y" under UCX_TLS=tcp).
+  if (!getenv("UCX_MM_ERROR_HANDLING") && allowsMmTransports(transportList(config)))
+    ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
