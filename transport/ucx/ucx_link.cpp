@@ -48,7 +48,8 @@ void UcxLink::Free::operator()(std::byte* p) const {
 }
 
 UcxLink::UcxLink(ucp_worker_h worker, int rank, int peer, std::string what, size_t slotBytes,
-                 int slots, std::vector<UcxLink*>* creditReposts)
+                 int slots, std::vector<UcxLink*>* creditReposts,
+                 std::vector<UcxLink*>* byesToAnswer)
     : rank_(rank),
       peer_(peer),
       what_(std::move(what)),
@@ -57,6 +58,7 @@ UcxLink::UcxLink(ucp_worker_h worker, int rank, int peer, std::string what, size
       stride_((kPayloadOffset + slotBytes + kAlign - 1) / kAlign * kAlign),
       worker_(worker),
       creditReposts_(creditReposts),
+      byesToAnswer_(byesToAnswer),
       sendMemory_(allocateSlots(slots_, stride_)),
       sendSlots_(slots_, SendSlot{this, false}),
       recvMemory_(allocateSlots(slots_, stride_)),
@@ -78,6 +80,8 @@ ucs_status_t UcxLink::open(const std::vector<uint8_t>& address, bool peerErrors)
   if (status != UCS_OK) return status;
   for (uint64_t k = 0; k < slots_; ++k) postReceive(k);
   postCreditReceive();
+  postNotice(bye_, byeTag(peer_, 0));
+  postNotice(got_, gotTag(peer_, 0));
   return UCS_OK;
 }
 
@@ -163,7 +167,7 @@ void UcxLink::Sender::post(size_t bytes, const Tag& tag) {
   }
 }
 
-void UcxLink::onCreditSent(void* request, ucs_status_t status, void* user) {
+void UcxLink::onEmptySent(void* request, ucs_status_t status, void* user) {
   auto* link = static_cast<UcxLink*>(user);
   --link->sendsInFlight_;
   if (status != UCS_OK) link->failSend(status);
@@ -171,15 +175,18 @@ void UcxLink::onCreditSent(void* request, ucs_status_t status, void* user) {
 }
 
 void UcxLink::sendCredit() {
+  sendEmpty(creditTag(rank_, consumed_));
+  toldConsumed_ = consumed_;
+}
+
+void UcxLink::sendEmpty(ucp_tag_t tag) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  param.cb.send = &UcxLink::onCreditSent;
+  param.cb.send = &UcxLink::onEmptySent;
   param.user_data = this;
   ++sendsInFlight_;  // before the call, as in post()
   void* request = nullptr;
-  const ucs_status_t status =
-      startedAs(ucp_tag_send_nbx(ep_, nullptr, 0, creditTag(rank_, consumed_), &param), &request);
-  toldConsumed_ = consumed_;
+  const ucs_status_t status = startedAs(ucp_tag_send_nbx(ep_, nullptr, 0, tag, &param), &request);
   if (status != UCS_INPROGRESS) {
     --sendsInFlight_;
     if (status != UCS_OK) failSend(status);
@@ -216,7 +223,8 @@ void UcxLink::postCreditReceive() {
     const ucp_request_param_t param = receiveParam(&UcxLink::onCredit, this);
     void* request = nullptr;
     const ucs_status_t status = startedAs(
-        ucp_tag_recv_nbx(worker_, nullptr, 0, creditTag(peer_, 0), kCreditMask, &param), &request);
+        ucp_tag_recv_nbx(worker_, nullptr, 0, creditTag(peer_, 0), kAnyCounterMask, &param),
+        &request);
     if (status != UCS_INPROGRESS) {
       creditPosted_ = false;
       fail(status, fmt::format("receiving credits from {} failed", what_));
@@ -297,11 +305,62 @@ void UcxLink::Receiver::release() {
     l.sendCredit();
 }
 
+// ---- leaving ----
+
+void UcxLink::onNotice(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                       void* user) {
+  auto* notice = static_cast<Notice*>(user);
+  notice->pending = false;
+  notice->request = nullptr;
+  if (status == UCS_OK) {
+    notice->tag = info->sender_tag;
+    UcxLink* link = notice->link;
+    if (notice == &link->bye_) link->byesToAnswer_->push_back(link);
+  }
+  ucp_request_free(request);
+}
+
+void UcxLink::postNotice(Notice& notice, ucp_tag_t tag) {
+  notice.link = this;
+  notice.pending = true;
+  const ucp_request_param_t param = receiveParam(&UcxLink::onNotice, &notice);
+  void* request = nullptr;
+  const ucs_status_t status =
+      startedAs(ucp_tag_recv_nbx(worker_, nullptr, 0, tag, kAnyCounterMask, &param), &request);
+  if (status != UCS_INPROGRESS) {
+    notice.pending = false;
+    fail(status, fmt::format("receiving from {} failed", what_));
+  } else if (notice.pending) {
+    notice.request = request;  // else its callback has run already
+  }
+}
+
+void UcxLink::sayBye() {
+  if (!failure_) sendEmpty(byeTag(rank_, posted_));
+}
+
+bool UcxLink::doneWithPeer() const {
+  // Released messages have arrived: the peer's credits may have told all already.
+  return failure_ || bye_.tag || credited_ >= posted_ ||
+         (got_.tag && widen(credited_, *got_.tag) >= posted_);
+}
+
+bool UcxLink::answerBye() {
+  if (answered_ || failure_ || !ep_) return true;  // !ep_: this rank is closing
+  // The peer sent at most `slots` messages beyond those released, each into its own slot.
+  const uint64_t sent = widen(consumed_, *bye_.tag);
+  for (uint64_t k = consumed_; k < sent; ++k)
+    if (!recvSlots_[k % slots_].complete) return false;
+  sendEmpty(gotTag(rank_, sent));
+  answered_ = true;
+  return true;
+}
+
 // ---- closing ----
 
 void UcxLink::startClose() {
-  // By force: the transport has flushed the worker, and a flushing close would wait for the peer,
-  // which may be gone or busy elsewhere.
+  // By force: the peer has what it needs (doneWithPeer), and a flushing close would wait for its
+  // progress, which may never come (it is gone, or busy elsewhere).
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_EP_CLOSE_FLAG_FORCE;
@@ -323,9 +382,11 @@ bool UcxLink::cancelReceives() {
   for (RecvSlot& slot : recvSlots_)
     if (slot.request) ucp_request_cancel(worker_, slot.request);
   if (creditRequest_) ucp_request_cancel(worker_, creditRequest_);
+  for (const Notice* notice : {&bye_, &got_})
+    if (notice->request) ucp_request_cancel(worker_, notice->request);
   return std::any_of(recvSlots_.begin(), recvSlots_.end(),
                      [](const RecvSlot& slot) { return slot.request != nullptr; }) ||
-         creditRequest_ != nullptr;
+         creditRequest_ != nullptr || bye_.request != nullptr || got_.request != nullptr;
 }
 
 }  // namespace tutti::transport::ucx

@@ -14,6 +14,13 @@
 // `slots` messages are in flight per direction. The first credit (count 0) is the hello that
 // connect() waits for: the peer's receives are posted.
 //
+// Leaving: a rank that destroys its transport sends every peer a bye counting the messages it
+// sent; the peer answers with a got once all of them have arrived (UCX completes a rendezvous
+// receive only after its sender has answered the receiver's request and announced the data's
+// arrival: closing the sender's endpoint before that fails the receive). The leaver closes once,
+// for every peer, its messages have all arrived (released as credits say, or answered), or the
+// peer has said bye itself (it needs nothing more), or the link has failed.
+//
 // Failure: UCP's error callback for the endpoint (the peer died or closed it) or a failed send
 // marks the link failed; tryAcquire then throws kRemote naming the peer, and so does tryPeek once
 // the messages that arrived before the failure are consumed. UCX's shared-memory transports notice
@@ -39,9 +46,9 @@ namespace tutti::transport::ucx {
 class UcxLink {
  public:
   // `what` names the peer in messages: "rank 3 (host:pid)". A credit's arrival adds the link to
-  // *creditReposts.
+  // *creditReposts, a bye's to *byesToAnswer.
   UcxLink(ucp_worker_h worker, int rank, int peer, std::string what, size_t slotBytes, int slots,
-          std::vector<UcxLink*>* creditReposts);
+          std::vector<UcxLink*>* creditReposts, std::vector<UcxLink*>* byesToAnswer);
   ~UcxLink();
   UcxLink(const UcxLink&) = delete;
   UcxLink& operator=(const UcxLink&) = delete;
@@ -63,6 +70,14 @@ class UcxLink {
   // Posts the credit receive again once its credit has arrived (the transport does it for the
   // links its callback listed); credits are taken as they come, or UCX keeps them unexpected.
   void postCreditReceive();
+  // Leaving: sayBye() tells the peer how many messages this rank sent it; doneWithPeer() is true
+  // once they have all arrived (the peer released them, or answered the bye), the peer has said
+  // bye itself, or the link has failed.
+  void sayBye();
+  bool doneWithPeer() const;
+  // Answers the peer's bye once every message it counts has arrived; true when answered (or there
+  // is nothing to answer any more: the link failed, or this rank is closing it).
+  bool answerBye();
   // Closing: startClose() closes the endpoint, closing() is true until that has completed (the
   // caller progresses the worker meanwhile, reposting credit receives: credits still arriving are
   // taken); cancelReceives(), last, is true while some receive could not be cancelled yet.
@@ -74,6 +89,13 @@ class UcxLink {
   struct SendSlot {
     UcxLink* link = nullptr;
     bool busy = false;  // its send has not completed: the slot is UCP's
+  };
+  // The receive of the peer's bye, or of its got.
+  struct Notice {
+    UcxLink* link = nullptr;
+    void* request = nullptr;  // the posted receive while it is pending
+    bool pending = false;
+    std::optional<ucp_tag_t> tag;  // the sender's tag, once it has arrived
   };
   struct RecvSlot {
     UcxLink* link = nullptr;
@@ -107,10 +129,12 @@ class UcxLink {
 
   static void onError(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void onDataSent(void* request, ucs_status_t status, void* user);
-  static void onCreditSent(void* request, ucs_status_t status, void* user);
+  static void onEmptySent(void* request, ucs_status_t status, void* user);
   static void onReceived(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
                          void* user);
   static void onCredit(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                       void* user);
+  static void onNotice(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
                        void* user);
 
   std::byte* sendSlot(uint64_t k) const;
@@ -122,6 +146,9 @@ class UcxLink {
   void postReceive(uint64_t k);
   void creditArrived(ucp_tag_t tag);
   void sendCredit();
+  // An empty message with `tag` (credit, bye, got).
+  void sendEmpty(ucp_tag_t tag);
+  void postNotice(Notice& notice, ucp_tag_t tag);
 
   const int rank_;
   const int peer_;
@@ -131,6 +158,7 @@ class UcxLink {
   const size_t stride_;  // bytes per slot: the header area, then slotBytes_, rounded to 64
   ucp_worker_h worker_;
   std::vector<UcxLink*>* creditReposts_;
+  std::vector<UcxLink*>* byesToAnswer_;
   ucp_ep_h ep_ = nullptr;
   void* closeRequest_ = nullptr;
   std::optional<Error> failure_;
@@ -151,6 +179,10 @@ class UcxLink {
   bool creditPosted_ = false;
   void* creditRequest_ = nullptr;
   bool helloHeard_ = false;
+  // Leaving: the peer's bye and got, and whether this rank has answered the bye.
+  Notice bye_;
+  Notice got_;
+  bool answered_ = false;
 
   // Receiving: message consumed_ is the next tryPeek returns; released counts told the sender.
   std::unique_ptr<std::byte, Free> recvMemory_;

@@ -20,9 +20,12 @@
 //
 // Threading: serialized, as the tcp transport: one thread at a time drives a Transport.
 //
-// Destruction completes the sends in flight and flushes the worker (each for up to 5 s while the
-// peers take them), so that the last post() of a rank that then leaves is delivered; then it
-// closes every endpoint and cancels the posted receives.
+// Destruction says bye to every peer and waits (at most 5 s) until each has answered that all
+// this rank's messages arrived, or has said bye itself, or has failed (ucx_link.hpp), so that the
+// last post() of a rank that then leaves is delivered, also by rendezvous, and a peer that left
+// costs no wait; then it closes every endpoint by force and cancels the posted receives. A peer
+// that is alive but does not progress (busy elsewhere, or killed where only a keepalive round
+// would tell: UCX's shared memory) costs the 5 s.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -41,7 +44,7 @@ namespace tutti::transport {
 namespace ucx {
 namespace {
 
-constexpr std::chrono::milliseconds kCloseFlushLimit{5000};
+constexpr std::chrono::milliseconds kCloseLimit{5000};
 // Worker progress calls per progress(): bounded, so that a stream of arrivals cannot keep one
 // call busy.
 constexpr int kProgressRounds = 16;
@@ -60,15 +63,19 @@ class UcxTransport final : public Transport {
       : options_(checked(options)), worker_(std::make_unique<Worker>()), links_(options.nranks) {}
 
   ~UcxTransport() override {
-    progressUntil(Deadline::after(kCloseFlushLimit), [&] { return sendsPending(); });
-    flush(Deadline::after(kCloseFlushLimit));
+    for (auto& link : links_)
+      if (link) link->sayBye();
+    progressUntil(Deadline::after(kCloseLimit), [&] {
+      return std::any_of(links_.begin(), links_.end(),
+                         [](const auto& link) { return link && !link->doneWithPeer(); });
+    });
     for (auto& link : links_)
       if (link) link->startClose();
-    progressUntil(Deadline::after(kCloseFlushLimit), [&] {
+    progressUntil(Deadline::after(kCloseLimit), [&] {
       return std::any_of(links_.begin(), links_.end(),
                          [](const auto& link) { return link && link->closing(); });
     });
-    progressUntil(Deadline::after(kCloseFlushLimit), [&] {
+    progressUntil(Deadline::after(kCloseLimit), [&] {
       return std::any_of(links_.begin(), links_.end(),
                          [](const auto& link) { return link && link->cancelReceives(); });
     });
@@ -89,8 +96,9 @@ class UcxTransport final : public Transport {
     for (int peer : peers) {
       const std::string what = fmt::format("rank {} ({})", peer, placeOf(addresses[peer]));
       const std::vector<uint8_t> address = decodeAddress(addresses[peer], what);
-      auto link = std::make_unique<UcxLink>(worker_->get(), options_.rank, peer, what,
-                                            options_.slotBytes, options_.slots, &creditReposts_);
+      auto link =
+          std::make_unique<UcxLink>(worker_->get(), options_.rank, peer, what, options_.slotBytes,
+                                    options_.slots, &creditReposts_, &byesToAnswer_);
       ucs_status_t status = link->open(address, peerErrors_);
       if (status == UCS_ERR_UNREACHABLE && peerErrors_) {
         // UCX has logged why (no transport with a peer failure handler); once per transport.
@@ -128,6 +136,7 @@ class UcxTransport final : public Transport {
     for (int i = 0; i < kProgressRounds; ++i) {
       const unsigned events = ucp_worker_progress(worker_->get());
       repostCredits();
+      answerByes();
       if (events == 0) return;
     }
   }
@@ -173,19 +182,18 @@ class UcxTransport final : public Transport {
     }
   }
 
-  // Waits for what UCX still holds of the sends to leave this process.
-  void flush(const Deadline& deadline) {
-    ucp_request_param_t param{};
-    const ucs_status_ptr_t request = ucp_worker_flush_nbx(worker_->get(), &param);
-    if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
-    progressUntil(deadline, [&] { return ucp_request_check_status(request) == UCS_INPROGRESS; });
-    if (ucp_request_check_status(request) != UCS_INPROGRESS) ucp_request_free(request);
+  // Answers the byes whose messages have all arrived; the others wait for a later round.
+  void answerByes() {
+    byesToAnswer_.erase(std::remove_if(byesToAnswer_.begin(), byesToAnswer_.end(),
+                                       [](UcxLink* link) { return link->answerBye(); }),
+                        byesToAnswer_.end());
   }
 
   Options options_;
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<UcxLink>> links_;
   std::vector<UcxLink*> creditReposts_;  // links whose credit receive completed
+  std::vector<UcxLink*> byesToAnswer_;   // links whose peer said bye, not answered yet
   bool peerErrors_ = true;               // endpoints with UCP's peer error handling (link->open)
 };
 

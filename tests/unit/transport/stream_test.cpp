@@ -100,6 +100,7 @@ void checkConnectionCalls(Kind kind) {
   REQUIRE(data != nullptr);
   CHECK(got.bytes == 4096);
   recv.release();
+  leaveTogether(world);
 }
 
 void checkBadInputRejected(Kind kind) {

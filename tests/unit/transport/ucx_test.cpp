@@ -110,10 +110,10 @@ TEST_CASE("ucx: bad options and peer lists are rejected", "[ucx]") {
   checkBadInputRejected(Kind::kUcx);
 }
 
-// [large]: over UCX's tcp this case once failed with UCX's "Endpoint timeout" in a fresh-clone run
-// on a heavily loaded 2-core machine (not understood yet); the CI registration over tcp leaves it
-// out, the shared-memory one runs it.
-TEST_CASE("ucx: slots of 1 MiB go by rendezvous, exact and in order", "[ucx][large]") {
+// Over UCX's tcp this failed now and then under load ("receiving from rank 0 failed: Endpoint
+// timeout", 1 run in 50-150 with two CPU hogs beside it): rank 0 closed its endpoint once its
+// last rendezvous send had completed on its side, before rank 1 had taken the message.
+TEST_CASE("ucx: slots of 1 MiB go by rendezvous, exact and in order", "[ucx]") {
   auto options = worldOptions(2);
   for (Options& o : options) {
     o.slotBytes = 1 << 20;
@@ -159,6 +159,7 @@ TEST_CASE("ucx: a sender never has more than `slots` messages in flight", "[ucx]
     CHECK(static_cast<const char*>(data)[0] == expected);
     world[1]->recv(0).release();
   }
+  leaveTogether(world);
 }
 
 // [peer-failure]: only where UCX's transports report a peer that leaves at once (UCX_TLS=tcp here;
@@ -175,10 +176,11 @@ TEST_CASE("ucx: a peer that leaves is named by the survivor", "[ucx][peer-failur
                        return std::string(name);
                      }(),
                      getpid()));
-  // Rank 1 posts three messages and leaves at once: they are still delivered, then the end of
-  // the connection is an Error naming rank 1 and where it ran.
+  // Rank 1 posts three messages and leaves at once (its thread waits for rank 0's answer that
+  // they arrived): they are still delivered, then the end of the connection is an Error naming
+  // rank 1 and where it ran.
   for (char i = 0; i < 3; ++i) REQUIRE(tryPost(*world[1], 0, 4096, 'a' + i));
-  world[1].reset();
+  std::thread leaver([leaving = std::move(world[1])]() mutable { leaving.reset(); });
   for (char i = 0; i < 3; ++i) {
     Envelope got;
     const void* data = awaitPeek(world, 0, 1, &got);
@@ -195,6 +197,27 @@ TEST_CASE("ucx: a peer that leaves is named by the survivor", "[ucx][peer-failur
   CHECK_THAT(closed.what(), Catch::Contains("ucx: rank 1 (" + place + ") closed the connection"));
   CHECK_THAT(closed.what(), Catch::Contains("(seen by rank 0)"));
   CHECK_THROWS_AS(world[0]->send(1).tryAcquire(), Error);  // failed stays failed
+  leaver.join();
+}
+
+// A peer that has left needs nothing more: a rank whose rendezvous sends to it never complete
+// still leaves at once (it used to wait 5 s for those sends, then 5 s for a worker flush, where
+// UCX's shared memory does not notice the peer's departure). The bound is far above the
+// milliseconds this takes, and below the 5 s any wait for a peer costs.
+TEST_CASE("ucx: a rank whose peer has left leaves promptly", "[ucx]") {
+  auto options = worldOptions(2);
+  for (Options& o : options) {
+    o.slotBytes = 1 << 20;
+    o.slots = 2;
+  }
+  auto world = connectedPair(options[0], options[1]);
+  for (char i = 0; i < 2; ++i) REQUIRE(tryPost(*world[0], 1, 1 << 20, 'a' + i));
+  world[0]->progress();
+  std::thread leaver([leaving = std::move(world[1])]() mutable { leaving.reset(); });
+  leaver.join();
+  const auto start = std::chrono::steady_clock::now();
+  world[0].reset();
+  CHECK(std::chrono::steady_clock::now() - start < seconds(4));
 }
 
 TEST_CASE("ucx: an address UCX cannot use fails connect, naming the rank", "[ucx]") {
@@ -274,6 +297,7 @@ TEST_CASE("ucx: the wake-up descriptor becomes readable when a message arrives",
   Envelope got;
   REQUIRE(awaitPeek(world, 1, 0, &got) != nullptr);
   CHECK(got.bytes == 64);
+  leaveTogether(world);
 }
 
 }  // namespace tutti::transport::test

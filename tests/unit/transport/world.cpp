@@ -218,6 +218,12 @@ void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
   for (const auto& t : transports) t->connected();
 }
 
+void leaveTogether(std::vector<std::unique_ptr<Transport>>& transports) {
+  std::vector<std::thread> threads;
+  for (auto& t : transports) threads.emplace_back([&t] { t.reset(); });
+  for (auto& t : threads) t.join();
+}
+
 void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed) {
   Warnings log;
   const int n = static_cast<int>(options.size());

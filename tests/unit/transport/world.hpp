@@ -97,6 +97,10 @@ void runStreams(std::vector<MeshStream*> streams, const Deadline& deadline);
 void connectAll(const std::vector<std::unique_ptr<Transport>>& transports,
                 const Deadline& deadline);
 
+// Destroys every transport of `transports` at once, each on a thread of its own, as ranks that
+// leave together do: a ucx transport's destruction waits for its peers' progress (ucx_link.hpp).
+void leaveTogether(std::vector<std::unique_ptr<Transport>>& transports);
+
 // Every rank of a thread world streams `count` random-size messages to every other rank while
 // receiving (MeshStream), and checks that none fails and nothing was logged.
 void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t seed);
