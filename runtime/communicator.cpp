@@ -116,18 +116,25 @@ void Communicator::connect() {
   plan.describe = [&](int peer) {
     return fmt::format("rank {} ({})", peer, describe(peers_[static_cast<size_t>(peer)]));
   };
+  // No rank announces anything before its communicator exists: only deaths are seen in init.
+  const auto failIfPeerGone = [&](PeerWatch& watch) {
+    if (const auto trouble = watch.look(-1, false))
+      raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
+            trouble->peer, describe(peers_[static_cast<size_t>(trouble->peer)]));
+  };
+  // While connecting, before any transport can carry notes: a transport that waits for a peer
+  // (ucx's hello) gives up as soon as a local peer is gone, not at the timeout.
+  PeerWatch connecting(rank_, peers_, std::vector<transport::Transport*>(peers_.size()), job_.store,
+                       tag_);
+  plan.options.checkPeers = [&] { failIfPeerGone(connecting); };
   connections_ = std::make_unique<Connections>(std::move(plan), deadline);
   peerWatch_ =
       std::make_unique<PeerWatch>(rank_, peers_, connections_->noteCarriers(), job_.store, tag_);
   // A peer that died before this barrier leaves the others waiting with their shm segments still
   // named (connected() unlinks them); a launcher that then kills them would leak the names, so
   // they give up as soon as a local peer is gone.
-  bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline, [&] {
-    // No rank announces anything before its communicator exists: only deaths are seen here.
-    if (const auto trouble = peerWatch_->look(-1, false))
-      raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
-            trouble->peer, describe(peers_[static_cast<size_t>(trouble->peer)]));
-  });
+  bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline,
+                     [&] { failIfPeerGone(*peerWatch_); });
   connections_->connected();
 }
 

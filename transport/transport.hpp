@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,6 +126,9 @@ struct Options {
   int slots = 8;
   int socketsPerPeer = 1;
   std::string bindHost;  // tcp: the address of the interface to listen on
+  // Called while connect() waits for its peers; throws to give up (the runtime: a peer's process
+  // is gone, which ucx's shared memory would notice only at a keepalive round). May be empty.
+  std::function<void()> checkPeers;
 };
 
 // One transport instance per communicator connects this rank with a set of peers:

@@ -109,13 +109,18 @@ class UcxTransport final : public Transport {
         peerErrors_ = false;
         status = link->open(address, peerErrors_);
       }
-      if (status != UCS_OK)
+      if (status != UCS_OK) {
+        // A peer whose process is gone cannot be reached either (UCX's shared memory: its
+        // segment is): say that, where the runtime can tell.
+        if (options_.checkPeers) options_.checkPeers();
         raise(ErrorCode::kRemote, "ucx: rank {} cannot reach {}: {}", options_.rank, what,
               ucs_status_string(status));
+      }
       links_[peer] = std::move(link);
     }
     for (int peer : peers) links_[peer]->sayHello();
     const bool heard = progressUntil(deadline, [&] {
+      if (options_.checkPeers) options_.checkPeers();
       return std::any_of(peers.begin(), peers.end(),
                          [&](int peer) { return !links_[peer]->heardHello(); });
     });
