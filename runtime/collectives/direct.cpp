@@ -179,6 +179,10 @@ void finish(OpContext& ctx, const DirectPeers& peers) {
   using std::chrono::duration_cast, std::chrono::milliseconds;
   const auto took = duration_cast<milliseconds>(std::chrono::steady_clock::now() - peers.offered);
   if (took < peers.shortestTimeout) return;
+  // Peers that gave up meanwhile (this rank was stopped, most often) say why: theirs is the
+  // communicator's reason, this rank's lateness only its echo.
+  if (const auto trouble = ctx.comm.peerWatch().look(-1, true))
+    ctx.raiseTrouble(*trouble, "to finish reading its peers' buffers");
   raise(ErrorCode::kTimeout,
         "{}: this rank finished {} ms after it offered its buffers, past rank {}'s timeout of {} "
         "ms: that rank may have given up on the operation and reused the buffers this rank read, "
