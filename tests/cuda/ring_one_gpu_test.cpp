@@ -100,11 +100,11 @@ int runCase(OneGpuRing& ring, DataType dtype, RedOp op, const Case& c) {
   const int n = c.nranks;
   const model::Collective coll = modelOf(c.collective.collective);
   const int root = c.collective.root;
-  std::vector<model::Layout> layouts;
+  std::vector<model::BufferLayout> layouts;
   std::vector<std::vector<T>> inputs(n);
   std::deque<GuardedBuffer> sends, recvs;  // a deque: they cannot move
   for (int r = 0; r < n; ++r) {
-    const model::Layout l = model::layoutOf(coll, n, r, root, c.count);
+    const model::BufferLayout l = model::layoutOf(coll, n, r, root, c.count);
     layouts.push_back(l);
     for (size_t i = 0; i < l.sendCount; ++i) inputs[r].push_back(model::ringInput<T>(rng, op));
     const size_t sendElems = c.inPlace ? std::max(l.sendCount, l.recvCount) : l.sendCount;
@@ -143,7 +143,7 @@ int runCase(OneGpuRing& ring, DataType dtype, RedOp op, const Case& c) {
   int bad = 0;
   std::vector<T> x;
   for (int r = 0; r < n; ++r) {
-    const model::Layout& l = layouts[r];
+    const model::BufferLayout& l = layouts[r];
     const size_t begin = sends[r].begin;
     const auto& out = c.inPlace ? sendBlocks[r] : recvBlocks[r];
     const auto& first = c.inPlace ? sendBlocks[0] : recvBlocks[0];

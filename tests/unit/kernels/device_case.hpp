@@ -51,14 +51,14 @@ template <typename T, typename Op>
 int runCase(DeviceRing& ring, RedOp op, const Case& c) {
   std::mt19937_64 rng(c.seed);
   const int n = c.nranks;
-  std::vector<Layout> layouts;
+  std::vector<BufferLayout> layouts;
   std::vector<std::vector<T>> inputs(n);
   std::vector<Buffer> sendBufs, recvBufs;             // in place: recvBufs[r] is unused
   std::vector<std::vector<unsigned char>> before[2];  // every buffer's bytes, before
   std::vector<const T*> srcs;
   std::vector<T*> dsts;
   for (int r = 0; r < n; ++r) {
-    const Layout l = layoutOf(c.collective, n, r, c.root, c.count);
+    const BufferLayout l = layoutOf(c.collective, n, r, c.root, c.count);
     layouts.push_back(l);
     const size_t offset = c.aligned ? 0 : sizeof(T) * static_cast<size_t>(1 + r % 3);
     const size_t sendElems = c.inPlace ? std::max(l.sendCount, l.recvCount) : l.sendCount;
@@ -89,7 +89,7 @@ int runCase(DeviceRing& ring, RedOp op, const Case& c) {
   int bad = 0;
   std::vector<T> x;
   for (int r = 0; r < n; ++r) {
-    const Layout& l = layouts[r];
+    const BufferLayout& l = layouts[r];
     Buffer& out = c.inPlace ? sendBufs[r] : recvBufs[r];
     const size_t outAt = c.inPlace ? l.recvOffset : 0;
     const size_t outEnd = l.writes ? outAt + l.recvCount : outAt;

@@ -17,8 +17,6 @@
 namespace tutti::kernels::test {
 namespace {
 
-constexpr RedOp kOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg};
-
 // Reduces one element per source: srcs {a, b, ...} -> result.
 template <typename T>
 T reduceOne(std::initializer_list<T> values, RedOp op) {

@@ -143,7 +143,7 @@ inline bool reduces(Collective c) {
 // one rank's block), in elements. In place they are one buffer of max(sendCount, recvCount)
 // elements holding the send data at sendOffset and the output at recvOffset. `writes`: whether
 // this rank has an output at all (reduce: the root only).
-struct Layout {
+struct BufferLayout {
   size_t sendCount;
   size_t recvCount;
   size_t sendOffset;
@@ -151,7 +151,7 @@ struct Layout {
   bool writes;
 };
 
-inline Layout layoutOf(Collective c, int nranks, int rank, int root, size_t count) {
+inline BufferLayout layoutOf(Collective c, int nranks, int rank, int root, size_t count) {
   const size_t all = static_cast<size_t>(nranks) * count, mine = static_cast<size_t>(rank) * count;
   switch (c) {
     case Collective::kReduceScatter: return {all, count, 0, mine, true};

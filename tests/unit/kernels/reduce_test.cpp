@@ -24,8 +24,6 @@ struct Shape {
   Mode mode;
 };
 
-constexpr RedOp kOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax, RedOp::kAvg};
-
 std::string describe(DataType dtype, RedOp op, const Shape& s) {
   std::ostringstream out;
   out << typeName(dtype) << " " << opName(op) << " count " << s.count << " nsrcs " << s.nsrcs
