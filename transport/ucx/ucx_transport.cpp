@@ -132,6 +132,7 @@ class UcxTransport final : public Transport {
             options_.rank, fmt::join(silent, ", "));
     }
     log::info("ucx: rank {} connected to {} peers", options_.rank, peers.size());
+    options_.checkPeers = nullptr;  // it looks at what the runtime keeps only while connecting
   }
 
   SendConn& send(int peer) override { return link(peer).sender(); }
