@@ -29,6 +29,11 @@
 
 namespace {
 
+// As the driver: a copy of 0 bytes is valid with any pointers (memcpy's are declared non-null).
+void copyBytes(void* to, const void* from, size_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, bytes);
+}
+
 constexpr unsigned kMemoryHost = CU_MEMORYTYPE_HOST, kMemoryDevice = CU_MEMORYTYPE_DEVICE;
 
 struct Allocation {
@@ -232,7 +237,7 @@ CUresult cuMemcpyDtoH_v2_ptds(void* host, CUdeviceptr device, size_t bytes) {
   char* from = backing(device, bytes);
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!from) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(host, from, bytes);
+  copyBytes(host, from, bytes);
   return CUDA_SUCCESS;
 }
 
@@ -240,7 +245,7 @@ CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr device, const void* host, size_t bytes
   char* to = backing(device, bytes);
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!to) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(to, host, bytes);
+  copyBytes(to, host, bytes);
   return CUDA_SUCCESS;
 }
 
@@ -248,14 +253,14 @@ CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr device, const void* host, size_t bytes
 CUresult cuMemcpyDtoH_v2(void* host, CUdeviceptr device, size_t bytes) {
   char* from = backing(device, bytes);
   if (!from) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(host, from, bytes);
+  copyBytes(host, from, bytes);
   return CUDA_SUCCESS;
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr device, const void* host, size_t bytes) {
   char* to = backing(device, bytes);
   if (!to) return CUDA_ERROR_INVALID_VALUE;
-  std::memcpy(to, host, bytes);
+  copyBytes(to, host, bytes);
   return CUDA_SUCCESS;
 }
 
@@ -305,7 +310,7 @@ CUresult cuMemcpyDtoHAsync_v2(void* host, CUdeviceptr device, size_t bytes, CUst
   if (!stream || contextStack.empty())
     return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
   if (!backing(device, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  stream->enqueue([=] { std::memcpy(host, backing(device, bytes), bytes); });
+  stream->enqueue([=] { copyBytes(host, backing(device, bytes), bytes); });
   return CUDA_SUCCESS;
 }
 
@@ -314,7 +319,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr device, const void* host, size_t bytes
   if (!stream || contextStack.empty())
     return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
   if (!backing(device, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  stream->enqueue([=] { std::memcpy(backing(device, bytes), host, bytes); });
+  stream->enqueue([=] { copyBytes(backing(device, bytes), host, bytes); });
   return CUDA_SUCCESS;
 }
 
