@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/buffer.hpp"
 #include "bench/collectives.hpp"
 #include "bench/comm.hpp"
 #include "bench/json_report.hpp"
@@ -71,10 +72,11 @@ int finishNcclTests(const BenchOptions& o, SweepOutcome& sweep, std::vector<Rank
 
 }  // namespace
 
-int runBenchmark(const BenchOptions& options, const Results* baseline) {
+int runBenchmark(const BenchOptions& given, const Results* baseline) {
+  const BenchOptions options = resolveDevice(given);
   const CollectiveSpec* spec = findCollective(options.collective);
   if (!spec) throw std::runtime_error("unknown collective " + options.collective);
-  Comm comm;
+  Comm comm(options);
   if (spec->rooted && !options.allRoots && options.root >= comm.size()) {
     if (comm.rank() == 0) {
       fmt::print(stderr, "tutti-bench: -r {}: root must be below the number of ranks ({})\n",

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench/buffer.hpp"
+
 namespace tutti::bench {
 
 void check(tuttiResult_t result, const char* call) {
@@ -16,10 +18,19 @@ void check(tuttiResult_t result, const char* call) {
                                        tutti_get_last_error()));
 }
 
-Comm::Comm() {
+Comm::Comm(const BenchOptions& options) {
   check(tutti_comm_init_env(&comm_), "tutti_comm_init_env");
   check(tutti_comm_rank(comm_, &rank_), "tutti_comm_rank");
   check(tutti_comm_size(comm_, &size_), "tutti_comm_size");
+  int localRank = 0;
+  check(tutti_comm_local_rank(comm_, &localRank), "tutti_comm_local_rank");
+  try {
+    device_ = bufferDevice(options, localRank);
+  } catch (...) {
+    tutti_comm_abort(comm_);
+    tutti_comm_destroy(comm_);
+    throw;
+  }
 }
 
 Comm::~Comm() {
@@ -31,13 +42,15 @@ std::vector<RankInfo> Comm::gatherRanks() const {
   struct Wire {
     int32_t pid;
     int32_t localRank;
-    char host[56];
+    int32_t device;
+    char host[52];
   };
   Wire mine{};
   mine.pid = static_cast<int32_t>(getpid());
   int localRank = 0;
   check(tutti_comm_local_rank(comm_, &localRank), "tutti_comm_local_rank");
   mine.localRank = localRank;
+  mine.device = device_;
   gethostname(mine.host, sizeof mine.host - 1);
   std::vector<Wire> all(static_cast<size_t>(size_));
   check(tutti_allgather(&mine, all.data(), sizeof(Wire), tuttiUint8, comm_, nullptr),
@@ -45,7 +58,8 @@ std::vector<RankInfo> Comm::gatherRanks() const {
   std::vector<RankInfo> out;
   for (int r = 0; r < size_; ++r) {
     const Wire& w = all[static_cast<size_t>(r)];
-    out.push_back({r, w.localRank, w.pid, std::string(w.host, strnlen(w.host, sizeof w.host))});
+    out.push_back(
+        {r, w.localRank, w.pid, std::string(w.host, strnlen(w.host, sizeof w.host)), w.device});
   }
   return out;
 }

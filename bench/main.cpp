@@ -3,7 +3,7 @@
 //   tutti-bench COLLECTIVE [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5] [-m 1] [-c 1]
 //                          [-d float|all] [-o sum|all] [-r 0|all] [-a 1] [-N 1] [-T SECONDS] [-u]
 //                          [-I] [-M] [-z 0] [--algo NAME|all] [--transport shm|tcp]
-//                          [--buffers host] [--quiet|--verbose] [--ranks N]
+//                          [--buffers host] [--device auto] [--quiet|--verbose] [--ranks N]
 //
 // COLLECTIVE: allreduce reducescatter allgather broadcast reduce alltoall sendrecv barrier.
 //

@@ -84,8 +84,8 @@ Json config(const BenchOptions& o, const Results& r) {
                        {"group", 0},
                        {"pid", rank.pid},
                        {"hostname", rank.host},
-                       {"device", rank.localRank},
-                       {"device_hex", "cpu"},
+                       {"device", deviceNumber(rank)},
+                       {"device_hex", deviceKind(rank)},
                        {"device_info", "tutti " + rankTransport(o, r.ranks, rank)}});
   }
   c["devices"] = devices;

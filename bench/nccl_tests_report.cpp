@@ -72,8 +72,9 @@ std::string formatNcclPreamble(const BenchOptions& o, const std::vector<RankInfo
   }
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {
-    out += printfString("#  Rank %2d Group %2d Pid %6d on %10s device %2d [cpu] tutti %s\n", r.rank,
-                        0, r.pid, r.host.c_str(), r.localRank, rankTransport(o, ranks, r).c_str());
+    out += printfString("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] tutti %s\n", r.rank,
+                        0, r.pid, r.host.c_str(), deviceNumber(r), deviceKind(r),
+                        rankTransport(o, ranks, r).c_str());
   }
   return out;
 }

@@ -81,6 +81,11 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
                  "which the direct all-reduce reads in place)")
       ->capture_default_str()
       ->check(CLI::IsMember({"host", "registered"}));
+  sub.add_option("--device", o.device,
+                 "cpu, cuda (buffers in GPU memory: a GPU per local rank, shared when there are "
+                 "more ranks than GPUs), or auto: cuda where this host has a GPU")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   sub.add_option("-J,--json", o.jsonPath, "write the results as JSON to this file");
   sub.add_option("--csv", o.csvPath, "write the results as CSV to this file");
   sub.add_option("--plot", o.plotPath, "plot busbw against size into this SVG file");
@@ -135,6 +140,9 @@ std::optional<std::string> finish(BenchOptions& o, const RawOptions& raw) {
   }
   if (!o.algorithms.empty() && o.collective != "allreduce") {
     return fmt::format("--algo chooses all-reduce algorithms: not for {}", o.collective);
+  }
+  if (o.device == "cuda" && o.buffers == "registered") {
+    return std::string("--buffers registered is host memory: not with --device cuda");
   }
   if (!raw.fault.empty()) {
     const auto fault = Fault::parse(raw.fault);

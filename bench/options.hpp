@@ -56,7 +56,10 @@ struct BenchOptions {
   // --algo: the all-reduce algorithms to measure, a column group each (empty: tutti's choice).
   std::vector<std::string> algorithms;
   std::string transport;  // --transport shm|tcp: TUTTI_TRANSPORT for this job (empty: as set)
-  std::string buffers = "host";
+  std::string buffers = "host";  // --buffers host|registered; "cuda" once --device picks the GPU
+  // --device: cpu, cuda (GPU memory, staged by tutti), or auto: cuda where this host has a GPU
+  // and --buffers is host, as nccl-tests always runs on GPUs (resolved by resolveDevice).
+  std::string device = "auto";
   std::string jsonPath;     // -J: the results as JSON (docs/bench-json.md)
   std::string csvPath;      // --csv
   std::string plotPath;     // --plot: busbw against size, as SVG

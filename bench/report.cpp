@@ -6,6 +6,14 @@
 
 namespace tutti::bench {
 
+int deviceNumber(const RankInfo& rank) {
+  return rank.device >= 0 ? rank.device : rank.localRank;
+}
+
+const char* deviceKind(const RankInfo& rank) {
+  return rank.device >= 0 ? "cuda" : "cpu";
+}
+
 // The formats in this file are nccl-tests' own, kept verbatim.
 std::string printfString(const char* format, ...) {
   va_list args, copy;
@@ -57,8 +65,9 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
                       o.transport.empty() ? "default" : o.transport.c_str(), o.buffers.c_str());
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {
-    out += printfString("#  Rank %2d Group %2d Pid %6d on %10s device %2d [cpu %s]\n", r.rank, 0,
-                        r.pid, r.host.c_str(), r.localRank, rankTransport(o, ranks, r).c_str());
+    out += printfString("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s %s]\n", r.rank, 0,
+                        r.pid, r.host.c_str(), deviceNumber(r), deviceKind(r),
+                        rankTransport(o, ranks, r).c_str());
   }
   out += "#\n";
   return out;

@@ -19,7 +19,11 @@ struct RankInfo {
   int localRank = 0;
   int pid = 0;
   std::string host;
+  int device = -1;  // the GPU its buffers live on; -1: host memory
 };
+// The device column of "Using devices": the GPU, or the local rank for host buffers; and its kind.
+int deviceNumber(const RankInfo& rank);
+const char* deviceKind(const RankInfo& rank);
 
 struct Bandwidth {
   double algbw = 0;  // GB/s (1e9 bytes)

@@ -105,8 +105,8 @@ class Soak {
       : o_(options),
         comm_(comm),
         rng_(options.seed),
-        send_(options.maxBytes + 64, options.registered),
-        recv_(options.maxBytes + 64, options.registered) {
+        send_(options.maxBytes + 64, options.registered ? "registered" : "host", -1),
+        recv_(options.maxBytes + 64, options.registered ? "registered" : "host", -1) {
     tutti_comm_rank(comm, &rank_);
     tutti_comm_size(comm, &n_);
   }

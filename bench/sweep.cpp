@@ -53,8 +53,8 @@ class Benchmark {
       : o_(options),
         comm_(comm),
         spec_(spec),
-        send_(options.maxBytes + misalignSlack(options), options.buffers == "registered"),
-        recv_(options.maxBytes + misalignSlack(options), options.buffers == "registered"),
+        send_(options.maxBytes + misalignSlack(options), options.buffers, comm.device()),
+        recv_(options.maxBytes + misalignSlack(options), options.buffers, comm.device()),
         baseline_(baseline),
         watchdog_(comm.get(), options.timeoutSeconds),
         progress_(
@@ -225,16 +225,17 @@ class Benchmark {
     return spec_.layout(elements, comm_.rank(), comm_.size());
   }
 
-  unsigned char* sendBuffer(const Case& c) const {
-    return send_.data() + (o_.misaligned ? o_.unalign * typeSize(c.dtype) : 0);
-  }
-  unsigned char* recvBuffer(const Case& c) const {
-    return recv_.data() + (o_.misaligned ? o_.unalign * typeSize(c.dtype) : 0);
+  // Where a case's buffers start: -u's offset.
+  size_t start(const Case& c) const { return o_.misaligned ? o_.unalign * typeSize(c.dtype) : 0; }
+  // The input's buffer and offset: the send buffer, or its place in the receive buffer.
+  const Buffer& inputBuffer(bool inPlace) const { return inPlace ? recv_ : send_; }
+  size_t inputStart(const Case& c, const Layout& l, bool inPlace) const {
+    return start(c) + (inPlace ? l.inPlaceSend * typeSize(c.dtype) : 0);
   }
 
   void call(const Case& c, const Layout& l, bool inPlace) {
-    void* recv = recvBuffer(c);
-    const void* send = inPlace ? recvBuffer(c) + l.inPlaceSend * typeSize(c.dtype) : sendBuffer(c);
+    void* recv = recv_.data() + start(c);
+    const void* send = inputBuffer(inPlace).data() + inputStart(c, l, inPlace);
     CallArgs args{send,   recv,         l.count,      c.dtype,    c.op,
                   c.root, comm_.rank(), comm_.size(), comm_.get()};
     check(spec_.call(args), spec_.name);
@@ -307,18 +308,22 @@ class Benchmark {
   // the result goes.
   void prepare(const Case& c, const CheckData& data, const Layout& l, bool inPlace) {
     const size_t unit = typeSize(c.dtype);
-    CheckData::fillPoison(recvBuffer(c), l.recvCount * unit);
+    CheckData::fillPoison(recv_.host(start(c)), l.recvCount * unit);
+    recv_.toDevice(start(c), l.recvCount * unit);
     if (!spec_.hasInput(comm_.rank(), c.root)) return;
-    unsigned char* input = inPlace ? recvBuffer(c) + l.inPlaceSend * unit : sendBuffer(c);
-    data.fillInput(input, l.sendCount, comm_.rank());
+    const Buffer& input = inputBuffer(inPlace);
+    data.fillInput(input.host(inputStart(c, l, inPlace)), l.sendCount, comm_.rank());
+    input.toDevice(inputStart(c, l, inPlace), l.sendCount * unit);
   }
 
   int64_t countWrong(const Case& c, const CheckData& data, const Layout& l, bool inPlace) {
     const size_t unit = typeSize(c.dtype);
-    unsigned char* recv = recvBuffer(c);
+    const auto expected = spec_.expected(l, comm_.rank(), comm_.size(), c.root, inPlace);
+    for (const Expected& e : expected) recv_.fromDevice(start(c) + e.offset * unit, e.count * unit);
+    unsigned char* recv = recv_.host(start(c));
     o_.fault.apply(comm_.rank(), recv, l.recvCount, unit);
     int64_t wrong = 0;
-    for (const Expected& e : spec_.expected(l, comm_.rank(), comm_.size(), c.root, inPlace)) {
+    for (const Expected& e : expected) {
       wrong += data.countWrong(recv + e.offset * unit, e.count, e.firstIndex, e.source);
     }
     return wrong;

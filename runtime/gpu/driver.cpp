@@ -69,6 +69,11 @@ Loaded load() {
   resolve(handle, "cuMemcpyHtoDAsync_v2", d.copyHtoDAsync, missing);
   resolve(handle, "cuLaunchHostFunc", d.launchHostFunc, missing);
   resolve(handle, "cuStreamWaitValue32_v2", d.waitValue32, missing);
+  resolve(handle, "cuDeviceGetCount", d.deviceCount, missing);
+  resolve(handle, "cuDeviceGet", d.device, missing);
+  resolve(handle, "cuDevicePrimaryCtxRetain", d.retainPrimaryContext, missing);
+  resolve(handle, "cuMemAlloc_v2", d.alloc, missing);
+  resolve(handle, "cuMemFree_v2", d.free, missing);
   if (!missing.empty()) {
     loaded.unusable = fmt::format("the CUDA driver {} cannot be used: {}", name, missing);
     return loaded;

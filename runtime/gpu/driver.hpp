@@ -28,6 +28,11 @@ struct Driver {
   decltype(&::cuMemcpyHtoDAsync_v2) copyHtoDAsync;
   decltype(&::cuLaunchHostFunc) launchHostFunc;
   decltype(&::cuStreamWaitValue32_v2) waitValue32;
+  decltype(&::cuDeviceGetCount) deviceCount;
+  decltype(&::cuDeviceGet) device;
+  decltype(&::cuDevicePrimaryCtxRetain) retainPrimaryContext;
+  decltype(&::cuMemAlloc_v2) alloc;
+  decltype(&::cuMemFree_v2) free;
 };
 
 // The ready driver; throws as requireDriver() does when there is none.

@@ -32,6 +32,15 @@ void requireDriver();
 // What ptr points to; kHost for every pointer while no driver is ready (the cheap path).
 BufferKind classify(const void* ptr);
 
+// The devices the driver sees; 0 while no driver is ready.
+int deviceCount();
+// Device memory of `ordinal` (0 <= ordinal < deviceCount()) in its primary context, the one the
+// CUDA runtime uses, for programs without the runtime (tutti-bench's device buffers). Throws
+// kInvalidArgument for a bad ordinal or 0 bytes, kSystem when the driver refuses.
+void* allocateDevice(size_t bytes, int ordinal);
+// Frees what allocateDevice returned; nullptr is ignored.
+void freeDevice(void* ptr);
+
 // Synchronous copies on the calling thread's per-thread default stream (so that they do not wait
 // for other threads' streams), in the context of the device memory's owner.
 void copyToHost(void* host, const void* device, size_t bytes, const BufferKind& owner);

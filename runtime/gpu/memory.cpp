@@ -1,4 +1,5 @@
-// Pointer kinds through cuPointerGetAttributes, and the synchronous staging copies.
+// Pointer kinds through cuPointerGetAttributes, the synchronous staging copies, and device memory
+// for programs that have no CUDA runtime.
 #include "base/error.hpp"
 #include "runtime/gpu/driver.hpp"
 #include "runtime/gpu/gpu.hpp"
@@ -24,6 +25,39 @@ BufferKind classify(const void* ptr) {
   if (memoryType == CU_MEMORYTYPE_DEVICE) return {MemoryKind::kDevice, ordinal, context};
   if (memoryType == CU_MEMORYTYPE_HOST) return {MemoryKind::kRegisteredHost, -1, nullptr};
   return {};
+}
+
+int deviceCount() {
+  if (!driverReady()) return 0;
+  int count = 0;
+  check(driver().deviceCount(&count), "cuDeviceGetCount");
+  return count;
+}
+
+void* allocateDevice(size_t bytes, int ordinal) {
+  const int count = deviceCount();
+  if (ordinal < 0 || ordinal >= count)
+    raise(ErrorCode::kInvalidArgument, "device {} does not exist: the driver sees {} device(s)",
+          ordinal, count);
+  if (bytes == 0) raise(ErrorCode::kInvalidArgument, "device memory of 0 bytes");
+  CUdevice device = 0;
+  check(driver().device(&device, ordinal), "cuDeviceGet");
+  // Retained for the process's lifetime, as the CUDA runtime keeps it.
+  CUcontext context = nullptr;
+  check(driver().retainPrimaryContext(&context, device), "cuDevicePrimaryCtxRetain");
+  ContextScope scope(context);
+  CUdeviceptr memory = 0;
+  check(driver().alloc(&memory, bytes), "cuMemAlloc");
+  return reinterpret_cast<void*>(memory);
+}
+
+void freeDevice(void* ptr) {
+  if (!ptr) return;
+  const BufferKind owner = classify(ptr);
+  if (owner.kind != MemoryKind::kDevice)
+    raise(ErrorCode::kInvalidArgument, "{} is not device memory", fmt::ptr(ptr));
+  ContextScope scope(static_cast<CUcontext>(owner.context));
+  check(driver().free(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
 }
 
 void copyToHost(void* host, const void* device, size_t bytes, const BufferKind& owner) {

@@ -21,6 +21,19 @@ BufferKind classify(const void*) {
   return {};
 }
 
+int deviceCount() {
+  return 0;
+}
+
+void* allocateDevice(size_t, int) {
+  requireDriver();
+  return nullptr;
+}
+
+void freeDevice(void* ptr) {
+  if (ptr) requireDriver();
+}
+
 void copyToHost(void*, const void*, size_t, const BufferKind&) {
   requireDriver();
 }

@@ -141,6 +141,23 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute, CUdevice) {
   return CUDA_SUCCESS;
 }
 
+// Two devices, so that tests can mix them.
+CUresult cuDeviceGetCount(int* count) {
+  *count = 2;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (ordinal < 0 || ordinal >= 2) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
+  *context = contextOf(device);
+  return CUDA_SUCCESS;
+}
+
 CUresult cuCtxPushCurrent_v2(CUcontext context) {
   contextStack.push_back(context);
   return CUDA_SUCCESS;
@@ -159,7 +176,8 @@ CUresult cuCtxGetDevice(CUdevice* device) {
   return CUDA_SUCCESS;
 }
 
-// Test hook: the device that later cuMemAlloc_v2 and cuStreamCreate calls use.
+// Test hook: the device that later cuMemAlloc_v2 (without a current context) and cuStreamCreate
+// calls use.
 void hostCudaSetDevice(int ordinal) {
   allocationDevice = ordinal;
 }
@@ -172,9 +190,11 @@ CUresult cuMemAlloc_v2(CUdeviceptr* device, size_t bytes) {
   void* writable = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (inaccessible == MAP_FAILED || writable == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
+  const int ordinal =
+      contextStack.empty() ? allocationDevice.load() : ordinalOf(contextStack.back());
   std::lock_guard lock(mutex);
   allocations[reinterpret_cast<uintptr_t>(inaccessible)] = {
-      static_cast<char*>(inaccessible), static_cast<char*>(writable), size, allocationDevice};
+      static_cast<char*>(inaccessible), static_cast<char*>(writable), size, ordinal};
   *device = reinterpret_cast<CUdeviceptr>(inaccessible);
   return CUDA_SUCCESS;
 }

@@ -191,6 +191,51 @@ TEST_CASE("--buffers registered: tutti_mem_alloc buffers, checked, under the dir
   CHECK(bad.err.find("--buffers") != std::string::npos);
 }
 
+// Run with TUTTI_CUDA_DRIVER naming the host stand-in driver (tests/ranks/host_cuda_driver.cpp:
+// two "GPUs" whose memory the host cannot touch), registered only where libtutti has the GPU path.
+TEST_CASE("--device cuda: every collective on GPU buffers, staged by tutti, checked", "[cuda]") {
+  for (const auto& collective : kCollectives) {
+    if (collective == "barrier") continue;
+    auto r = bench({collective, "--ranks", "3", "-b", "8", "-e", "64K", "-f", "64", "-n", "2", "-w",
+                    "1", "-d", "int32", "--device", "cuda"});
+    INFO(collective << "\n" << r.out << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("buffers cuda") != std::string::npos);
+    // Three ranks on two GPUs: the third shares the first's.
+    for (const char* rank : {"Rank  0 ", "Rank  1 ", "Rank  2 "}) {
+      const size_t line = r.out.find(rank);
+      REQUIRE(line != std::string::npos);
+      const std::string device = rank[6] == '1' ? "device  1 [cuda" : "device  0 [cuda";
+      CHECK(r.out.find(device, line) == r.out.find("device", line));
+    }
+    auto table = tutti::test::parseTable(r.out);
+    REQUIRE(table);
+    CHECK(table->ok);
+    REQUIRE(table->rows.size() == 3u);  // 8 B, 512 B, 32 KiB
+    for (const auto& row : table->rows) {
+      CHECK(row.outOfPlace.wrong == 0);
+      CHECK(row.inPlace.wrong == 0);
+    }
+  }
+  // The check reads the results back from the GPU: a wrong one is found.
+  auto wrong = bench({"allreduce", "--ranks", "2", "-b", "4K", "-e", "4K", "-n", "1", "-w", "0",
+                      "--device", "cuda", "--fault", "1:3"});
+  CHECK(wrong.status != 0);
+  CHECK(wrong.out.find("FAILED") != std::string::npos);
+  // Without a driver: --device cuda says why; auto falls back to host memory.
+  auto none = bench({"allreduce", "--ranks", "2", "-e", "64", "--device", "cuda"},
+                    "TUTTI_CUDA_DRIVER=none");
+  CHECK(none.status != 0);
+  CHECK(none.err.find("--device cuda: no GPU path: TUTTI_CUDA_DRIVER=none") != std::string::npos);
+  auto host = bench({"allreduce", "--ranks", "2", "-e", "64"}, "TUTTI_CUDA_DRIVER=none");
+  CHECK(host.status == 0);
+  CHECK(host.out.find("buffers host") != std::string::npos);
+  auto registered =
+      bench({"allreduce", "--ranks", "2", "--device", "cuda", "--buffers", "registered"});
+  CHECK(registered.status == 2);
+  CHECK(registered.err.find("--buffers registered is host memory") != std::string::npos);
+}
+
 TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench][json]") {
   const std::string dir =
       std::filesystem::temp_directory_path() / ("tutti-bench-test-" + std::to_string(getpid()));
