@@ -74,6 +74,16 @@ Loaded load() {
   resolve(handle, "cuDevicePrimaryCtxRetain", d.retainPrimaryContext, missing);
   resolve(handle, "cuMemAlloc_v2", d.alloc, missing);
   resolve(handle, "cuMemFree_v2", d.free, missing);
+  resolve(handle, "cuMemGetAllocationGranularity", d.granularity, missing);
+  resolve(handle, "cuMemCreate", d.create, missing);
+  resolve(handle, "cuMemRelease", d.release, missing);
+  resolve(handle, "cuMemAddressReserve", d.reserve, missing);
+  resolve(handle, "cuMemAddressFree", d.unreserve, missing);
+  resolve(handle, "cuMemMap", d.map, missing);
+  resolve(handle, "cuMemUnmap", d.unmap, missing);
+  resolve(handle, "cuMemSetAccess", d.setAccess, missing);
+  resolve(handle, "cuMemExportToShareableHandle", d.exportHandle, missing);
+  resolve(handle, "cuMemImportFromShareableHandle", d.importHandle, missing);
   if (!missing.empty()) {
     loaded.unusable = fmt::format("the CUDA driver {} cannot be used: {}", name, missing);
     return loaded;

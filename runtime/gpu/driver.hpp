@@ -33,6 +33,17 @@ struct Driver {
   decltype(&::cuDevicePrimaryCtxRetain) retainPrimaryContext;
   decltype(&::cuMemAlloc_v2) alloc;
   decltype(&::cuMemFree_v2) free;
+  // The virtual memory API: memory other processes map (shared_device_memory.hpp).
+  decltype(&::cuMemGetAllocationGranularity) granularity;
+  decltype(&::cuMemCreate) create;
+  decltype(&::cuMemRelease) release;
+  decltype(&::cuMemAddressReserve) reserve;
+  decltype(&::cuMemAddressFree) unreserve;
+  decltype(&::cuMemMap) map;
+  decltype(&::cuMemUnmap) unmap;
+  decltype(&::cuMemSetAccess) setAccess;
+  decltype(&::cuMemExportToShareableHandle) exportHandle;
+  decltype(&::cuMemImportFromShareableHandle) importHandle;
 };
 
 // The ready driver; throws as requireDriver() does when there is none.
@@ -42,6 +53,10 @@ const Driver& driver();
 std::string describe(CUresult result);
 // Throws kSystem "`what` failed: <describe(result)>" unless result is CUDA_SUCCESS.
 void check(CUresult result, const char* what);
+
+// The primary context of device `ordinal` (the CUDA runtime's), retained once per device for the
+// process's lifetime: for memory that belongs to no context (the virtual memory API's mappings).
+CUcontext primaryContext(int ordinal);
 
 // Makes a context current on this thread for the scope (copies and enqueues need one).
 class ContextScope {

@@ -1,5 +1,8 @@
 // Pointer kinds through cuPointerGetAttributes, the synchronous staging copies, and device memory
 // for programs that have no CUDA runtime.
+#include <map>
+#include <mutex>
+
 #include "base/error.hpp"
 #include "runtime/gpu/driver.hpp"
 #include "runtime/gpu/gpu.hpp"
@@ -21,10 +24,27 @@ BufferKind classify(const void* ptr) {
   if (driver().pointerAttributes(4, attributes, values, reinterpret_cast<CUdeviceptr>(ptr)) !=
       CUDA_SUCCESS)
     return {};
+  // Mappings of the virtual memory API (cuMemCreate + cuMemMap: CUDA IPC imports, PyTorch's
+  // expandable segments) belong to no context: their device's primary context serves the copies.
+  if ((managed || memoryType == CU_MEMORYTYPE_DEVICE) && !context && ordinal >= 0)
+    context = primaryContext(ordinal);
   if (managed) return {MemoryKind::kManaged, ordinal, context};
   if (memoryType == CU_MEMORYTYPE_DEVICE) return {MemoryKind::kDevice, ordinal, context};
   if (memoryType == CU_MEMORYTYPE_HOST) return {MemoryKind::kRegisteredHost, -1, nullptr};
   return {};
+}
+
+CUcontext primaryContext(int ordinal) {
+  static std::mutex mutex;
+  static std::map<int, CUcontext> retained;
+  std::lock_guard lock(mutex);
+  CUcontext& context = retained[ordinal];
+  if (!context) {
+    CUdevice device = 0;
+    check(driver().device(&device, ordinal), "cuDeviceGet");
+    check(driver().retainPrimaryContext(&context, device), "cuDevicePrimaryCtxRetain");
+  }
+  return context;
 }
 
 int deviceCount() {
@@ -40,12 +60,7 @@ void* allocateDevice(size_t bytes, int ordinal) {
     raise(ErrorCode::kInvalidArgument, "device {} does not exist: the driver sees {} device(s)",
           ordinal, count);
   if (bytes == 0) raise(ErrorCode::kInvalidArgument, "device memory of 0 bytes");
-  CUdevice device = 0;
-  check(driver().device(&device, ordinal), "cuDeviceGet");
-  // Retained for the process's lifetime, as the CUDA runtime keeps it.
-  CUcontext context = nullptr;
-  check(driver().retainPrimaryContext(&context, device), "cuDevicePrimaryCtxRetain");
-  ContextScope scope(context);
+  ContextScope scope(primaryContext(ordinal));
   CUdeviceptr memory = 0;
   check(driver().alloc(&memory, bytes), "cuMemAlloc");
   return reinterpret_cast<void*>(memory);

@@ -9,7 +9,9 @@
 // signatures are cuda.h's, so that calls through libtutti's pointers have the exact types (UBSan's
 // -fsanitize=function checks them).
 #include <cuda.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -41,7 +44,18 @@ struct Allocation {
   char* backing;
   size_t bytes;
   int ordinal;
+  bool mapped = false;  // by cuMemMap (the virtual memory API), not cuMemAlloc
 };
+
+// An allocation of the virtual memory API: a memfd whose name carries the device, so that an
+// importing process knows it too.
+struct PhysicalMemory {
+  int fd;
+  size_t bytes;
+  int ordinal;
+};
+constexpr size_t kGranularity = size_t{2} << 20;  // the driver's, for device memory
+constexpr const char* kPhysicalName = "host-cuda-physical-";
 
 struct Stream {
   int ordinal = 0;
@@ -159,6 +173,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
 }
 
 CUresult cuCtxPushCurrent_v2(CUcontext context) {
+  if (!context) return CUDA_ERROR_INVALID_CONTEXT;
   contextStack.push_back(context);
   return CUDA_SUCCESS;
 }
@@ -202,7 +217,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* device, size_t bytes) {
 CUresult cuMemFree_v2(CUdeviceptr device) {
   std::lock_guard lock(mutex);
   auto it = allocations.find(static_cast<uintptr_t>(device));
-  if (it == allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it == allocations.end() || it->second.mapped) return CUDA_ERROR_INVALID_VALUE;
   munmap(it->second.device, it->second.bytes);
   munmap(it->second.backing, it->second.bytes);
   allocations.erase(it);
@@ -215,8 +230,8 @@ CUresult cuPointerGetAttributes(unsigned count, CUpointer_attribute* attributes,
   const Allocation* a = find(static_cast<uintptr_t>(pointer));
   const bool pinned = hostAllocations.count(reinterpret_cast<void*>(pointer)) > 0;
   for (unsigned i = 0; i < count; ++i) switch (attributes[i]) {
-      case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *static_cast<CUcontext*>(data[i]) = a ? contextOf(a->ordinal) : nullptr;
+      case CU_POINTER_ATTRIBUTE_CONTEXT:  // none for the virtual memory API's mappings
+        *static_cast<CUcontext*>(data[i]) = a && !a->mapped ? contextOf(a->ordinal) : nullptr;
         break;
       case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *static_cast<unsigned*>(data[i]) = a ? kMemoryDevice : pinned ? kMemoryHost : 0;
@@ -362,6 +377,112 @@ CUresult cuStreamWaitValue32_v2(CUstream handle, CUdeviceptr address, cuuint32_t
     while (static_cast<int32_t>(word.load(std::memory_order_acquire) - value) < 0)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp*,
+                                       CUmemAllocationGranularity_flags) {
+  *granularity = kGranularity;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
+                     const CUmemAllocationProp* prop, unsigned long long) {
+  if (bytes == 0 || bytes % kGranularity != 0 || prop->location.id < 0 || prop->location.id >= 2)
+    return CUDA_ERROR_INVALID_VALUE;
+  const std::string name = kPhysicalName + std::to_string(prop->location.id);
+  const int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *handle = reinterpret_cast<uintptr_t>(new PhysicalMemory{fd, bytes, prop->location.id});
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  auto* memory = reinterpret_cast<PhysicalMemory*>(handle);
+  close(memory->fd);  // mappings keep the memory, as the driver's do
+  delete memory;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr* address, size_t bytes, size_t, CUdeviceptr,
+                             unsigned long long) {
+  void* range = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (range == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  *address = reinterpret_cast<CUdeviceptr>(range);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr address, size_t bytes) {
+  return munmap(reinterpret_cast<void*>(address), bytes) == 0 ? CUDA_SUCCESS
+                                                              : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemMap(CUdeviceptr address, size_t bytes, size_t offset,
+                  CUmemGenericAllocationHandle handle, unsigned long long) {
+  auto* memory = reinterpret_cast<PhysicalMemory*>(handle);
+  if (offset + bytes > memory->bytes) return CUDA_ERROR_INVALID_VALUE;
+  void* at = reinterpret_cast<void*>(address);
+  // The device's view replaces the reserved range, inaccessible to the host; the twin is ours.
+  if (mmap(at, bytes, PROT_NONE, MAP_SHARED | MAP_FIXED, memory->fd, static_cast<off_t>(offset)) ==
+      MAP_FAILED)
+    return CUDA_ERROR_INVALID_VALUE;
+  void* writable = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory->fd,
+                        static_cast<off_t>(offset));
+  if (writable == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard lock(mutex);
+  allocations[static_cast<uintptr_t>(address)] = {
+      static_cast<char*>(at), static_cast<char*>(writable), bytes, memory->ordinal, true};
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr address, size_t bytes) {
+  std::lock_guard lock(mutex);
+  auto it = allocations.find(static_cast<uintptr_t>(address));
+  if (it == allocations.end() || !it->second.mapped || it->second.bytes != bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  munmap(it->second.backing, bytes);
+  // Back to a reserved range.
+  mmap(it->second.device, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  allocations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr address, size_t bytes, const CUmemAccessDesc* access,
+                        size_t count) {
+  std::lock_guard lock(mutex);
+  const Allocation* a = find(static_cast<uintptr_t>(address));
+  if (!a || !a->mapped || count == 0 || access->location.id < 0 || access->location.id >= 2 ||
+      static_cast<uintptr_t>(address) + bytes > reinterpret_cast<uintptr_t>(a->device) + a->bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType type, unsigned long long) {
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  const int fd = fcntl(reinterpret_cast<PhysicalMemory*>(handle)->fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *static_cast<int*>(shareable) = fd;
+  return CUDA_SUCCESS;
+}
+
+// Takes only this driver's memfds: their name says so, and which device they are on.
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* shareable,
+                                        CUmemAllocationHandleType type) {
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(shareable));
+  char target[256] = {};
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  if (readlink(link.c_str(), target, sizeof target - 1) < 0) return CUDA_ERROR_INVALID_VALUE;
+  const std::string prefix = std::string("/memfd:") + kPhysicalName;
+  struct stat info {};
+  if (std::string(target).rfind(prefix, 0) != 0 || fstat(fd, &info) != 0 || info.st_size <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  const int ordinal = target[prefix.size()] - '0';
+  const int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *handle = reinterpret_cast<uintptr_t>(
+      new PhysicalMemory{copy, static_cast<size_t>(info.st_size), ordinal});
   return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,42 @@
+// Device memory that the other processes of a host map: CUDA IPC through the driver's virtual
+// memory API, as NCCL does since 2.19 (cuMemCreate with a POSIX file-descriptor handle, mapped at
+// an address range of its own, readable and writable by its device). The exporter passes the
+// descriptor to a peer (base/fd_mailbox.hpp); the peer maps the same physical memory for its own
+// device, the same GPU or one it reaches over NVLink or PCIe. The device FIFOs of the GPU path
+// live in it. Move-only; unmapped and released with the object. Only in builds with the GPU path
+// (cuda.h found): nothing in a build without it maps device memory.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "base/socket.hpp"
+
+namespace tutti::runtime::gpu {
+
+class SharedDeviceMemory {
+ public:
+  // At least `bytes` (rounded up to the driver's allocation granularity) on device `ordinal`.
+  // Throws kInvalidArgument for 0 bytes or a device that does not exist, kSystem when the driver
+  // refuses.
+  static SharedDeviceMemory allocate(size_t bytes, int ordinal);
+  // A peer's allocation of `bytes` (its bytes()), from the descriptor it exported, mapped for
+  // device `ordinal`. Throws kInvalidArgument when the descriptor is not such an allocation.
+  static SharedDeviceMemory import(const Fd& exported, size_t bytes, int ordinal);
+
+  SharedDeviceMemory(SharedDeviceMemory&&) noexcept;
+  SharedDeviceMemory& operator=(SharedDeviceMemory&&) noexcept;
+  ~SharedDeviceMemory();
+
+  void* data() const;
+  size_t bytes() const;
+  // A new descriptor for a peer to import.
+  Fd exportFd() const;
+
+ private:
+  struct Mapping;
+  explicit SharedDeviceMemory(std::unique_ptr<Mapping> mapping);
+  std::unique_ptr<Mapping> mapping_;
+};
+
+}  // namespace tutti::runtime::gpu
