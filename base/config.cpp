@@ -71,6 +71,9 @@ const std::vector<Var>& table() {
       {"TUTTI_CUDA_DRIVER", Type::kString, "libcuda.so.1", "", 0, 0,
        "the CUDA driver library, loaded on the first operation (a name or a path); none: no GPU "
        "path, every buffer is host memory and no operation asks the driver"},
+      {"TUTTI_BENCH_FAULT", Type::kString, "", "", 0, 0,
+       "tests only: tutti-bench's *_perf programs corrupt one result element, RANK:INDEX (as "
+       "tutti-bench's --fault; nccl-tests has no flag for it), so that -c finds it"},
       {"TUTTI_RING_ORDER", Type::kString, "", "", 0, 0,
        "the ring the ring and chain collectives follow, as the world's ranks in order (e.g. "
        "\"0 2 1 3\"; each rank once, same on every rank; unset: planned by package, NUMA node "

@@ -310,6 +310,12 @@ NcclTestsParse parseNcclTestsArgs(const std::string& program, int argc, const ch
     o.notes.push_back("per-iteration skip (-K) requires per-iteration timing (-I 1). Disabling.");
     o.nccl.perIterSkip = 0;
   }
+  // nccl-tests has no flag for it: tests corrupt one result through the environment instead.
+  if (const char* fault = std::getenv("TUTTI_BENCH_FAULT")) {
+    const auto parsed = Fault::parse(fault);
+    if (!parsed) return fail(fmt::format("TUTTI_BENCH_FAULT={}: not RANK:INDEX", fault));
+    o.fault = *parsed;
+  }
   for (int i = 0; i < argc; ++i) {
     o.args.emplace_back(argv[i]);
     o.commandLine += (i ? " " : "") + std::string(argv[i]);

@@ -78,6 +78,15 @@ TEST_CASE("exit statuses as nccl-tests'", "[bench][nccl]") {
   CHECK(r.status == 7);
   CHECK(contains(r.out, "# Avg bus bandwidth    : "));
   CHECK(contains(r.out, " FAILED\n#\n# Collective test concluded: reduce_scatter_perf\n"));
+  // A wrong value (TUTTI_BENCH_FAULT: tutti-bench's --fault, which nccl-tests has no flag for).
+  r = perf("all_reduce_perf", {"-b", "4K", "-e", "4K", "-n", "1", "-w", "0", "-g", "2"},
+           "TUTTI_BENCH_FAULT=1:3");
+  INFO(r.out << r.err);
+  CHECK(r.status == 7);
+  CHECK(contains(r.out, "# Out of bounds values : 2 FAILED\n"));
+  r = perf("all_reduce_perf", small, "TUTTI_BENCH_FAULT=one");
+  CHECK(r.status == 255);
+  CHECK(contains(r.err, "TUTTI_BENCH_FAULT=one: not RANK:INDEX"));
   r = perf("all_reduce_perf", {"-b", "8X"});
   CHECK(r.status == 255);
   CHECK(r.err == "invalid size specified for 'minbytes'\n");
