@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `meson install` into a scratch root, then C programs outside the tree are compiled with the
 # installed tutti.pc / tutti-bucketing.pc and headers, linked against the installed libraries, and
-# run; where the PyTorch backend is built, the installed tutti_torch is imported from there.
+# run; the installed all_reduce_perf runs two checked ranks; where the PyTorch backend is built,
+# the installed tutti_torch is imported from there.
 # Usage: installed_library_is_usable.sh BUILD_DIR CONSUMER_SOURCE BUCKETING_SOURCE torch|no-torch
 set -eu
 build=$1 source=$2 bucketing_source=$3 torch=$4
@@ -21,6 +22,14 @@ for tool in tuttirun tutti-bench tutti-info; do
 done
 export PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$root
 libdir=$(dirname "$pcdir")  # pkgconfig/ sits in the library directory
+# The nccl-tests programs as a health check starts them: installed, two ranks, checked (the
+# installed library found where it was installed: its RPATH names the real prefix, not this root).
+perf=$(find "$root" -name all_reduce_perf | head -n 1)
+[ -L "$perf" ] || { echo "all_reduce_perf not installed"; exit 1; }
+report=$(LD_LIBRARY_PATH=$libdir "$perf" -b 8 -e 1K -f 8 -g 2 -c 1 -n 2 -w 1 2>&1) ||
+  { echo "installed all_reduce_perf failed: $report"; exit 1; }
+grep -q '^# Out of bounds values : 0 OK$' <<<"$report" ||
+  { echo "installed all_reduce_perf: $report"; exit 1; }
 # Meson points LD_LIBRARY_PATH at the build tree; the installed library must serve alone.
 build_and_run() {  # SOURCE PACKAGE
   # shellcheck disable=SC2046  # pkg-config's flags are words
