@@ -15,11 +15,13 @@ started once ranks 0 and 1 are connected to the store.
   ucx-unusable    (with the argument ucx, in a build with UCX) TUTTI_TRANSPORT=ucx where UCX has
                   no transport to use (UCX_TLS=nosuch): every rank fails within BOUND_S saying
                   it cannot create a UCP context.
-  ucx-dead-before-connect  (with ucx) TUTTI_TRANSPORT=ucx over UCX's shared memory, rank 2 run
-                  under gdb, which kills it where its ucx connect starts: it has published its
-                  address and never says hello. Ranks 0 and 1 fail within BOUND_S saying rank 2
-                  is gone (or the other survivor, once it has exited); UCX's shared memory would
-                  notice only at a keepalive round, about 20 s. Skipped without gdb.
+  tcp-dead-before-connect  TUTTI_TRANSPORT=tcp, rank 2 run under gdb, which kills it where its
+                  tcp connect starts: it has published its address and never connects. Ranks 0
+                  and 1 fail within BOUND_S saying rank 2 is gone (or the other survivor, once it
+                  has exited), not at the timeout waiting on their data ports. Skipped without
+                  gdb.
+  ucx-dead-before-connect  (with ucx) the same over UCX's shared memory, which would notice only
+                  at a keepalive round, about 20 s.
 
   init_failures.py FAULT_RANK [ucx]
 """
@@ -158,24 +160,27 @@ def ucx_unusable(fault_rank):
     return verdict("TUTTI_TRANSPORT=ucx where UCX has no usable transport", problems, job)
 
 
-def ucx_dead_before_connect(fault_rank):
+def dead_before_connect(fault_rank, transport, env):
+    """Rank 2 killed by gdb where `transport`'s connect starts; the survivors must name it."""
+    what = f"rank 2 dead before the {transport} connect"
     gdb = shutil.which("gdb")
     if not gdb:
-        print("SKIPPED: rank 2 dead before the ucx connect (no gdb to stop it there)")
+        print(f"SKIPPED: {what} (no gdb to stop it there)")
         return 0
     stop_in_connect = [gdb, "-batch", "-nx", "-ex", "set breakpoint pending on",
-                       "-ex", "break UcxTransport::connect", "-ex", "run", "-ex", "kill", "--args"]
+                       "-ex", f"break {transport.capitalize()}Transport::connect", "-ex", "run",
+                       "-ex", "kill", "--args"]
     job = Job([fault_rank], NRANKS,
-              env={"TUTTI_TIMEOUT": "120", "TUTTI_TRANSPORT": "ucx",
-                   "UCX_TLS": "posix,sysv,cma,self", "UCX_WARN_UNUSED_ENV_VARS": "n"},
+              env={"TUTTI_TIMEOUT": "120", "TUTTI_TRANSPORT": transport, **env},
               prefix=lambda rank: stop_in_connect if rank == 2 else [])
     problems = []
     try:
         job.wait_until(lambda: all(job.ranks[r].find(INIT_ERROR) for r in (0, 1)), BOUND_S)
         errors = {r: (job.ranks[r].find(INIT_ERROR) or "")[len(INIT_ERROR):] or None
                   for r in (0, 1)}
-        if not any("hit Breakpoint 1" in text for _, text in job.ranks[2].lines):
-            problems.append("gdb did not stop rank 2 where its ucx connect starts")
+        # "Breakpoint 1, ..." with one thread, "Thread N ... hit Breakpoint 1, ..." with several.
+        if not any("Breakpoint 1, " in text for _, text in job.ranks[2].lines):
+            problems.append(f"gdb did not stop rank 2 where its {transport} connect starts")
         # A survivor that failed first and exited is gone without a word too: the other may name it.
         expect(problems, errors, (0, 1),
                r"rank [0-2] \(\S+:\d+\) is gone: its process exited in init", "that a rank is gone")
@@ -184,12 +189,22 @@ def ucx_dead_before_connect(fault_rank):
         problems += job.closing_problems()
     finally:
         job.release(5)
-    return verdict("rank 2 dead before the ucx connect", problems, job)
+    return verdict(what, problems, job)
+
+
+def tcp_dead_before_connect(fault_rank):
+    return dead_before_connect(fault_rank, "tcp", {})
+
+
+def ucx_dead_before_connect(fault_rank):
+    return dead_before_connect(fault_rank, "ucx", {"UCX_TLS": "posix,sysv,cma,self",
+                                                   "UCX_WARN_UNUSED_ENV_VARS": "n"})
 
 
 def main():
     fault_rank = sys.argv[1]
-    scenarios = [second_rank_0, missing_rank_0, member_mismatch, wrong_secret]
+    scenarios = [second_rank_0, missing_rank_0, member_mismatch, wrong_secret,
+                 tcp_dead_before_connect]
     if sys.argv[2:] == ["ucx"]:
         scenarios += [ucx_unusable, ucx_dead_before_connect]
     start = time.monotonic()

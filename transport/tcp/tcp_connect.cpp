@@ -22,6 +22,28 @@ constexpr std::chrono::milliseconds kHandshakeLimit{5000};
 // Connections that have not sent a full hello yet; past this many the oldest is dropped.
 constexpr size_t kMaxPending = 64;
 
+// How often a wait for peers asks whether one of them is gone.
+constexpr std::chrono::milliseconds kCheckEvery{200};
+
+// The next moment to check on the peers, or the deadline if it comes first.
+Deadline checkpoint(const Deadline& deadline) {
+  return deadline.remainingMs() < kCheckEvery.count() ? deadline : Deadline::after(kCheckEvery);
+}
+
+// A peer gone, as the runtime's check says: passed on as it is, not as a failure to connect.
+struct PeerGone : Error {
+  explicit PeerGone(const Error& e) : Error(e) {}
+};
+
+void checkPeers(const ConnectPlan& plan) {
+  if (!plan.checkPeers) return;
+  try {
+    plan.checkPeers();
+  } catch (const Error& e) {
+    throw PeerGone(e);
+  }
+}
+
 Deadline shorter(const Deadline& deadline) {
   return deadline.remainingMs() < kHandshakeLimit.count() ? deadline
                                                           : Deadline::after(kHandshakeLimit);
@@ -55,7 +77,16 @@ std::string missingPeers(const ConnectPlan& plan, const std::map<int, std::vecto
 // Dials `peer` for socket `index`: connect, hello, handshake (as client), check the reply.
 Fd dial(const ConnectPlan& plan, int peer, int index, const Deadline& deadline) {
   const std::string what = peerName(plan, peer);
-  Fd fd = connectTo(parseAddress(plan.addresses[peer], peer), deadline);
+  const SockAddr address = parseAddress(plan.addresses[peer], peer);
+  Fd fd;
+  while (!fd.valid()) {
+    checkPeers(plan);
+    try {
+      fd = connectTo(address, checkpoint(deadline));
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kTimeout || deadline.expired()) throw;
+    }
+  }
   const std::string hello =
       encodeHello({plan.rank, peer, static_cast<uint32_t>(index), plan.jobTag});
   writeAll(fd.get(), hello.data(), hello.size(), deadline, what);
@@ -95,9 +126,10 @@ class Acceptor {
   void run(const Deadline& deadline) {
     while (missing_ > 0) {
       if (deadline.expired()) raiseTimeout(plan_, sockets_, "");
+      checkPeers(plan_);
       std::vector<pollfd> fds{{listenFd_, POLLIN, 0}};
       for (const Pending& p : pending_) fds.push_back({p.fd.get(), POLLIN, 0});
-      const int rc = poll(fds.data(), fds.size(), deadline.remainingMs());
+      const int rc = poll(fds.data(), fds.size(), checkpoint(deadline).remainingMs());
       if (rc < 0 && errno != EINTR) throwSystemError("tcp: poll", errno);
       if (rc <= 0) continue;
       // Pending sockets first (their indices match fds), then new ones.
@@ -227,6 +259,8 @@ std::map<int, std::vector<Fd>> openSockets(const ConnectPlan& plan, int listenFd
     for (int index = 0; index < plan.socketsPerPeer; ++index) {
       try {
         sockets[peer].push_back(dial(plan, peer, index, deadline));
+      } catch (const PeerGone&) {
+        throw;
       } catch (const Error& e) {
         if (e.code() == ErrorCode::kTimeout)
           raiseTimeout(plan, sockets, fmt::format(" (while dialling rank {}: {})", peer, e.what()));

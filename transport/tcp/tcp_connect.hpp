@@ -20,6 +20,7 @@
 // peers still missing when the deadline passes.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct ConnectPlan {
   int socketsPerPeer = 1;
   std::vector<int> peers;
   std::vector<std::string> addresses;  // by rank: "host:port"
+  // Called while waiting for peers (at least every kCheckEvery); throws to give up: the runtime's
+  // "a peer's process is gone". May be empty.
+  std::function<void()> checkPeers;
 };
 
 // peer -> its sockets, socketsPerPeer of them in socket-index order, non-blocking.

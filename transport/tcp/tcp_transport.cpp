@@ -106,9 +106,10 @@ class TcpTransport final : public Transport {
       if (links_[peer])
         raise(ErrorCode::kInvalidUsage, "tcp: rank {} is already connected to rank {}",
               options_.rank, peer);
-    ConnectPlan plan{options_.rank,           options_.jobTag, options_.secret,
-                     options_.socketsPerPeer, peers,           addresses};
+    ConnectPlan plan{options_.rank, options_.jobTag, options_.secret,    options_.socketsPerPeer,
+                     peers,         addresses,       options_.checkPeers};
     auto sockets = openSockets(plan, listener_.get(), deadline);
+    options_.checkPeers = nullptr;  // it looks at what the runtime keeps only while connecting
     for (auto& [peer, fds] : sockets) {
       for (Fd& fd : fds) {
         setNoDelay(fd.get());
