@@ -118,10 +118,12 @@ size_t validate(const Communicator& comm, const CollectiveCall& call) {
 
 // ---- execution --------------------------------------------------------------------------------
 
-// A single rank has nobody to talk to: every collective's result is its input.
-void runAlone(const CollectiveCall& call) {
+// A single rank has nobody to talk to: every collective's result is its input, which `move`
+// carries over (memmove for host memory, a copy on the device for device memory).
+template <typename Move>
+void runAlone(const CollectiveCall& call, Move&& move) {
   if (call.recv && call.send && call.send != call.recv)
-    std::memmove(call.recv, call.send, call.count * kernels::typeSize(call.dtype));
+    move(call.recv, call.send, call.count * kernels::typeSize(call.dtype));
 }
 
 using Task = Engine::Task;
@@ -156,7 +158,8 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
   comm.throwIfFailed();
   if (comm.size() == 1) {
     comm.recorder().started(sequence, "self");
-    return runAlone(call);
+    return runAlone(
+        call, [](void* to, const void* from, size_t bytes) { std::memmove(to, from, bytes); });
   }
   const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm);
   comm.recorder().started(sequence, algorithm.name);
@@ -211,6 +214,20 @@ Task stagedCollectiveTask(Communicator& comm, const CollectiveCall& call, size_t
       staged->copyIn();
       runCollective(comm, call, bytes, sequence, ordinal);
       staged->copyOut();
+    });
+  };
+}
+
+// One rank's collective on device buffers: copied on the device, nothing staged.
+Task aloneOnDeviceTask(Communicator& comm, const CollectiveCall& call, uint64_t sequence,
+                       const gpu::BufferKind& device) {
+  return [&comm, call, sequence, device] {
+    recorded(comm, sequence, [&] {
+      comm.throwIfFailed();
+      comm.recorder().started(sequence, "self");
+      runAlone(call, [&](void* to, const void* from, size_t bytes) {
+        gpu::copyOnDevice(to, from, bytes, device);
+      });
     });
   };
 }
@@ -350,13 +367,17 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
   const BufferUse use = bufferUse(call, comm.size(), comm.rank());
   const auto device = devicePlacement(comm, collectiveName(call.collective), use);
   comm.throwIfFailed();
-  auto staged =
-      device ? std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device) : nullptr;
   const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
-  return issue(comm, sequence, signatureOf(call, bytes, ordinal),
-               staged
-                   ? stagedCollectiveTask(comm, call, bytes, sequence, ordinal, std::move(staged))
-                   : collectiveTask(comm, call, bytes, sequence, ordinal),
+  const OpSignature signature = signatureOf(call, bytes, ordinal);
+  if (!device)
+    return issue(comm, sequence, signature, collectiveTask(comm, call, bytes, sequence, ordinal),
+                 async);
+  if (comm.size() == 1)
+    return issue(comm, sequence, signature, aloneOnDeviceTask(comm, call, sequence, *device),
+                 async);
+  auto staged = std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device);
+  return issue(comm, sequence, signature,
+               stagedCollectiveTask(comm, call, bytes, sequence, ordinal, std::move(staged)),
                async);
 }
 
@@ -452,15 +473,22 @@ void waitForStream(Communicator& comm, const gpu::StreamOrder& order, const char
 }
 
 // The checks every stream form makes once its arguments are valid: the driver, the stream, the
-// buffers. Returns the staging of the touched buffers, or nullptr when nothing is touched (then
-// nothing is enqueued).
+// buffers; the stream, checked.
+gpu::StreamTarget checkOnStream(Communicator& comm, const char* what, const BufferUse& use,
+                                void* stream) {
+  gpu::requireDriver();
+  const gpu::StreamTarget target = gpu::streamTarget(stream);
+  checkStreamPlacement(comm, what, use, target.device);
+  comm.throwIfFailed();
+  return target;
+}
+
+// checkOnStream, then the staging of the touched buffers, or nullptr when nothing is touched
+// (then nothing is enqueued).
 std::shared_ptr<const StagedBuffers> stageOnStream(Communicator& comm, const char* what,
                                                    const BufferUse& use, gpu::StreamTarget& target,
                                                    void* stream) {
-  gpu::requireDriver();
-  target = gpu::streamTarget(stream);
-  checkStreamPlacement(comm, what, use, target.device);
-  comm.throwIfFailed();
+  target = checkOnStream(comm, what, use, stream);
   if (use.read.bytes == 0 && use.written.bytes == 0) return nullptr;
   return std::make_shared<const StagedBuffers>(
       comm.stagingPool(), use,
@@ -532,8 +560,23 @@ void issueOnStream(Communicator& comm, const char* what, const gpu::StreamTarget
   comm.engine().submit(orderedTask(comm, std::move(order), what, {sequence}, std::move(body)));
 }
 
+// One rank outside a group: the copy goes on the stream, and the host has nothing to run.
+void aloneOnStream(Communicator& comm, const CollectiveCall& call, size_t bytes, void* stream) {
+  const gpu::StreamTarget target = checkOnStream(comm, collectiveName(call.collective),
+                                                 bufferUse(call, comm.size(), comm.rank()), stream);
+  const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+  comm.recorder().queued(sequence, signatureOf(call, bytes, ordinal), true);
+  recorded(comm, sequence, [&] {
+    comm.recorder().started(sequence, "self");
+    runAlone(call, [&](void* to, const void* from, size_t count) {
+      gpu::copyOnStream(target, to, from, count);
+    });
+  });
+}
+
 void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* stream) {
   const size_t bytes = validate(comm, call);
+  if (comm.size() == 1 && group.depth == 0) return aloneOnStream(comm, call, bytes, stream);
   const char* what = collectiveName(call.collective);
   gpu::StreamTarget target;
   auto staged =

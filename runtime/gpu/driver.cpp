@@ -65,8 +65,10 @@ Loaded load() {
   resolve(handle, "cuMemFreeHost", d.freeHost, missing);
   resolve(handle, "cuMemcpyDtoH_v2_ptds", d.copyDtoH, missing);
   resolve(handle, "cuMemcpyHtoD_v2_ptds", d.copyHtoD, missing);
+  resolve(handle, "cuMemcpyDtoD_v2_ptds", d.copyDtoD, missing);
   resolve(handle, "cuMemcpyDtoHAsync_v2", d.copyDtoHAsync, missing);
   resolve(handle, "cuMemcpyHtoDAsync_v2", d.copyHtoDAsync, missing);
+  resolve(handle, "cuMemcpyDtoDAsync_v2", d.copyDtoDAsync, missing);
   resolve(handle, "cuLaunchHostFunc", d.launchHostFunc, missing);
   resolve(handle, "cuStreamWaitValue32_v2", d.waitValue32, missing);
   resolve(handle, "cuDeviceGetCount", d.deviceCount, missing);

@@ -24,8 +24,10 @@ struct Driver {
   decltype(&::cuMemFreeHost) freeHost;
   decltype(&::cuMemcpyDtoH_v2) copyDtoH;  // the _ptds entry points
   decltype(&::cuMemcpyHtoD_v2) copyHtoD;
+  decltype(&::cuMemcpyDtoD_v2) copyDtoD;
   decltype(&::cuMemcpyDtoHAsync_v2) copyDtoHAsync;
   decltype(&::cuMemcpyHtoDAsync_v2) copyHtoDAsync;
+  decltype(&::cuMemcpyDtoDAsync_v2) copyDtoDAsync;
   decltype(&::cuLaunchHostFunc) launchHostFunc;
   decltype(&::cuStreamWaitValue32_v2) waitValue32;
   decltype(&::cuDeviceGetCount) deviceCount;

@@ -45,5 +45,7 @@ void freeDevice(void* ptr);
 // for other threads' streams), in the context of the device memory's owner.
 void copyToHost(void* host, const void* device, size_t bytes, const BufferKind& owner);
 void copyToDevice(void* device, const void* host, size_t bytes, const BufferKind& owner);
+// Device memory to device memory of the same device: a one-rank collective's whole work.
+void copyOnDevice(void* to, const void* from, size_t bytes, const BufferKind& owner);
 
 }  // namespace tutti::runtime::gpu

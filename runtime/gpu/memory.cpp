@@ -87,4 +87,12 @@ void copyToDevice(void* device, const void* host, size_t bytes, const BufferKind
   check(driver().copyHtoD(reinterpret_cast<CUdeviceptr>(device), host, bytes), "cuMemcpyHtoD");
 }
 
+void copyOnDevice(void* to, const void* from, size_t bytes, const BufferKind& owner) {
+  if (bytes == 0) return;
+  ContextScope scope(static_cast<CUcontext>(owner.context));
+  check(driver().copyDtoD(reinterpret_cast<CUdeviceptr>(to), reinterpret_cast<CUdeviceptr>(from),
+                          bytes),
+        "cuMemcpyDtoD");
+}
+
 }  // namespace tutti::runtime::gpu

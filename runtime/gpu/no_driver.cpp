@@ -42,6 +42,10 @@ void copyToDevice(void*, const void*, size_t, const BufferKind&) {
   requireDriver();
 }
 
+void copyOnDevice(void*, const void*, size_t, const BufferKind&) {
+  requireDriver();
+}
+
 struct PinnedPool::State {};
 
 PinnedPool::Lease::Lease(std::shared_ptr<State> state, void* data, size_t size)
@@ -60,6 +64,10 @@ void PinnedPool::close(std::chrono::milliseconds) {}
 StreamTarget streamTarget(void*) {
   requireDriver();
   return {};
+}
+
+void copyOnStream(const StreamTarget&, void*, const void*, size_t) {
+  requireDriver();
 }
 
 struct StreamOrder::State {};

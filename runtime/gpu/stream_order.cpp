@@ -88,6 +88,15 @@ StreamTarget streamTarget(void* stream) {
   return target;
 }
 
+void copyOnStream(const StreamTarget& target, void* to, const void* from, size_t bytes) {
+  if (bytes == 0) return;
+  ContextScope scope(static_cast<CUcontext>(target.context));
+  check(
+      driver().copyDtoDAsync(reinterpret_cast<CUdeviceptr>(to), reinterpret_cast<CUdeviceptr>(from),
+                             bytes, static_cast<CUstream>(target.stream)),
+      "cuMemcpyDtoDAsync");
+}
+
 StreamOrder::StreamOrder(PinnedPool& pool, const StreamTarget& target,
                          std::shared_ptr<const void> keepAlive)
     : state_(std::make_shared<State>()), target_(target) {

@@ -26,6 +26,10 @@ struct StreamTarget {
 // knows) and that its device can wait on memory from a stream (kInvalidUsage otherwise).
 StreamTarget streamTarget(void* stream);
 
+// Enqueues a copy between device buffers of the stream's device: a one-rank operation's whole
+// work, with nothing for the host to wait for.
+void copyOnStream(const StreamTarget& target, void* to, const void* from, size_t bytes);
+
 struct StreamCopy {
   void* to;
   const void* from;

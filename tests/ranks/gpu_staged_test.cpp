@@ -120,6 +120,13 @@ struct DeviceBuffer {
   void* data;
 };
 
+// The communicator's asynchronous error.
+tuttiResult_t asyncError(tuttiComm_t comm) {
+  tuttiResult_t error = tuttiSuccess;
+  tutti_comm_get_async_error(comm, &error);
+  return error;
+}
+
 enum class Form { kBlocking, kRequest, kStream };
 const char* formName(Form form) {
   return form == Form::kBlocking ? "blocking" : form == Form::kRequest ? "request" : "stream";
@@ -223,9 +230,7 @@ TEST_CASE("stand-in device buffers: bad input is refused and nothing is enqueued
   CHECK_THAT(tutti_get_last_error(), Contains("is not usable (destroyed?)"));
 
   // Nothing ran: no async error, and the communicator still works on device buffers.
-  tuttiResult_t asyncError = tuttiInternalError;
-  CHECK(tutti_comm_get_async_error(comm, &asyncError) == tuttiSuccess);
-  CHECK(asyncError == tuttiSuccess);
+  CHECK(asyncError(comm) == tuttiSuccess);
 }
 
 TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][staged][faults]") {
@@ -233,11 +238,6 @@ TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][s
   ThreadWorld world(2);
   REQUIRE(world.ok());
   DeviceBuffer buffer(4096);
-  const auto asyncError = [](tuttiComm_t comm) {
-    tuttiResult_t error = tuttiSuccess;
-    tutti_comm_get_async_error(comm, &error);
-    return error;
-  };
 
   SECTION("a peer that never comes: the operation times out") {
     tuttiComm_t comm = world.comm(0);
@@ -259,8 +259,11 @@ TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][s
     CHECK(asyncError(comm) != tuttiSuccess);
   }
   SECTION("a stream that never reaches the operation: its wait times out, the stream goes on") {
-    tuttiComm_t solo = nullptr;
-    REQUIRE(tutti_comm_init_all(&solo, 1) == tuttiSuccess);
+    // Two ranks, of which only the first calls: with one, the operation is a copy on the stream
+    // alone and the host waits for nothing.
+    tuttiComm_t pair[2] = {};
+    REQUIRE(tutti_comm_init_all(pair, 2) == tuttiSuccess);
+    tuttiComm_t solo = pair[0];
     REQUIRE(tutti_comm_set_timeout(solo, 300) == tuttiSuccess);
     Stream stream;
     // Work before the operation that waits for this word, which the test sets only later.
@@ -280,7 +283,45 @@ TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][s
     std::atomic_ref<uint32_t>(blocker).store(1);
     stream.synchronize();  // the completion word was written: nothing waits any more
     CHECK(tutti_comm_destroy(solo) == tuttiSuccess);
+    CHECK(tutti_comm_destroy(pair[1]) == tuttiSuccess);
   }
+}
+
+TEST_CASE("one rank: a collective on device buffers is a copy on the device, nothing staged",
+          "[gpu][staged]") {
+  tuttiComm_t solo = nullptr;
+  REQUIRE(tutti_comm_init_all(&solo, 1) == tuttiSuccess);
+  REQUIRE(tutti_comm_set_timeout(solo, 300) == tuttiSuccess);
+  constexpr size_t kCount = 1000;
+  std::vector<float> values(kCount);
+  std::mt19937 rng(7);
+  for (float& v : values) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+  DeviceBuffer input(kCount * 4), output(kCount * 4), gathered(kCount * 4);
+  driver().toDevice(reinterpret_cast<DevicePtr>(input.data), values.data(), kCount * 4);
+  auto download = [&](const DeviceBuffer& buffer) {
+    std::vector<float> out(kCount);
+    driver().toHost(out.data(), reinterpret_cast<DevicePtr>(buffer.data), kCount * 4);
+    return out;
+  };
+  // A stream held back: the staged path's host would wait for it and time out; a copy on the
+  // stream leaves the host nothing to wait for.
+  Stream stream;
+  alignas(4) static uint32_t blocker = 0;
+  CUcontext context = nullptr;
+  REQUIRE(driver().pushContext(deviceZero()) == 0);
+  REQUIRE(driver().waitValue(stream.get(), reinterpret_cast<DevicePtr>(&blocker), 1, 0) == 0);
+  driver().popContext(&context);
+  REQUIRE(tutti_allreduce_stream(input.data, output.data, kCount, tuttiFloat32, tuttiMax, solo,
+                                 stream.get()) == tuttiSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(tutti_allgather(input.data, gathered.data, kCount, tuttiFloat32, solo, nullptr) ==
+        tuttiSuccess);
+  CHECK(download(gathered) == values);
+  CHECK(asyncError(solo) == tuttiSuccess);
+  std::atomic_ref<uint32_t>(blocker).store(1);
+  stream.synchronize();
+  CHECK(download(output) == values);
+  CHECK(tutti_comm_destroy(solo) == tuttiSuccess);
 }
 
 TEST_CASE("the C++ API's stream forms, alone and in a group", "[gpu][staged]") {

@@ -284,6 +284,15 @@ CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr device, const void* host, size_t bytes
   return CUDA_SUCCESS;
 }
 
+CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
+  char* target = backing(to, bytes);
+  const char* source = backing(from, bytes);
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!target || !source) return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(target, source, bytes);
+  return CUDA_SUCCESS;
+}
+
 // Test helpers: synchronous copies with no context (the test's own), by the names cuda.h uses.
 CUresult cuMemcpyDtoH_v2(void* host, CUdeviceptr device, size_t bytes) {
   char* from = backing(device, bytes);
@@ -355,6 +364,15 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr device, const void* host, size_t bytes
     return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
   if (!backing(device, bytes)) return CUDA_ERROR_INVALID_VALUE;
   stream->enqueue([=] { copyBytes(backing(device, bytes), host, bytes); });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream handle) {
+  Stream* stream = streamOf(handle);
+  if (!stream || contextStack.empty())
+    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+  if (!backing(to, bytes) || !backing(from, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  stream->enqueue([=] { std::memmove(backing(to, bytes), backing(from, bytes), bytes); });
   return CUDA_SUCCESS;
 }
 
