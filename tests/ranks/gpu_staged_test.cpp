@@ -85,6 +85,14 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
   tuttiStream_t get() const { return stream_; }
   void synchronize() const { driver().synchronize(stream_); }
+  // Holds back later work on the stream until `word` becomes 1 (which the test sets later).
+  void holdBack(const uint32_t& word) const {
+    CUcontext context = nullptr;
+    if (driver().pushContext(deviceZero()) != 0 ||
+        driver().waitValue(stream_, reinterpret_cast<DevicePtr>(&word), 1, 0) != 0)
+      throw std::runtime_error("cuStreamWaitValue32 failed");
+    driver().popContext(&context);
+  }
   void destroy() {
     driver().destroyStream(stream_);
     stream_ = nullptr;
@@ -266,12 +274,8 @@ TEST_CASE("a stream form that cannot finish still releases its stream", "[gpu][s
     tuttiComm_t solo = pair[0];
     REQUIRE(tutti_comm_set_timeout(solo, 300) == tuttiSuccess);
     Stream stream;
-    // Work before the operation that waits for this word, which the test sets only later.
     alignas(4) static uint32_t blocker = 0;
-    CUcontext context = nullptr;
-    REQUIRE(driver().pushContext(deviceZero()) == 0);
-    REQUIRE(driver().waitValue(stream.get(), reinterpret_cast<DevicePtr>(&blocker), 1, 0) == 0);
-    driver().popContext(&context);
+    stream.holdBack(blocker);  // work before the operation that waits
     REQUIRE(tutti_allreduce_stream(buffer.data, buffer.data, 1024, tuttiFloat32, tuttiSum, solo,
                                    stream.get()) == tuttiSuccess);
     // The engine gives up on the stream after the timeout; the later operation fails with it.
@@ -307,10 +311,7 @@ TEST_CASE("one rank: a collective on device buffers is a copy on the device, not
   // stream leaves the host nothing to wait for.
   Stream stream;
   alignas(4) static uint32_t blocker = 0;
-  CUcontext context = nullptr;
-  REQUIRE(driver().pushContext(deviceZero()) == 0);
-  REQUIRE(driver().waitValue(stream.get(), reinterpret_cast<DevicePtr>(&blocker), 1, 0) == 0);
-  driver().popContext(&context);
+  stream.holdBack(blocker);
   REQUIRE(tutti_allreduce_stream(input.data, output.data, kCount, tuttiFloat32, tuttiMax, solo,
                                  stream.get()) == tuttiSuccess);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
