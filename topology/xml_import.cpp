@@ -26,6 +26,7 @@ constexpr double kDefaultGts = 8;  // PCIe Gen3
 constexpr int kDefaultWidth = 16;
 constexpr uint64_t kNvSwitchClass = 0x068000;
 constexpr uint64_t kBridgeClass = 0x0604;
+constexpr uint64_t kNvLinkCpuClass = 0x068001;  // POWER9's NVLink bridge: NCCL reads it as the CPU
 
 // The class of a device whose element has none (or 0): the export writes it, so that NCCL, which
 // needs one, reads it as the same kind.
@@ -214,8 +215,11 @@ class Importer {
       for (pugi::xml_node child : element.children("pci")) readPci(child, id, depth + 1);
     for (pugi::xml_node link : element.children("pcilink")) {
       std::string target = lower(in_.text(link, "target"));
-      if (target == node.busId) in_.fail(link, "a pcilink from the device to itself");
-      pciLinks_.push_back({id, link, std::move(target), 1, 0});
+      // NCCL adds such a link and no path uses it.
+      if (target == node.busId)
+        in_.warn(link, "a pcilink from the device to itself: ignored");
+      else
+        pciLinks_.push_back({id, link, std::move(target), 1, 0});
     }
   }
 
@@ -243,7 +247,11 @@ class Importer {
     for (pugi::xml_node link : gpu.children("nvlink")) {
       std::string target = lower(in_.text(link, "target"));
       if (target.empty()) in_.fail(link, "missing target");
-      if (target == topo_.node(id).busId) in_.fail(link, "an NVLink from the GPU to itself");
+      if (target == topo_.node(id).busId) {
+        in_.warn(link,
+                 "an NVLink from the GPU to itself: ignored");  // NCCL's adds nothing a path uses
+        continue;
+      }
       int count = linkCount(link, nvLinks);
       nvLinks_.push_back({id, link, target, count, in_.hex(link, "tclass", 0xffffff).value_or(0)});
     }
@@ -269,8 +277,10 @@ class Importer {
       port.port = static_cast<int>(in_.integer(net, "port", 0, 1024).value_or(0));
       port.dev = static_cast<int>(in_.integer(net, "dev", -1, 1 << 20).value_or(-1));
       port.busId = !port.name.empty() ? port.name : fmt::format("net{}", port.dev);
-      auto speed = in_.real(net, "speed", 0, 1e7);  // Mb/s
-      if (speed) speed = std::round(*speed);        // whole Mb/s, as NCCL reads (and writes) it
+      // Mb/s; some NICs report -1, which NCCL reads as unknown, as it does 0.
+      auto speed = in_.real(net, "speed", -1e7, 1e7);
+      if (speed && *speed <= 0) speed.reset();
+      if (speed) speed = std::round(*speed);  // whole Mb/s, as NCCL reads (and writes) it
       if (!speed) port.inferred = "speed unknown: taken at its NIC's PCIe bandwidth";
       double bw = speed ? netBw(*speed) : pciBw;
       int id = add(net, port);
@@ -315,7 +325,7 @@ class Importer {
       } else if (link.tclass == kNvSwitchClass) {
         if (target < 0) absentSwitches.insert(link.target);
         addNvLinksToSwitch(topo_, link.from, link.count);
-      } else if (link.tclass >> 8 == kBridgeClass) {
+      } else if (link.tclass >> 8 == kBridgeClass || link.tclass == kNvLinkCpuClass) {
         topo_.addLink(link.from, cpuOf(link.from), LinkKind::kNvLink, bw, link.count);
       } else {
         in_.warn(link.element, "NVLink target not in the file: ignored");

@@ -3,11 +3,12 @@
 // version (NCCL's figures), bus ids from sysfs links, HCAs grouped into cards (the PCI functions of
 // a dual-port card are one NIC); and the probes on this machine, which may have no HCA and no GPU:
 // then they find none, without an error or a warning.
+#include "topology/device_facts.hpp"
+
 #include <fmt/format.h>
 
 #include "helpers.hpp"
 #include "topology/bandwidth.hpp"
-#include "topology/device_facts.hpp"
 
 namespace tutti::topology::test {
 namespace {

@@ -21,6 +21,13 @@ inline Topology load(const std::string& name) {
   return loadXmlFile(fixture(name));
 }
 
+// Host 0's node with this bus id (or port name).
+inline const Node& nodeNamed(const Topology& topo, const std::string& busId) {
+  int id = topo.findBusId(0, busId);
+  REQUIRE(id >= 0);
+  return topo.node(id);
+}
+
 inline int nodeAt(const Topology& topo, NodeKind kind, int index, int host = 0) {
   return topo.nodesOf(kind, host).at(static_cast<size_t>(index));
 }

@@ -14,12 +14,6 @@
 namespace tutti::topology::test {
 namespace {
 
-const Node& nodeNamed(const Topology& topo, const std::string& busId) {
-  int id = topo.findBusId(0, busId);
-  REQUIRE(id >= 0);
-  return topo.node(id);
-}
-
 TEST_CASE("hwloc XML: two sockets, a PCIe switch, GPUs and NICs with their link speeds") {
   Topology topo = loadHwlocXmlFile(fixture("hwloc-2socket-gpu.xml"));
   REQUIRE(topo.nodesOf(NodeKind::kCpu).size() == 2);

@@ -1,0 +1,80 @@
+// What NCCL's loader (src/graph/topo.cc) tolerates in a topology file, tutti loads too (issue 23,
+// item 1): a link to the device itself, an NVLink to the CPU's NVLink bridge class, a NIC that
+// reports its speed as -1. Each loads with what NCCL would make of it, and says what it left out.
+#include "helpers.hpp"
+
+namespace tutti::topology::test {
+namespace {
+
+// Two GPUs and a NIC under one switch: `links` inside GPU 0's <gpu>, `speed` the NIC port's,
+// `pciLinks` inside the NIC's <pci>.
+std::string machine(const std::string& links, const std::string& speed = "400000",
+                    const std::string& pciLinks = "") {
+  return "<system version=\"1\">\n"
+         "<cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" vendor=\"GenuineIntel\" "
+         "familyid=\"6\" modelid=\"143\">\n"
+         "<pci busid=\"0000:10:00.0\" class=\"0x060400\" link_speed=\"32.0 GT/s PCIe\" "
+         "link_width=\"16\">\n"
+         "<pci busid=\"0000:11:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" "
+         "link_width=\"16\">\n<gpu dev=\"0\" sm=\"90\" rank=\"0\" gdr=\"1\">\n" +
+         links +
+         "</gpu>\n</pci>\n"
+         "<pci busid=\"0000:12:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" "
+         "link_width=\"16\">\n<gpu dev=\"1\" sm=\"90\" rank=\"1\" gdr=\"1\"/>\n</pci>\n"
+         "<pci busid=\"0000:13:00.0\" class=\"0x020700\" link_speed=\"32.0 GT/s PCIe\" "
+         "link_width=\"16\">\n" +
+         pciLinks + "<nic>\n<net name=\"mlx5_0\" dev=\"0\" speed=\"" + speed +
+         "\" port=\"1\" gdr=\"1\"/>\n</nic>\n</pci>\n</pci>\n</cpu>\n</system>\n";
+}
+
+const std::string kToPeer = "<nvlink target=\"0000:12:00.0\" count=\"4\" tclass=\"0x030200\"/>\n";
+
+int linksOf(const Topology& topo, LinkKind kind) {
+  int n = 0;
+  for (const Link& link : topo.links()) n += link.kind == kind;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("an NVLink or a pcilink to the device itself is left out, with a warning") {
+  Warnings warnings;
+  warnings.expect();
+  const Topology reference = parseXml(machine(kToPeer), "ok.xml");
+  const Topology selfNvLink = parseXml(
+      machine("<nvlink target=\"0000:11:00.0\" count=\"2\" tclass=\"0x030200\"/>\n" + kToPeer),
+      "self.xml");
+  CHECK(warnings.count({"self.xml", "line 6", "NVLink from the GPU to itself: ignored"}) == 1);
+  // The rest as without it: the one NVLink to the peer, its lanes, the paths.
+  CHECK(nvlinkLanes(selfNvLink) == nvlinkLanes(reference));
+  CHECK(linksOf(selfNvLink, LinkKind::kNvLink) == linksOf(reference, LinkKind::kNvLink));
+  const Path& peer = selfNvLink.path(gpu(selfNvLink, 0), gpu(selfNvLink, 1));
+  CHECK(peer.type == PathType::kNvl);
+  CHECK(peer.bw == reference.path(gpu(reference, 0), gpu(reference, 1)).bw);
+  const Topology selfPciLink =
+      parseXml(machine(kToPeer, "400000", "<pcilink target=\"0000:13:00.0\"/>\n"), "pci.xml");
+  CHECK(warnings.count({"pci.xml", "pcilink from the device to itself: ignored"}) == 1);
+  CHECK(linksOf(selfPciLink, LinkKind::kPcie) == linksOf(reference, LinkKind::kPcie));
+}
+
+TEST_CASE("an NVLink to the CPU's NVLink bridge (class 0x068001) reaches the CPU, as NCCL's") {
+  const Topology topo = parseXml(
+      machine("<nvlink target=\"0000:00:00.0\" count=\"3\" tclass=\"0x068001\"/>\n"), "p9.xml");
+  int toCpu = 0;
+  for (const Link& link : topo.links())
+    toCpu += link.kind == LinkKind::kNvLink && topo.node(link.to).kind == NodeKind::kCpu
+                 ? link.count
+                 : 0;
+  CHECK(toCpu == 3);
+}
+
+TEST_CASE("a NIC port whose speed is -1 (some NICs report it) has an unknown speed, as 0") {
+  const Topology minusOne = parseXml(machine(kToPeer, "-1"), "nic.xml");
+  const Topology zero = parseXml(machine(kToPeer, "0"), "nic0.xml");
+  const Node& port = nodeNamed(minusOne, "mlx5_0");
+  CHECK_THAT(port.inferred, Catch::Contains("speed unknown"));
+  CHECK(minusOne.path(gpu(minusOne, 0), nodeAt(minusOne, NodeKind::kNet, 0)).bw ==
+        zero.path(gpu(zero, 0), nodeAt(zero, NodeKind::kNet, 0)).bw);
+}
+
+}  // namespace tutti::topology::test
