@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "topology/double_tree.hpp"
 #include "topology/rdma_nics.hpp"
 
 namespace tutti::topology {
@@ -183,15 +184,10 @@ Topology replicateHosts(const Topology& one, int hosts);
 // in-host ring.
 RingPlan searchNetRings(const Topology& topo, const RingSearchOptions& options = {});
 
-// Double binary tree across hosts (NCCL's): tree 1 mirrors tree 0 (even host counts) or shifts
-// it by one (odd), so that with an even count each host is interior in at most one tree. Inside
+// Double binary tree across hosts: binaryTree (double_tree.hpp) over the hosts with GPUs. Inside
 // each host the GPUs form a chain whose head talks to the network through NIC t (tree t).
-struct TreeNode {
-  int parent = -1;            // host index; -1 at the root
-  std::vector<int> children;  // host indices
-};
 struct Tree {
-  std::vector<TreeNode> hosts;           // indexed by host
+  std::vector<TreeNode> hosts;           // indexed by host: parent and children are host indices
   std::vector<std::vector<int>> chains;  // per host: GPU node ids, head first
   int rail = 0;                          // NIC index used on every host
   double bw = 0;                         // GB/s: narrowest chain hop or head-to-NIC path
