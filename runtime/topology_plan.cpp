@@ -105,6 +105,20 @@ topology::RankPlace affinityPlace(const Topology& topo) {
   return common;
 }
 
+// `order`'s ranks grouped by host, hosts in the order `order` first reaches them.
+std::vector<std::vector<int>> ranksByHost(const std::vector<PeerInfo>& peers,
+                                          const std::vector<int>& order) {
+  std::vector<std::vector<int>> hosts;
+  std::map<std::string, size_t> index;
+  for (int rank : order) {
+    const std::string& host = peers[static_cast<size_t>(rank)].hostId;
+    const auto [at, added] = index.try_emplace(host, hosts.size());
+    if (added) hosts.emplace_back();
+    hosts[at->second].push_back(rank);
+  }
+  return hosts;
+}
+
 }  // namespace
 
 std::string formatRanks(const std::vector<int>& ranks) {
@@ -195,6 +209,8 @@ CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
     for (const std::string& host : hosts)
       for (int rank : topology::cpuRingOrder(byHost[host])) ring.order.push_back(rank);
   }
+  const std::vector<std::vector<int>> hosts = ranksByHost(peers, ring.order);
+  ring.trees = {topology::rankTree(hosts, 0), topology::rankTree(hosts, 1)};
   ring.position.assign(n, 0);
   for (size_t i = 0; i < n; ++i)
     ring.position[static_cast<size_t>(ring.order[i])] = static_cast<int>(i);
@@ -213,6 +229,12 @@ void logChannels(const CpuRing& ring) {
   if (ring.order.size() < 2 || log::level() < log::Level::kInfo) return;
   log::info("ring 0: {} via {} {:g} GB/s{}", formatRanks(ring.order), ring.via,
             std::round(ring.bw * 10) / 10, ring.given ? " (TUTTI_RING_ORDER)" : "");
+  for (size_t t = 0; t < ring.trees.size(); ++t) {
+    std::string parents;
+    for (const topology::TreeNode& node : ring.trees[t])
+      parents += node.parent < 0 ? " -" : fmt::format(" {}", node.parent);
+    log::info("tree {}: parents{}", t, parents);
+  }
   const Topology* topo = hostTopology();
   if (!topo || topo->nodesOf(NodeKind::kGpu, 0).empty()) return;
   const topology::RingPlan plan = topology::searchRings(*topo, 0);

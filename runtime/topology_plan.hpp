@@ -1,9 +1,11 @@
 // The machine as the communicator sees it: the topology (TUTTI_TOPO_FILE, else the probe), loaded
 // once per process; where this rank runs in it; and the CPU ring over the ranks ordered by
 // package, NUMA node and core (or as TUTTI_RING_ORDER says), with its estimated bandwidth for the
-// tuning model. The ring and chain collectives follow it (runtime/collectives/ring_view.hpp).
+// tuning model. The ring and chain collectives follow it (runtime/collectives/ring_view.hpp), the
+// tree collectives the double binary tree over the same hosts and order.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,9 @@ struct CpuRing {
   bool given = false;         // the order was given (TUTTI_RING_ORDER), not planned
   const char* via = "";       // the slowest hop's kind: SHM, SYS (across CPUs), TCP, NET
   double bw = 0;              // GB/s: the slowest hop; 0 when there is no ring (one rank)
+  // The tree collectives' double binary tree (topology::rankTree), indexed by rank: the ring cut
+  // by host, hosts in the order the ring first reaches them.
+  std::array<std::vector<topology::TreeNode>, 2> trees;
 };
 // "0 2 1 3", for messages.
 std::string formatRanks(const std::vector<int>& ranks);
@@ -48,12 +53,13 @@ std::vector<int> parseRingOrder(const std::string& text);
 // core. With it: that order, which must hold each of 0..n-1 once (else kInvalidArgument naming
 // TUTTI_RING_ORDER). Each hop's bandwidth is its transport's rate, lowered by the topology where
 // the hop crosses the CPU interconnect (ranks on different NUMA nodes) or the network (the slower
-// host's NIC port).
+// host's NIC port). The trees group the ranks by host (PeerInfo::hostId) in ring order.
 CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
                     const transport::TransportSelection& transport,
                     const std::vector<int>& given = {});
 // At INFO, one line per channel: "ring 0: 0 1 3 2 via SHM 5 GB/s" (" (TUTTI_RING_ORDER)" when
-// given), then the topology's GPU rings when it has GPUs (what GPU buffers will use).
+// given), each tree's parents by rank ("tree 1: parents 1 2 5 4 5 -", "-" at the root), then the
+// topology's GPU rings when it has GPUs (what GPU buffers will use).
 void logChannels(const CpuRing& ring);
 
 }  // namespace tutti::runtime

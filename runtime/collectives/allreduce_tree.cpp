@@ -1,6 +1,7 @@
 // Double binary tree all-reduce: the buffer's first half is reduced up tree 0 and broadcast back
-// down it, the second half likewise on tree 1 (double_tree.hpp), so every rank sends and receives
-// about the same amount and the latency grows with log2(n), not n.
+// down it, the second half likewise on tree 1, so every rank sends and receives about the same
+// amount. The trees are the communicator's (CpuRing::trees, topology/double_tree.hpp): NCCL's
+// double binary tree across hosts with a chain inside each, or over the ranks on a single host.
 //
 // Slot-sized slices are pipelined. At iteration i a rank reduces slice i of each tree (children's
 // partial sums + its own data) and sends it up; the root writes the final value instead. At the
@@ -14,17 +15,16 @@
 
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/collectives/chunking.hpp"
-#include "runtime/collectives/double_tree.hpp"
 #include "runtime/collectives/primitives.hpp"
 
 namespace tutti::runtime {
 
 void allreduceTree(OpContext& ctx, const CollectiveArgs& args) {
-  const int n = ctx.comm.size(), r = ctx.comm.rank();
+  const size_t r = static_cast<size_t>(ctx.comm.rank());
   const size_t size = ctx.typeSize();
   const char* src = static_cast<const char*>(args.send);
   char* dst = static_cast<char*>(args.recv);
-  const std::array<TreeNode, 2> nodes{treeNode(n, r, 0), treeNode(n, r, 1)};
+  const std::array<std::vector<topology::TreeNode>, 2>& trees = ctx.comm.cpuRing().trees;
   const std::array<Range, 2> halves{evenSplit(args.count, 2, 0), evenSplit(args.count, 2, 1)};
   const size_t slotElems = ctx.slotElems();
   const std::array<Sections, 2> slices{Sections(halves[0].count, 1, slotElems),
@@ -34,10 +34,10 @@ void allreduceTree(OpContext& ctx, const CollectiveArgs& args) {
 
   auto up = [&](int t, size_t i) {
     if (i >= slices[t].size()) return;
-    const TreeNode& node = nodes[t];
+    const topology::TreeNode& node = trees[t][r];
     const Range slice = slices[t].chunk(i, 0);
     const size_t offset = (halves[t].offset + slice.offset) * size;
-    const std::span<const int> children(node.children.data(), static_cast<size_t>(node.nchildren));
+    const std::span<const int> children(node.children);
     if (node.parent >= 0)
       transfer(ctx, {children, src + offset, nullptr, {&node.parent, 1}}, slice.count);
     else
@@ -45,10 +45,10 @@ void allreduceTree(OpContext& ctx, const CollectiveArgs& args) {
   };
   auto down = [&](int t, size_t i) {
     if (i >= slices[t].size()) return;
-    const TreeNode& node = nodes[t];
+    const topology::TreeNode& node = trees[t][r];
     const Range slice = slices[t].chunk(i, 0);
     char* out = dst + (halves[t].offset + slice.offset) * size;
-    const std::span<const int> children(node.children.data(), static_cast<size_t>(node.nchildren));
+    const std::span<const int> children(node.children);
     if (node.parent >= 0)
       transfer(ctx, {{&node.parent, 1}, nullptr, out, children}, slice.count);
     else if (!children.empty())

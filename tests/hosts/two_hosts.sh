@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Two "hosts" on one machine: network namespaces joined by a veth pair, 3 ranks in each, all
 # collectives checked by process_world. Ranks in one namespace talk shm; across, TCP over the veth
-# (netns_hosts.sh). Skipped (exit 77) with the reason where namespaces cannot be made.
+# (netns_hosts.sh). The double binary tree runs across the hosts with a chain inside each, whose
+# head alone talks to the other host: ranks 0 and 3 lead tree 0, ranks 5 and 2 tree 1 (meson runs
+# this with TUTTI_ALGO=tree once, so that every all-reduce case takes that tree). Skipped (exit 77)
+# with the reason where namespaces cannot be made.
 # Usage: two_hosts.sh PROCESS_WORLD
 set -u
 world=$1
@@ -41,6 +44,10 @@ grep -q "connected, shm to 1 2; tcp to 3 4 5 (TUTTI_TRANSPORT=auto)" "$(log 0)" 
   { echo "FAILED: rank 0 did not connect shm to 1 2 and tcp to 3 4 5"; failed=1; }
 grep -q "connected, shm to 3 4; tcp to 0 1 2 (TUTTI_TRANSPORT=auto)" "$(log 5)" ||
   { echo "FAILED: rank 5 did not connect shm to 3 4 and tcp to 0 1 2"; failed=1; }
+for tree in "0: parents - 0 1 0 3 4" "1: parents 1 2 5 4 5 -"; do
+  grep -q "tutti INFO tree $tree\$" "$(log 0)" ||
+    { echo "FAILED: rank 0 did not plan tree $tree"; failed=1; }
+done
 show_logs
 
 # A selection that cannot join the hosts fails at init on every rank, naming the peer and why.

@@ -6,7 +6,7 @@
 # TUTTI_TOPO_FILE fails the job with an error naming the variable and the file. Ranks pinned to
 # CPUs order the ring by core: with this VM's hwloc XML (CPU 0 on core 0, CPU 1 on core 1) and odd
 # ranks pinned to CPU 0, even ones to CPU 1, the ring is 1 3 0 2, and the job's collectives (checked
-# against the reference) follow it.
+# against the reference) follow it, the tree's too.
 # Usage: topology_env.sh TUTTIRUN PROCESS_WORLD TUTTI_TOPO FIXTURES_DIR
 set -u
 tuttirun=$1 world=$2 topo=$3 fixtures=$4
@@ -35,6 +35,10 @@ if [ "$(nproc)" -ge 2 ]; then
     "$tuttirun" -n 4 -- "$dir/pin.sh" "$world" --cases-per-kind 1 --max-bytes 4096 >"$dir/log" 2>&1 ||
     { cat "$dir/log"; fail "pinned job exited $?"; }
   grep -q 'tutti INFO ring 0: 1 3 0 2 via SHM' "$dir/log" || { cat "$dir/log"; fail "ring not by core"; }
+  # One host: the tree's members are the ranks in ring order (positions 0 1 2 3 = ranks 1 3 0 2,
+  # position 2 under 0, 1 and 3 under 2), not in rank order.
+  grep -q 'tutti INFO tree 0: parents 1 - 0 0$' "$dir/log" ||
+    { cat "$dir/log"; fail "tree 0 does not follow the ring"; }
 fi
 
 for bad in "$dir/missing.xml" "$dir/garbage.xml"; do
