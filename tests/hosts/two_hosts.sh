@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Two "hosts" on one machine: network namespaces joined by a veth pair, 3 ranks in each, all
-# collectives checked by process_world. Ranks in one namespace talk shm; across, TCP over the veth
-# (netns_hosts.sh). The double binary tree runs across the hosts with a chain inside each, whose
-# head alone talks to the other host: ranks 0 and 3 lead tree 0, ranks 5 and 2 tree 1 (meson runs
-# this with TUTTI_ALGO=tree once, so that every all-reduce case takes that tree). Skipped (exit 77)
-# with the reason where namespaces cannot be made.
+# Two "hosts" on one machine: network namespaces joined by a veth pair, 3 ranks in each (the even
+# ones on the first, so that hosts are not runs of rank numbers), all collectives checked by
+# process_world. Ranks in one namespace talk shm; across, TCP over the veth (netns_hosts.sh). The ring visits one host's ranks, then the other's: 0 2 4 1 3 5. The double
+# binary tree runs across the hosts with a chain along the ring inside each, whose head alone
+# talks to the other host: ranks 0 and 1 lead tree 0, ranks 5 and 4 tree 1 (meson runs this with
+# TUTTI_ALGO=tree once, so that every all-reduce case takes that tree). Skipped (exit 77) with the
+# reason where namespaces cannot be made.
 # Usage: two_hosts.sh PROCESS_WORLD
 set -u
 world=$1
@@ -18,8 +19,8 @@ launch() {
   pids=()
   for rank in 0 1 2 3 4 5; do
     ns=$h1
-    [ "$rank" -ge 3 ] && ns=$h2
-    ip netns exec "$ns" env TUTTI_RANK=$rank TUTTI_WORLD_SIZE=6 TUTTI_LOCAL_RANK=$((rank % 3)) \
+    [ $((rank % 2)) -eq 1 ] && ns=$h2
+    ip netns exec "$ns" env TUTTI_RANK=$rank TUTTI_WORLD_SIZE=6 TUTTI_LOCAL_RANK=$((rank / 2)) \
       TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=60 \
       TUTTI_DEBUG=INFO TUTTI_TRANSPORT="$1" "$world" --seed 99 --cases-per-kind 2 \
       --max-bytes 524288 >"/tmp/tutti-hosts-$suffix-$rank.log" 2>&1 &
@@ -40,13 +41,13 @@ for rank in 0 1 2 3 4 5; do
   wait "${pids[$rank]}" || { echo "rank $rank failed:"; failed=1; }
 done
 # Each pair over the transport the registry picks: shm within a namespace, tcp across.
-grep -q "connected, shm to 1 2; tcp to 3 4 5 (TUTTI_TRANSPORT=auto)" "$(log 0)" ||
-  { echo "FAILED: rank 0 did not connect shm to 1 2 and tcp to 3 4 5"; failed=1; }
-grep -q "connected, shm to 3 4; tcp to 0 1 2 (TUTTI_TRANSPORT=auto)" "$(log 5)" ||
-  { echo "FAILED: rank 5 did not connect shm to 3 4 and tcp to 0 1 2"; failed=1; }
-for tree in "0: parents - 0 1 0 3 4" "1: parents 1 2 5 4 5 -"; do
-  grep -q "tutti INFO tree $tree\$" "$(log 0)" ||
-    { echo "FAILED: rank 0 did not plan tree $tree"; failed=1; }
+grep -q "connected, shm to 2 4; tcp to 1 3 5 (TUTTI_TRANSPORT=auto)" "$(log 0)" ||
+  { echo "FAILED: rank 0 did not connect shm to 2 4 and tcp to 1 3 5"; failed=1; }
+grep -q "connected, shm to 1 3; tcp to 0 2 4 (TUTTI_TRANSPORT=auto)" "$(log 5)" ||
+  { echo "FAILED: rank 5 did not connect shm to 1 3 and tcp to 0 2 4"; failed=1; }
+for plan in "ring 0: 0 2 4 1 3 5 via NET" "tree 0: parents - 0 0 1 2 3\$" \
+  "tree 1: parents 2 3 4 5 5 -\$"; do
+  grep -q "tutti INFO $plan" "$(log 0)" || { echo "FAILED: rank 0 did not plan $plan"; failed=1; }
 done
 show_logs
 
