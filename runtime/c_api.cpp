@@ -411,6 +411,16 @@ tuttiResult_t tutti_recv(void* recvbuf, size_t count, tuttiDataType_t dtype, int
   });
 }
 
+tuttiResult_t tutti_recv_any(void* recvbuf, size_t count, tuttiDataType_t dtype, int* source,
+                             tuttiComm_t comm, tuttiRequest_t* request) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    if (request) *request = nullptr;
+    giveRequest(request,
+                rt::recvAny(c, recvbuf, count, dataType(dtype), source, request != nullptr));
+  });
+}
+
 tuttiResult_t tutti_group_start(void) {
   return guard([] { rt::groupStart(); });
 }

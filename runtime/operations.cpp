@@ -408,12 +408,30 @@ std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   return issue(comm, sequence, {"barrier", 0, -1, -1, -1, 0, ordinal}, std::move(task), async);
 }
 
-// Checks a send or receive and returns the bytes it touches.
+constexpr const char* kRecvAny = "recv_any";
+
+// recvAny passes `source`; a plain send or receive does not.
+const char* sendRecvName(bool isSend, const int* source) {
+  return isSend ? "send" : source ? kRecvAny : "recv";
+}
+
+// What a receive from any source needs besides a receive's arguments: somewhere to say which rank
+// sent, a message to take (a send of 0 elements sends none) and another rank to send it.
+void checkAnySource(const Communicator& comm, size_t count, const int* source) {
+  const char* what = kRecvAny;
+  if (!source) invalidCall(comm, what, "source is NULL: the rank received from is written there");
+  if (count == 0) invalidCall(comm, what, "count 0: a send of 0 elements sends no message to take");
+  if (comm.size() == 1) invalidCall(comm, what, "there is no other rank to receive from");
+}
+
+// Checks a send or receive and returns the bytes it touches. `source` is recvAny's (peer
+// kAnySource, checked by checkAnySource), nullptr for the others.
 BufferUse checkSendRecv(const Communicator& comm, bool isSend, const void* sendBuffer,
-                        const void* recvBuffer, size_t count, kernels::DataType dtype, int peer) {
-  const char* what = isSend ? "send" : "recv";
+                        const void* recvBuffer, size_t count, kernels::DataType dtype, int peer,
+                        const int* source = nullptr) {
+  const char* what = sendRecvName(isSend, source);
   checkType(comm, what, dtype);
-  checkRank(comm, what, peer, "peer");
+  if (!source) checkRank(comm, what, peer, "peer");
   if (peer == comm.rank() && group.depth == 0)
     invalidCall(comm, what, "a send to or receive from this rank itself must be inside a group");
   const size_t bytes = checkedBytes(comm, what, count, dtype, 1);
@@ -424,9 +442,10 @@ BufferUse checkSendRecv(const Communicator& comm, bool isSend, const void* sendB
 
 std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void* sendBuffer,
                                      void* recvBuffer, size_t count, kernels::DataType dtype,
-                                     int peer, bool async) {
-  const char* what = isSend ? "send" : "recv";
-  const BufferUse use = checkSendRecv(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer);
+                                     int peer, bool async, int* source = nullptr) {
+  const char* what = sendRecvName(isSend, source);
+  const BufferUse use =
+      checkSendRecv(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer, source);
   const size_t bytes = isSend ? use.read.bytes : use.written.bytes;
   const auto device = devicePlacement(comm, what, use);
   comm.throwIfFailed();
@@ -437,7 +456,8 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
     recvBuffer = staged->map(recvBuffer);
   }
   const uint64_t sequence = comm.nextSequence();
-  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes}}, {}, staged, {}};
+  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes, source}},
+                 {},    staged,   {}};
   const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes, 0};
   if (group.depth > 0) {
     comm.recorder().queued(sequence, signature, true);
@@ -653,6 +673,14 @@ std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* s
                                   bool async) {
   return remembered(
       [&] { return sendRecvNow(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer, async); });
+}
+
+std::shared_ptr<Request> recvAny(Communicator& comm, void* recvBuffer, size_t count,
+                                 kernels::DataType dtype, int* source, bool async) {
+  return remembered([&] {
+    checkAnySource(comm, count, source);
+    return sendRecvNow(comm, false, nullptr, recvBuffer, count, dtype, kAnySource, async, source);
+  });
 }
 
 void launchOnStream(Communicator& comm, const CollectiveCall& call, void* stream) {

@@ -31,6 +31,10 @@ std::shared_ptr<Request> barrier(Communicator& comm, bool async);
 std::shared_ptr<Request> sendRecv(Communicator& comm, bool isSend, const void* sendBuffer,
                                   void* recvBuffer, size_t count, kernels::DataType dtype, int peer,
                                   bool async);
+// A receive of `count` (> 0) elements from whichever other rank's send comes first (none is taken
+// from the others); *source is that rank once it has completed.
+std::shared_ptr<Request> recvAny(Communicator& comm, void* recvBuffer, size_t count,
+                                 kernels::DataType dtype, int* source, bool async);
 
 // Stream-ordered (`stream` is a CUstream): enqueued on the stream and queued on the engine, returns
 // at once; a failure of the operation itself becomes the communicator's error (staged_buffers.hpp,

@@ -215,6 +215,14 @@ class Comm {
     check(tutti_alltoall(send, recv, count, dataTypeOf<T>(), handle_, nullptr));
   }
   void barrier() { check(tutti_barrier(handle_, nullptr)); }
+  // Receives count elements from whichever other rank sends first (tutti_recv_any); returns that
+  // rank.
+  template <typename T>
+  int recvAny(T* recv, size_t count) {
+    int source = -1;
+    check(tutti_recv_any(recv, count, dataTypeOf<T>(), &source, handle_, nullptr));
+    return source;
+  }
 
   // Stream-ordered forms (tutti.h's *_stream): device buffers, enqueued on `stream`, return at
   // once. A cudaStream_t passes as is.

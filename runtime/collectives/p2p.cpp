@@ -13,8 +13,11 @@
 namespace tutti::runtime {
 namespace {
 
+constexpr const char* kFromAnyRank = "for data from any rank";
+
 struct Progress {
   const P2PTransfer* transfer = nullptr;
+  int peer = 0;  // the transfer's; kAnySource until a receive from any source has chosen one
   size_t done = 0;
   std::optional<SendSource> source;  // a send's bytes
   // A receive's: the sends of the batch whose bytes it may overwrite (in-place send/recv).
@@ -41,7 +44,7 @@ bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
   bool moved = false;
   while (item.done < t.bytes) {
     if (t.isSend) {
-      transport::SendConn& conn = ctx.comm.sendTo(t.peer);
+      transport::SendConn& conn = ctx.comm.sendTo(item.peer);
       void* slot = ctx.guarded([&] { return conn.tryAcquire(); });
       if (!slot) break;
       const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
@@ -49,14 +52,14 @@ bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
       conn.post(chunk, ctx.tag());
       item.done += chunk;
     } else {
-      transport::RecvConn& conn = ctx.comm.recvFrom(t.peer);
+      transport::RecvConn& conn = ctx.comm.recvFrom(item.peer);
       const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
       char* to = static_cast<char*>(t.recvBuffer) + item.done;
       if (!saveUnsent && wouldOverwriteUnsent(item, to, chunk)) break;
       transport::Envelope got;
       const void* slot = ctx.guarded([&] { return conn.tryPeek(&got); });
       if (!slot) break;
-      if (!ctx.isOwnMessage(got, chunk)) ctx.raiseNotOwnMessage(t.peer, got, chunk);
+      if (!ctx.isOwnMessage(got, chunk)) ctx.raiseNotOwnMessage(item.peer, got, chunk);
       beforeWriting(item, to, chunk);
       std::memcpy(to, slot, chunk);
       conn.release();
@@ -65,6 +68,46 @@ bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
     moved = true;
   }
   return moved;
+}
+
+// The next message from `peer` when it has arrived, else nullptr; a connection closed by a peer
+// that left in good order reads as nothing, and marks it in `left` (it will send nothing more).
+const void* lookAtNext(OpContext& ctx, int peer, transport::Envelope* got,
+                       std::vector<bool>& left) {
+  try {
+    return ctx.guarded([&] { return ctx.comm.recvFrom(peer).tryPeek(got); });
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::kRemote) throw;
+    const auto trouble = ctx.comm.peerWatch().explainLost(peer);
+    if (!trouble) throw;
+    if (trouble->kind != PeerTrouble::Kind::kLeft) ctx.raiseTrouble(*trouble, kFromAnyRank);
+    left[static_cast<size_t>(peer)] = true;
+    return nullptr;
+  }
+}
+
+// A receive from any source chooses the first other rank, in rank order, whose next message is a
+// send's, among those whose messages no earlier receive of the batch waits for (`busy`: MPI's
+// matching order); a message of another call (a collective the peer went on to) stays for that
+// call. Nothing is taken here: the receive then runs as one from that rank. True once chosen.
+bool chooseSource(OpContext& ctx, Progress& item, const std::vector<bool>& busy,
+                  std::vector<bool>& left) {
+  const int self = ctx.comm.rank(), size = ctx.comm.size();
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == self || busy[2 * static_cast<size_t>(peer)] || left[static_cast<size_t>(peer)])
+      continue;
+    transport::Envelope got;
+    if (lookAtNext(ctx, peer, &got, left) && accepts(ctx.tag(), got.tag)) {
+      item.peer = peer;
+      *item.transfer->source = peer;
+      return true;
+    }
+  }
+  if (std::count(left.begin(), left.end(), true) == size - 1)
+    raise(ErrorCode::kRemote,
+          "{}: waiting {}: every other rank has left (destroyed its communicator)", ctx.where(),
+          kFromAnyRank);
+  return false;
 }
 
 // Sends to this rank itself meet its receives from itself in order: a copy.
@@ -95,6 +138,7 @@ std::vector<Progress> progressOf(const std::vector<P2PTransfer>& transfers) {
   for (const P2PTransfer& t : transfers) {
     Progress& item = items.emplace_back();
     item.transfer = &t;
+    item.peer = t.peer;
     if (t.isSend) item.source.emplace(t.sendBuffer, t.bytes);
   }
   for (Progress& receive : items)
@@ -125,6 +169,7 @@ void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers,
     for (const P2PTransfer& t : more) {
       Progress& item = joined.emplace_back();
       item.transfer = &joinedTransfers.emplace_back(t);
+      item.peer = t.peer;
       if (t.isSend) item.source.emplace(t.sendBuffer, t.bytes);
       if (t.bytes > 0) items.push_back(&item);
     }
@@ -140,13 +185,21 @@ void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers,
   bool saveUnsent = false;
   auto lastMoved = std::chrono::steady_clock::now();
   Stall stall(ctx);
+  std::vector<bool> left(static_cast<size_t>(ctx.comm.size()), false);  // chooseSource's
   join();
   while (!items.empty()) {
     bool moved = join();
-    // Only the oldest unfinished transfer per (peer, direction) may move: FIFO order.
+    // Only the oldest unfinished transfer per (peer, direction) may move: FIFO order. A receive
+    // from any source that has not chosen its peer holds back every receive after it.
     std::vector<bool> busy(2 * static_cast<size_t>(ctx.comm.size()), false);
+    bool choosing = false;
     for (Progress* item : items) {
-      const size_t lane = 2 * static_cast<size_t>(item->transfer->peer) + item->transfer->isSend;
+      if (!item->transfer->isSend && choosing) continue;
+      if (item->peer == kAnySource && !chooseSource(ctx, *item, busy, left)) {
+        choosing = true;
+        continue;
+      }
+      const size_t lane = 2 * static_cast<size_t>(item->peer) + item->transfer->isSend;
       if (busy[lane]) continue;
       busy[lane] = true;
       moved = advance(ctx, *item, saveUnsent) || moved;
@@ -163,8 +216,11 @@ void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers,
       continue;
     }
     ctx.guarded([&] { ctx.comm.progress(); });
-    const P2PTransfer& waiting = *items.front()->transfer;
-    stall.pause(waiting.peer, waiting.isSend ? "for a free slot to" : "for data from");
+    const Progress& waiting = *items.front();
+    if (waiting.peer == kAnySource)
+      stall.pause(-1, kFromAnyRank);
+    else
+      stall.pause(waiting.peer, waiting.transfer->isSend ? "for a free slot to" : "for data from");
   }
 }
 

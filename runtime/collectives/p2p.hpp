@@ -2,6 +2,8 @@
 // blocks: the loop moves whatever can move on every connection, so a pair of ranks that send to
 // each other and receive from each other in any order cannot deadlock. Several transfers to one
 // peer go out in the order given, and the receiver takes them in its own order, as with NCCL.
+// A receive from kAnySource looks at the next message of every other rank without taking it and
+// takes the first that is a send's, whole, from that rank alone (MPI_ANY_SOURCE's matching).
 #pragma once
 
 #include <cstddef>
