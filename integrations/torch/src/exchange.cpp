@@ -1,6 +1,7 @@
-// Point to point and all-to-all. Equal all-to-all splits are tutti_alltoall; unequal splits and
-// the list form are one tutti group of sends and receives (which cannot deadlock, and which
-// includes this rank's block to itself, so that it too is copied in issue order).
+// Point to point (from one rank or any) and all-to-all. Equal all-to-all splits are tutti_alltoall;
+// unequal splits and the list form are one tutti group of sends and receives (which cannot
+// deadlock, and which includes this rank's block to itself, so that it too is copied in issue
+// order).
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -134,8 +135,20 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::recv(std::vector<at::Tensor>& tens
   at::Tensor& tensor = theOnlyTensor(tensors, op);
   return run(c10d::OpType::RECV, op, tensors, [&](TuttiWork& work) {
     at::Tensor destination = stagedOutput(tensor, work);
+    *work.sourceSlot() = srcRank;
     return tutti_recv(destination.data_ptr(), elementCount(destination), dtypeOf(destination),
                       srcRank, comm(), work.requestSlot());
+  });
+}
+
+ProcessGroupTutti::WorkPtr ProcessGroupTutti::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                            int /*tag*/) {
+  const char* op = "recvAnysource";
+  at::Tensor& tensor = theOnlyTensor(tensors, op);
+  return run(c10d::OpType::RECVANYSOURCE, op, tensors, [&](TuttiWork& work) {
+    at::Tensor destination = stagedOutput(tensor, work);
+    return tutti_recv_any(destination.data_ptr(), elementCount(destination), dtypeOf(destination),
+                          work.sourceSlot(), comm(), work.requestSlot());
   });
 }
 

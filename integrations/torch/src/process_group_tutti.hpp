@@ -87,6 +87,8 @@ class ProcessGroupTutti : public GroupBase {
   // Tags are ignored: a communicator's sends and receives match in issue order.
   WorkPtr send(std::vector<at::Tensor>& tensors, int dstRank, int tag) override;
   WorkPtr recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) override;
+  // The first message any other rank sends (tutti_recv_any); the work's sourceRank() says whose.
+  WorkPtr recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
   WorkPtr barrier(const c10d::BarrierOptions& opts = c10d::BarrierOptions()) override;
 
  private:

@@ -27,8 +27,17 @@ std::vector<at::Tensor> TuttiWork::result() {
   return outputs_;
 }
 
+int TuttiWork::sourceRank() const {
+  if (sourceRank_ < 0) return c10d::Work::sourceRank();
+  return sourceRank_;
+}
+
 tuttiRequest_t* TuttiWork::requestSlot() {
   return &request_;
+}
+
+int* TuttiWork::sourceSlot() {
+  return &sourceRank_;
 }
 
 void TuttiWork::keepAlive(at::Tensor tensor) {

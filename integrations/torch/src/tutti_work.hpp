@@ -21,10 +21,16 @@ class TuttiWork : public c10d::Work {
 
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
   std::vector<at::Tensor> result() override;
+  // A receive's sender, after wait() (torch's recv and recvAnysource report it, as gloo's do);
+  // torch's error for any other work.
+  int sourceRank() const override;
 
   // Filled while the operation is issued, before the work is queued for completion.
   // Where tutti writes the request; left null when nothing was issued (an empty exchange).
   tuttiRequest_t* requestSlot();
+  // Where a receive's sender goes: set when issued for a receive from one rank, written by
+  // tutti_recv_any by the time its request completes.
+  int* sourceSlot();
   void keepAlive(at::Tensor tensor);
   void onSuccess(std::function<void()> finishing);
 
@@ -34,6 +40,7 @@ class TuttiWork : public c10d::Work {
 
  private:
   tuttiRequest_t request_ = nullptr;
+  int sourceRank_ = -1;  // a receive's sender; -1: not a receive
   std::vector<at::Tensor> outputs_;
   std::vector<at::Tensor> keptAlive_;
   std::vector<std::function<void()>> finishing_;

@@ -44,7 +44,9 @@ def local_mistakes(rank: int, size: int) -> None:
     expect_error("split sizes add up to",
                  lambda: dist.all_to_all_single(torch.empty(size), torch.ones(size),
                                                 [1] * size, [2] * size))
-    # None of that reached tutti: the group still works.
+    # A receive from any source of nothing: an empty send sends no message to take.
+    expect_error("count 0", lambda: dist.recv(torch.empty(0)))
+    # None of that reached the peers: the group still works.
     tensor = torch.full((4,), float(rank + 1))
     dist.all_reduce(tensor)
     assert torch.equal(tensor, torch.full((4,), float(size * (size + 1) // 2))), tensor
