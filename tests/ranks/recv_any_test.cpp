@@ -3,17 +3,22 @@
 // against what its sender sent; receives from one peer around them undisturbed; MPI's matching
 // order (a receive from any source takes a message before receives issued after it); messages of
 // other peers and other calls left for the receives they belong to; bad arguments, a size
-// mismatch, a timeout, a peer that gave up and peers that left.
+// mismatch, a timeout, a peer that gave up, a peer process that died and peers that left.
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "in_process_transport.hpp"
 #include "tests/warnings.hpp"
 #include "tutti/tutti.hpp"
 #include "world.hpp"
@@ -23,11 +28,13 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+// Every transport, the tests' own in-process one included (registered here).
 std::vector<std::string> transports() {
+  registerInProcessTransport();
 #ifdef TUTTI_HAVE_UCX
-  return {"shm", "tcp", "ucx"};
+  return {"shm", "tcp", "in-process", "ucx"};
 #else
-  return {"shm", "tcp"};
+  return {"shm", "tcp", "in-process"};
 #endif
 }
 
@@ -68,6 +75,7 @@ TEST_CASE("receives from any source take each sender's messages whole and in ord
     ScopedEnv forceTransport("TUTTI_TRANSPORT", transport);
     ThreadWorld world(kRanks);
     REQUIRE(world.ok());
+    const uint64_t inProcessBefore = inProcessMessages();
     const auto problems = onEveryRank<std::string>(kRanks, [&](int rank) -> std::string {
       tuttiComm_t comm = world.comm(rank);
       tutti_comm_set_timeout(comm, 30000);  // a hang fails well before the test's timeout
@@ -107,6 +115,8 @@ TEST_CASE("receives from any source take each sender's messages whole and in ord
       return problems;
     });
     CHECK(problems == std::vector<std::string>(kRanks, ""));
+    // The in-process world's data went over that transport, not one the runtime knows by name.
+    CHECK((transport != "in-process" || inProcessMessages() > inProcessBefore));
   }
 }
 
@@ -431,5 +441,58 @@ TEST_CASE("a receive from any source takes a message after other peers have left
       return problem;
     });
     CHECK(problems == std::vector<std::string>(3, ""));
+  }
+}
+
+TEST_CASE("a receive from any source fails soon, naming a peer process that died",
+          "[recv-any][faults]") {
+  // Ranks 1 and 2 are child processes, forked before this process starts any tutti thread; rank
+  // 1 dies (SIGKILL) once initialised, rank 2 lives on until the end. Rank 0, receiving from any
+  // source, must name rank 1 long before TUTTI_TIMEOUT (60 s).
+  tutti::tests::Warnings().expect();
+  for (const std::string transport : {"shm", "tcp"}) {
+    INFO("over " << transport);
+    ScopedEnv forceTransport("TUTTI_TRANSPORT", transport);
+    ScopedEnv timeout("TUTTI_TIMEOUT", "60");
+    std::vector<pid_t> children;
+    std::vector<int> idPipes;
+    for (int rank = 1; rank <= 2; ++rank) {
+      int ends[2];
+      REQUIRE(pipe(ends) == 0);
+      const pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        close(ends[1]);
+        tuttiUniqueId id;
+        if (read(ends[0], &id, sizeof id) != static_cast<ssize_t>(sizeof id)) _exit(1);
+        tuttiComm_t comm = nullptr;
+        if (tutti_comm_init_rank(&comm, id, rank, 3) != tuttiSuccess) _exit(1);
+        if (rank == 1) raise(SIGKILL);
+        char byte;
+        while (read(ends[0], &byte, 1) > 0) {
+        }
+        _exit(0);  // without a word, once the parent closes the pipe
+      }
+      close(ends[0]);
+      children.push_back(pid);
+      idPipes.push_back(ends[1]);
+    }
+    tuttiUniqueId id;
+    REQUIRE(tutti_get_unique_id(&id) == tuttiSuccess);
+    for (int fd : idPipes) REQUIRE(write(fd, &id, sizeof id) == static_cast<ssize_t>(sizeof id));
+    tuttiComm_t comm = nullptr;
+    REQUIRE(tutti_comm_init_rank(&comm, id, 0, 3) == tuttiSuccess);
+    int32_t value = 0;
+    int source = -1;
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(tutti_recv_any(&value, 1, tuttiInt32, &source, comm, nullptr) == tuttiRemoteError);
+    const std::string message = tutti_get_last_error();
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+    // Over tcp its closed socket may tell first, as it does any receive.
+    CHECK_THAT(message, Contains("rank 0: send/recv #1") && Contains("rank 1 (") &&
+                            (Contains("is gone") || Contains("closed the connection")));
+    for (int fd : idPipes) close(fd);
+    for (pid_t pid : children) waitpid(pid, nullptr, 0);
+    tutti_comm_destroy(comm);
   }
 }
