@@ -112,6 +112,10 @@ class Communicator {
   }
   // Pinned host memory in which device buffers are staged.
   gpu::PinnedPool& stagingPool() { return stagingPool_; }
+  // The rank a receive from any source looks at first: the one after the rank the last one took
+  // from, so that senders whose messages wait together are taken in turn. Operations run one at
+  // a time, so only the running one uses it.
+  int& anySourceStart() { return anySourceStart_; }
 
   // Ranks with the same color form a new communicator ordered by (key, rank); nullptr for a
   // negative color. Collective over this communicator. Its ring is planned from its members'
@@ -151,6 +155,7 @@ class Communicator {
   std::atomic<uint64_t> collectives_{0};
   int splits_ = 0;
   std::atomic<int> device_{-1};
+  int anySourceStart_ = 0;
   FailureState failure_;
 };
 

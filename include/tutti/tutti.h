@@ -188,9 +188,11 @@ tuttiResult_t tutti_recv(void* recvbuf, size_t count, tuttiDataType_t dtype, int
 /* Receives count elements from whichever other rank's send comes first, and writes that rank to
  * *source (by the time a request completes). It takes that one message whole, from that rank
  * alone: every other rank's messages stay for later receives. Messages from one rank arrive in
- * the order sent; when several ranks' have arrived, the lowest rank's is taken. As
- * MPI_ANY_SOURCE, it matches before any receive issued after it. count 0 (a send of 0 elements
- * sends nothing to match), source NULL or a communicator of one rank: tuttiInvalidArgument. */
+ * the order sent; ranks whose messages have arrived together are taken in turn (looking first
+ * at the rank after the one the last receive from any source took from). As MPI_ANY_SOURCE, it
+ * matches before any receive issued after it. The message's size must be count elements. count
+ * 0 (a send of 0 elements sends nothing to match), source NULL or a communicator of one rank:
+ * tuttiInvalidArgument. */
 tuttiResult_t tutti_recv_any(void* recvbuf, size_t count, tuttiDataType_t dtype, int* source,
                              tuttiComm_t comm, tuttiRequest_t* request);
 tuttiResult_t tutti_group_start(void);

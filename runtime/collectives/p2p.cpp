@@ -86,20 +86,25 @@ const void* lookAtNext(OpContext& ctx, int peer, transport::Envelope* got,
   }
 }
 
-// A receive from any source chooses the first other rank, in rank order, whose next message is a
-// send's, among those whose messages no earlier receive of the batch waits for (`busy`: MPI's
-// matching order); a message of another call (a collective the peer went on to) stays for that
-// call. Nothing is taken here: the receive then runs as one from that rank. True once chosen.
+// A receive from any source chooses the first other rank whose next message is a send's, looking
+// from the rank after the one the communicator's last such receive took from (senders whose
+// messages wait together are taken in turn), among those whose messages no earlier receive of
+// the batch waits for (`busy`: MPI's matching order); a message of another call (a collective the
+// peer went on to) stays for that call. Nothing is taken here: the receive then runs as one from
+// that rank. True once chosen.
 bool chooseSource(OpContext& ctx, Progress& item, const std::vector<bool>& busy,
                   std::vector<bool>& left) {
   const int self = ctx.comm.rank(), size = ctx.comm.size();
-  for (int peer = 0; peer < size; ++peer) {
+  int& start = ctx.comm.anySourceStart();
+  for (int i = 0; i < size; ++i) {
+    const int peer = (start + i) % size;
     if (peer == self || busy[2 * static_cast<size_t>(peer)] || left[static_cast<size_t>(peer)])
       continue;
     transport::Envelope got;
     if (lookAtNext(ctx, peer, &got, left) && accepts(ctx.tag(), got.tag)) {
       item.peer = peer;
       *item.transfer->source = peer;
+      start = (peer + 1) % size;
       return true;
     }
   }

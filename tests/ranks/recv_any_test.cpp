@@ -218,6 +218,46 @@ TEST_CASE("a receive from any source matches before the receives issued after it
   }
 }
 
+TEST_CASE("receives from any source take waiting senders in turn", "[recv-any]") {
+  // Ranks 1-3 each send two messages and say so (a send returns once its data has left the
+  // process); only then does rank 0 receive six from any source: each sender's first, in rank
+  // order from the rank after rank 0, then each one's second. Looking from rank 1 every time
+  // would take rank 1's two first and keep the others waiting behind it.
+  for (const std::string transport : {"shm", "tcp", "in-process"}) {
+    INFO("over " << transport);
+    registerInProcessTransport();
+    ScopedEnv forceTransport("TUTTI_TRANSPORT", transport);
+    ThreadWorld world(4);
+    REQUIRE(world.ok());
+    std::atomic<int> sent{0};
+    const auto order = onEveryRank<std::vector<int32_t>>(4, [&](int rank) {
+      tuttiComm_t comm = world.comm(rank);
+      tutti_comm_set_timeout(comm, 30000);
+      std::vector<int32_t> got;
+      if (rank > 0) {
+        for (int32_t i = 0; i < 2; ++i) {
+          const int32_t value = 10 * rank + i;
+          if (tutti_send(&value, 1, tuttiInt32, 0, comm, nullptr) != tuttiSuccess)
+            got.push_back(-1);
+        }
+        ++sent;
+        return got;
+      }
+      while (sent < 3) std::this_thread::yield();
+      for (int k = 0; k < 6; ++k) {
+        int32_t value = -1;
+        int source = -1;
+        if (tutti_recv_any(&value, 1, tuttiInt32, &source, comm, nullptr) != tuttiSuccess)
+          return std::vector<int32_t>{-1};
+        got.push_back(source == value / 10 ? value : -value);
+      }
+      return got;
+    });
+    CHECK(order[0] == std::vector<int32_t>{10, 20, 30, 11, 21, 31});
+    for (int rank = 1; rank < 4; ++rank) CHECK(order[size_t(rank)].empty());
+  }
+}
+
 TEST_CASE("a message a receive from any source did not take stays for a receive from its sender",
           "[recv-any]") {
   // Ranks 1 and 2 each send one message; rank 0 receives one from any source, then one from the
