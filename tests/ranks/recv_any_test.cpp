@@ -3,7 +3,8 @@
 // against what its sender sent; receives from one peer around them undisturbed; MPI's matching
 // order (a receive from any source takes a message before receives issued after it); messages of
 // other peers and other calls left for the receives they belong to; bad arguments, a size
-// mismatch, a timeout, a peer that gave up, a peer process that died and peers that left.
+// mismatch, a timeout, a peer that gave up, a peer process that died and peers that left;
+// senders whose messages wait together taken in turn.
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
