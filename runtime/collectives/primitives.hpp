@@ -19,7 +19,8 @@ struct Step {
   std::span<const int> to;
 };
 
-// At most this many peers on either side of one step (a tree node's two children).
+// At most this many peers on either side of one step: a tree node's children, at most three (a
+// chain head's next rank and two other hosts' heads).
 constexpr size_t kMaxStepPeers = 4;
 
 // Inputs are folded in the order from[0], from[1], ..., src: every rank that computes an element

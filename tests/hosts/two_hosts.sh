@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Two "hosts" on one machine: network namespaces joined by a veth pair, 3 ranks in each (the even
 # ones on the first, so that hosts are not runs of rank numbers), all collectives checked by
-# process_world. Ranks in one namespace talk shm; across, TCP over the veth (netns_hosts.sh). The ring visits one host's ranks, then the other's: 0 2 4 1 3 5. The double
+# process_world. Ranks in one namespace talk shm; across, TCP over the veth (netns_hosts.sh); with
+# TUTTI_TRANSPORT set (meson's -ucx run: ucx) every pair takes that transport instead. The ring
+# visits one host's ranks, then the other's: 0 2 4 1 3 5. The double
 # binary tree runs across the hosts with a chain along the ring inside each, whose head alone
 # talks to the other host: ranks 0 and 1 lead tree 0, ranks 5 and 4 tree 1 (meson runs this with
 # TUTTI_ALGO=tree once, so that every all-reduce case takes that tree). Skipped (exit 77) with the
@@ -36,15 +38,21 @@ show_logs() {
 }
 
 failed=0
-launch auto
+# The selection meson gives (ucx in the -ucx run), else auto.
+selection=${TUTTI_TRANSPORT:-auto}
+launch "$selection"
 for rank in 0 1 2 3 4 5; do
   wait "${pids[$rank]}" || { echo "rank $rank failed:"; failed=1; }
 done
-# Each pair over the transport the registry picks: shm within a namespace, tcp across.
-grep -q "connected, shm to 2 4; tcp to 1 3 5 (TUTTI_TRANSPORT=auto)" "$(log 0)" ||
-  { echo "FAILED: rank 0 did not connect shm to 2 4 and tcp to 1 3 5"; failed=1; }
-grep -q "connected, shm to 1 3; tcp to 0 2 4 (TUTTI_TRANSPORT=auto)" "$(log 5)" ||
-  { echo "FAILED: rank 5 did not connect shm to 1 3 and tcp to 0 2 4"; failed=1; }
+# auto: each pair over the transport the registry picks, shm within a namespace, tcp across;
+# a single transport: every pair over it.
+expect_connected() {  # RANK SAME_HOST OTHER_HOST ALL
+  local line="connected, shm to $2; tcp to $3 (TUTTI_TRANSPORT=auto)"
+  [ "$selection" = auto ] || line="connected, $selection to $4 (TUTTI_TRANSPORT=$selection)"
+  grep -qF "$line" "$(log "$1")" || { echo "FAILED: rank $1 did not log: $line"; failed=1; }
+}
+expect_connected 0 "2 4" "1 3 5" "1 2 3 4 5"
+expect_connected 5 "1 3" "0 2 4" "0 1 2 3 4"
 for plan in "ring 0: 0 2 4 1 3 5 via NET" "tree 0: parents - 0 0 1 2 3\$" \
   "tree 1: parents 2 3 4 5 5 -\$"; do
   grep -q "tutti INFO $plan" "$(log 0)" || { echo "FAILED: rank 0 did not plan $plan"; failed=1; }
