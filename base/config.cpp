@@ -35,9 +35,14 @@ const std::vector<Var>& table() {
        "1: ranks compare each collective's count, type, operation, root, number among the "
        "communicator's collectives and the algorithm each picked before moving data, and fail "
        "with both calls named on a mismatch"},
-      {"TUTTI_CHUNK_BYTES", Type::kBytes, "256K", "", 4096, 64 << 20,
-       "bytes per pipeline slot (one chunk of a collective step)"},
-      {"TUTTI_SLOTS", Type::kInt, "8", "", 2, 64, "slots per connection FIFO"},
+      {"TUTTI_CHUNK_BYTES", Type::kBytes, "", "", 4096, 64 << 20,
+       "bytes per pipeline slot (one chunk of a collective step); unset: the tuning table's "
+       "slot_bytes (256K by default; tutti-info algorithms)"},
+      {"TUTTI_SLOTS", Type::kInt, "", "", 2, 64,
+       "slots per connection FIFO; unset: the tuning table's slots (8 by default)"},
+      {"TUTTI_TUNING_FILE", Type::kString, "", "", 0, 0,
+       "the planner's tuning table (thresholds between algorithms, link costs, FIFO geometry) "
+       "as key = value lines (docs/tuning.md); unset: tutti's defaults"},
       {"TUTTI_NSOCKS", Type::kInt, "2", "", 1, 16, "TCP sockets per peer"},
       {"TUTTI_SOCKET_IFNAME", Type::kString, "", "", 0, 0,
        "network interfaces to use: prefix list, ^ excludes, = exact (NCCL_SOCKET_IFNAME syntax)"},

@@ -84,7 +84,7 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
       std::count_if(comm->peers_.begin(), comm->peers_.end(),
                     [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
   comm->oversubscribed_ = comm->localSize_ > availableCores();
-  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport, ringOrder);
+  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport, settings.tuning, ringOrder);
   if (rank == 0) {
     logChannels(comm->cpuRing_);
     dumpTopology();

@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/topology_plan.hpp"
+#include "runtime/tuning/tuning_file.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -34,18 +35,28 @@ const char* choiceName(DirectBuffers buffers) {
 }
 
 std::string Settings::agreed() const {
-  return fmt::format(
+  std::string words = fmt::format(
       "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
       "TUTTI_ALGO={}",
       slotBytes, slots, int(checkCalls), transport.text(),
       algorithm ? algorithm->name : kAutoAlgorithm);
+  for (const TuningKey& key : tuningKeys())
+    words += fmt::format(" TUTTI_TUNING_FILE:{}={}", key.name, formatTuningValue(tuning, key));
+  return words;
 }
 
 Settings Settings::fromConfig() {
   config::validateAll();
   Settings settings;
-  settings.slotBytes = static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
-  settings.slots = static_cast<int>(config::getInt("TUTTI_SLOTS"));
+  TuningSource tuning = tuningInForce();
+  settings.tuning = tuning.table;
+  settings.tuningOrigin = std::move(tuning.origin);
+  settings.slotBytes = config::getString("TUTTI_CHUNK_BYTES").empty()
+                           ? settings.tuning.slotBytes
+                           : static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
+  settings.slots =
+      static_cast<int>(config::getString("TUTTI_SLOTS").empty() ? settings.tuning.slots
+                                                                : config::getInt("TUTTI_SLOTS"));
   settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
   settings.transport = transport::TransportSelection::parse(config::getString("TUTTI_TRANSPORT"));
   settings.ibHca = topology::hcaSelectorFromEnv();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tuning/tuning.hpp"
 #include "topology/rdma_nics.hpp"
 #include "transport/registry.hpp"
 
@@ -23,6 +24,10 @@ enum class DirectBuffers { kAny, kRegistered };
 const char* choiceName(DirectBuffers buffers);
 
 struct Settings {
+  // TUTTI_TUNING_FILE's table, else the defaults; where it came from (tuning_file.hpp).
+  Tuning tuning = defaultTuning();
+  std::string tuningOrigin = "defaults";
+  // TUTTI_CHUNK_BYTES and TUTTI_SLOTS, else the table's.
   size_t slotBytes = 0;
   int slots = 0;
   int socketsPerPeer = 1;
@@ -43,8 +48,9 @@ struct Settings {
   // Validates the TUTTI_* variables; a bad value is kInvalidArgument naming the variable.
   static Settings fromConfig();
   // What must be alike on every rank, as space-separated "VARIABLE=value" words: ranks with other
-  // FIFO geometries, transports or forced algorithms would wait for messages never sent; ranks
-  // checking calls for signatures the others never send.
+  // FIFO geometries, transports, forced algorithms or tuning tables (the table in force, from a
+  // file or not, as "TUTTI_TUNING_FILE:key=value" words) would wait for messages never sent;
+  // ranks checking calls for signatures the others never send.
   std::string agreed() const;
 };
 

@@ -70,9 +70,10 @@ struct Hop {
   double bw;
 };
 
-Hop hop(const PeerInfo& a, const PeerInfo& b, const transport::TransportSelection& transport) {
+Hop hop(const PeerInfo& a, const PeerInfo& b, const transport::TransportSelection& transport,
+        const Tuning& tuning) {
   if (a.hostId != b.hostId) {
-    double bw = kTcpGBs;
+    double bw = tuning.tcpGBs;
     for (double port : {a.netGBs, b.netGBs})
       if (port > 0) bw = std::min(bw, port);
     return {"NET", bw};
@@ -80,10 +81,10 @@ Hop hop(const PeerInfo& a, const PeerInfo& b, const transport::TransportSelectio
   // A transport that copies through the network stack although both ranks share the host.
   if (const transport::TransportKind* kind = transport.choose(a.reach(), b.reach());
       kind && !kind->sharesMemory)
-    return {"NET", kTcpGBs};
+    return {"NET", tuning.tcpGBs};
   if (a.numa >= 0 && b.numa >= 0 && a.numa != b.numa && a.smpGBs > 0)
-    return {"SYS", std::min(kShmGBs, a.smpGBs)};
-  return {"SHM", kShmGBs};
+    return {"SYS", std::min(tuning.shmGBs, a.smpGBs)};
+  return {"SHM", tuning.shmGBs};
 }
 
 // The place the thread's CPU affinity pins it to: each of package, NUMA node and core where every
@@ -185,7 +186,8 @@ std::vector<int> parseRingOrder(const std::string& text) {
 }
 
 CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
-                    const transport::TransportSelection& transport, const std::vector<int>& given) {
+                    const transport::TransportSelection& transport, const Tuning& tuning,
+                    const std::vector<int>& given) {
   const size_t n = peers.size();
   CpuRing ring;
   if (!given.empty()) {
@@ -216,7 +218,7 @@ CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
     ring.position[static_cast<size_t>(ring.order[i])] = static_cast<int>(i);
   for (size_t i = 0; i < n && n > 1; ++i) {
     const Hop link = hop(peers[static_cast<size_t>(ring.order[i])],
-                         peers[static_cast<size_t>(ring.order[(i + 1) % n])], transport);
+                         peers[static_cast<size_t>(ring.order[(i + 1) % n])], transport, tuning);
     if (ring.bw == 0 || link.bw < ring.bw) {
       ring.via = link.via;
       ring.bw = link.bw;

@@ -15,10 +15,6 @@
 
 namespace tutti::runtime {
 
-// What the CPU-driven transports move per direction when nothing slower is in the way (README,
-// "Measured", 2-core VM): shared memory ~5 GB/s (a memory copy), TCP ~2 GB/s.
-constexpr double kShmGBs = 5.0, kTcpGBs = 2.0;
-
 // Loaded on first use and kept for the process: TUTTI_TOPO_FILE, else the probe of the CPUs (the
 // PCI tree too when TUTTI_TOPO_DUMP_FILE asks for it: it is most of the probe's time). A bad
 // TUTTI_TOPO_FILE is an error naming the variable and the file; a probe that fails is not
@@ -51,11 +47,12 @@ std::string formatRanks(const std::vector<int>& ranks);
 std::vector<int> parseRingOrder(const std::string& text);
 // Without `given`: hosts in order of their first rank, each host's ranks by package, NUMA node and
 // core. With it: that order, which must hold each of 0..n-1 once (else kInvalidArgument naming
-// TUTTI_RING_ORDER). Each hop's bandwidth is its transport's rate, lowered by the topology where
-// the hop crosses the CPU interconnect (ranks on different NUMA nodes) or the network (the slower
-// host's NIC port). The trees group the ranks by host (PeerInfo::hostId) in ring order.
+// TUTTI_RING_ORDER). Each hop's bandwidth is its transport's rate in the tuning table (shm_gbs,
+// tcp_gbs), lowered by the topology where the hop crosses the CPU interconnect (ranks on
+// different NUMA nodes) or the network (the slower host's NIC port). The trees group the ranks by
+// host (PeerInfo::hostId) in ring order.
 CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
-                    const transport::TransportSelection& transport,
+                    const transport::TransportSelection& transport, const Tuning& tuning,
                     const std::vector<int>& given = {});
 // At INFO, one line per channel: "ring 0: 0 1 3 2 via SHM 5 GB/s" (" (TUTTI_RING_ORDER)" when
 // given), each tree's parents by rank ("tree 1: parents 1 2 5 4 5 -", "-" at the root), then the

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/collectives/op_context.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 namespace tutti::runtime {
 
@@ -29,10 +30,10 @@ struct CollectiveArgs {
 struct Algorithm {
   Collective collective;
   const char* name;
-  // Largest message (bytes) it applies to; 0 = any.
-  size_t maxBytes;
-  // Smallest message it applies to, and whether only communicators of one host over shm.
-  size_t minBytes;
+  // The tuning table's largest and smallest message it applies to (nullptr: no bound), and
+  // whether only communicators of one host over shm.
+  size_t Tuning::*maxBytes;
+  size_t Tuning::*minBytes;
   bool sharedMemoryOnly;
   // Estimated microseconds for `bytes` over n ranks, with per-step latency alpha (us) and
   // per-byte time beta (us/byte) of the transport.
@@ -47,14 +48,33 @@ struct LinkModel {
   double alphaUs;
   double betaUsPerByte;
 };
-// Measured on a 2-core machine (README, "Measured"): shm ~0.3 us per step, TCP loopback ~15 us;
-// the bandwidths are the topology plan's defaults.
-constexpr LinkModel kShmLinks{0.3, 1.0 / (kShmGBs * 1000)}, kTcpLinks{15.0, 1.0 / (kTcpGBs * 1000)};
+// The tuning table's figures for shared memory or TCP, before the topology has its say.
+LinkModel linkModelOf(const Tuning& tuning, bool sharedMemory);
 
-// The cheapest algorithm of the table that applies to `bytes` over n ranks (all on one host over
-// shm, or not), never the one named `skip`: the planner's choice without TUTTI_ALGO.
-const Algorithm& cheapestAlgorithm(Collective collective, size_t bytes, int n, bool sharedMemory,
-                                   const LinkModel& link, std::string_view skip = {});
+// Whether `algorithm` applies to `bytes` over n ranks (all on one host over shm, or not), and
+// its cost when it does.
+struct Assessment {
+  bool applies;
+  // Where it does not: the tuning table's bound the size is outside (tuningKeyOf names it), or
+  // nullptr where the algorithm is for shared memory only.
+  size_t Tuning::*outside;
+  double costUs;
+};
+Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes, int n,
+                  bool sharedMemory, const LinkModel& link);
+// The cheapest algorithm of the table that applies, never the one named `skip`: the planner's
+// choice without TUTTI_ALGO.
+const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, size_t bytes, int n,
+                                   bool sharedMemory, const LinkModel& link,
+                                   std::string_view skip = {});
+// Direct all-reduce's pull (some output reached only through the kernel): whether it beats the
+// ring for `bytes` over n ranks, in place when some rank is (allreduce_direct.cpp). `range` is
+// the table's range that decided; nullptr where none could (in place with other than 2 ranks).
+struct PullVerdict {
+  bool pays;
+  const SizeRange* range;
+};
+PullVerdict directPullPays(const Tuning& tuning, size_t bytes, int n, bool someInPlace);
 
 // The algorithm to use: TUTTI_ALGO's choice for all-reduce when set, else the cheapest that
 // applies; never the one named `skip` (direct's own fallback).

@@ -42,22 +42,12 @@ double chainCost(size_t bytes, int n, double alpha, double beta) {
   return (n - 1) * alpha + static_cast<double>(bytes) * beta;
 }
 
-// One-shot sends the whole buffer to every peer: worth it only while latency dominates.
-constexpr size_t kOneShotMaxBytes = 64 << 10;
-// Below this ordinary buffers, which most are, gain nothing from the direct algorithms and pay
-// their round of offers (2 ranks, tutti-bench --algo ring / direct, out of place: 64 KiB 17.4 us
-// direct against 14.6 for the ring, 128 KiB 29-32 against 28-31, 256 KiB 39-44 against 54-56;
-// allreduce_direct.cpp). Ordinary buffers above it that the all-reduce would not pull (in place
-// below 4 MiB, above 16 MiB or with more than 2 ranks, out of place above 8 MiB; or with
-// TUTTI_DIRECT_BUFFERS=registered) pay that round and run the ring.
-constexpr size_t kDirectMinBytes = 256 << 10;
-
 bool allSharedMemory(const Communicator& comm) {
   return comm.connections().allShareMemory();
 }
 
 LinkModel linkModel(const Communicator& comm) {
-  LinkModel model = allSharedMemory(comm) ? kShmLinks : kTcpLinks;
+  LinkModel model = linkModelOf(comm.settings().tuning, allSharedMemory(comm));
   // The topology's estimate of the ranks' ring (its slowest hop) where there is one.
   if (comm.cpuRing().bw > 0) model.betaUsPerByte = 1.0 / (comm.cpuRing().bw * 1000);
   return model;
@@ -88,35 +78,55 @@ bool rooted(Collective collective) {
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
-      {Collective::kAllReduce, "oneshot", kOneShotMaxBytes, 0, false, oneShotAllReduceCost,
-       allreduceOneShot},
-      {Collective::kAllReduce, "ring", 0, 0, false, ringAllReduceCost, allreduceRing},
-      {Collective::kAllReduce, "tree", 0, 0, false, treeAllReduceCost, allreduceTree},
-      {Collective::kAllReduce, "direct", 0, kDirectMinBytes, true, directAllReduceCost,
-       allreduceDirect},
-      {Collective::kReduceScatter, "ring", 0, 0, false, ringCost, reduceScatterRing},
-      {Collective::kReduceScatter, "direct", 0, kDirectMinBytes, true, directCost,
+      // One-shot sends the whole buffer to every peer: worth it only while latency dominates.
+      {Collective::kAllReduce, "oneshot", &Tuning::oneShotMaxBytes, nullptr, false,
+       oneShotAllReduceCost, allreduceOneShot},
+      {Collective::kAllReduce, "ring", nullptr, nullptr, false, ringAllReduceCost, allreduceRing},
+      {Collective::kAllReduce, "tree", nullptr, nullptr, false, treeAllReduceCost, allreduceTree},
+      // Below direct_min_bytes ordinary buffers, which most are, gain nothing from the direct
+      // algorithms and pay their round of offers. Ordinary buffers above it that the all-reduce
+      // would not pull (directPullPays; or with TUTTI_DIRECT_BUFFERS=registered) pay that round
+      // and run the ring.
+      {Collective::kAllReduce, "direct", nullptr, &Tuning::directMinBytes, true,
+       directAllReduceCost, allreduceDirect},
+      {Collective::kReduceScatter, "ring", nullptr, nullptr, false, ringCost, reduceScatterRing},
+      {Collective::kReduceScatter, "direct", nullptr, &Tuning::directMinBytes, true, directCost,
        reduceScatterDirect},
-      {Collective::kAllGather, "ring", 0, 0, false, ringCost, allgatherRing},
-      {Collective::kAllGather, "direct", 0, kDirectMinBytes, true, directCost, allgatherDirect},
-      {Collective::kBroadcast, "chain", 0, 0, false, chainCost, broadcastChain},
-      {Collective::kReduce, "chain", 0, 0, false, chainCost, reduceChain},
-      {Collective::kAllToAll, "pairwise", 0, 0, false, ringCost, alltoallPairwise},
+      {Collective::kAllGather, "ring", nullptr, nullptr, false, ringCost, allgatherRing},
+      {Collective::kAllGather, "direct", nullptr, &Tuning::directMinBytes, true, directCost,
+       allgatherDirect},
+      {Collective::kBroadcast, "chain", nullptr, nullptr, false, chainCost, broadcastChain},
+      {Collective::kReduce, "chain", nullptr, nullptr, false, chainCost, reduceChain},
+      {Collective::kAllToAll, "pairwise", nullptr, nullptr, false, ringCost, alltoallPairwise},
   };
   return table;
 }
 
-const Algorithm& cheapestAlgorithm(Collective collective, size_t bytes, int n, bool sharedMemory,
-                                   const LinkModel& link, std::string_view skip) {
+LinkModel linkModelOf(const Tuning& tuning, bool sharedMemory) {
+  if (sharedMemory) return {tuning.shmStepUs, 1.0 / (tuning.shmGBs * 1000)};
+  return {tuning.tcpStepUs, 1.0 / (tuning.tcpGBs * 1000)};
+}
+
+Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes, int n,
+                  bool sharedMemory, const LinkModel& link) {
+  if (algorithm.maxBytes && bytes > tuning.*algorithm.maxBytes)
+    return {false, algorithm.maxBytes, 0};
+  if (algorithm.minBytes && bytes < tuning.*algorithm.minBytes)
+    return {false, algorithm.minBytes, 0};
+  if (algorithm.sharedMemoryOnly && !sharedMemory) return {false, nullptr, 0};
+  return {true, nullptr, algorithm.costUs(bytes, n, link.alphaUs, link.betaUsPerByte)};
+}
+
+const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, size_t bytes, int n,
+                                   bool sharedMemory, const LinkModel& link,
+                                   std::string_view skip) {
   const Algorithm* best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   for (const Algorithm& algorithm : algorithms()) {
     if (algorithm.collective != collective || algorithm.name == skip) continue;
-    if (algorithm.maxBytes != 0 && bytes > algorithm.maxBytes) continue;
-    if (bytes < algorithm.minBytes || (algorithm.sharedMemoryOnly && !sharedMemory)) continue;
-    const double cost = algorithm.costUs(bytes, n, link.alphaUs, link.betaUsPerByte);
-    if (cost < bestCost) {
-      bestCost = cost;
+    const Assessment assessment = assess(algorithm, tuning, bytes, n, sharedMemory, link);
+    if (assessment.applies && assessment.costUs < bestCost) {
+      bestCost = assessment.costUs;
       best = &algorithm;
     }
   }
@@ -130,8 +140,8 @@ const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Commun
                                std::string_view skip) {
   const Algorithm* forced = comm.settings().algorithm;
   if (collective == Collective::kAllReduce && forced && forced->name != skip) return *forced;
-  return cheapestAlgorithm(collective, bytes, comm.size(), allSharedMemory(comm), linkModel(comm),
-                           skip);
+  return cheapestAlgorithm(collective, comm.settings().tuning, bytes, comm.size(),
+                           allSharedMemory(comm), linkModel(comm), skip);
 }
 
 std::vector<std::string> allReduceChoices() {

@@ -15,14 +15,10 @@
 // peer that gave up could have reused it): each rank reduces its block into its own output, a
 // barrier, then each copies the other blocks out of their owners' outputs. The blocks the
 // owners have just written cross between cores' caches once more than in the push, which costs
-// enough that the pull beats the ring only out of place from 256 KiB to 8 MiB and in place from
-// 4 to 16 MiB (2 ranks, tutti-bench --algo ring/direct, µs out of place / in place: 64 KiB
-// 17.4/23.0 against the ring's 14.6/13.6, 512 KiB 76-87/129-157 against 105-135/72-88; GB/s,
-// three alternated runs of -n 50: in place 4 MiB 5.1-6.8 against 4.8-5.6, 16 MiB 5.8-6.6
-// against 5.3-5.6, 1 MiB 4.1-4.5 against 4.7-6.0; out of place 16 MiB 3.4-4.9 against
-// 4.6-5.0, 32 MiB 2.3-2.4 against 3.5-4.0); elsewhere the planner's other choice runs. In place
-// only for 2 ranks: 4 ranks on the 2 cores tie with the ring at 4 and 8 MiB and lose at 16 MiB
-// (2.0-2.1 against 2.7), and nothing else every rank knows alike tells more cores from fewer.
+// enough that the pull beats the ring only in the tuning table's direct_pull_out_of_place and
+// direct_pull_in_place ranges (tuning_defaults.cpp has the sweep); elsewhere the planner's other
+// choice runs. In place only for 2 ranks: 4 ranks on 2 cores tie with the ring or lose, and
+// nothing else every rank knows alike tells more cores from fewer.
 
 #include <vector>
 
@@ -32,21 +28,20 @@
 namespace tutti::runtime {
 namespace {
 
-// Where the pull beats the ring: out of place, and in place (when any rank is) for 2 ranks.
-struct Sizes {
-  size_t least, most;
-};
-constexpr Sizes kPullPaysOutOfPlace{256 << 10, 8 << 20}, kPullPaysInPlace{4 << 20, 16 << 20};
-
 // Whether the pull is worth it; the same on every rank, which all see the same offers.
 bool pullPays(const OpContext& ctx, const DirectPeers& peers) {
-  if (peers.forcedEverywhere) return true;
-  if (peers.someInPlace && ctx.comm.size() != 2) return false;
-  const Sizes pays = peers.someInPlace ? kPullPaysInPlace : kPullPaysOutOfPlace;
-  return ctx.bytes >= pays.least && ctx.bytes <= pays.most;
+  return peers.forcedEverywhere ||
+         directPullPays(ctx.comm.settings().tuning, ctx.bytes, ctx.comm.size(), peers.someInPlace)
+             .pays;
 }
 
 }  // namespace
+
+PullVerdict directPullPays(const Tuning& tuning, size_t bytes, int n, bool someInPlace) {
+  if (someInPlace && n != 2) return {false, nullptr};
+  const SizeRange& pays = someInPlace ? tuning.directPullInPlace : tuning.directPullOutOfPlace;
+  return {pays.holds(bytes), &pays};
+}
 
 void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   const auto peers =

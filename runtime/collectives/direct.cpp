@@ -10,10 +10,6 @@
 namespace tutti::runtime {
 namespace {
 
-// Peers' data copied through the kernel is reduced in pieces this large, each peer's piece
-// staying in cache between the copy and the reduction.
-constexpr size_t kStagedBytes = 128 << 10;
-
 using transport::BufferReach;
 
 // Which ways some rank reaches some other's buffer; nullopt when one cannot be reached at all.
@@ -138,7 +134,8 @@ void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset,
   const bool staged =
       std::ranges::any_of(peers.send, [](const PeerBuffer& b) { return !b.memory.local; });
   const size_t typeSize = ctx.typeSize(), ranks = peers.send.size();
-  const size_t step = staged ? kStagedBytes / typeSize : std::max<size_t>(1, count);
+  const size_t step =
+      staged ? ctx.comm.settings().tuning.directStagedBytes / typeSize : std::max<size_t>(1, count);
   // Only reads through the kernel are staged, so the transport's peer memory is there.
   std::byte* staging =
       staged ? ctx.comm.connections().peerMemory()->staging(ranks * step * typeSize) : nullptr;

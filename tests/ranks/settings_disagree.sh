@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Settings that must agree on every rank (TUTTI_CHECK_CALLS, TUTTI_SLOTS, TUTTI_CHUNK_BYTES,
-# TUTTI_TRANSPORT, TUTTI_ALGO) make init fail on every rank, naming the variable that differs,
-# and no other, with both ranks' values; TUTTI_RING_ORDER too, each rank naming its own value
-# (records carry only a fingerprint of it).
+# TUTTI_TRANSPORT, TUTTI_ALGO, the tuning table of TUTTI_TUNING_FILE) make init fail on every
+# rank, naming the variable that differs (and the table's key), and no other, with both ranks'
+# values; TUTTI_RING_ORDER too, each rank naming its own value (records carry only a fingerprint
+# of it).
 # Usage: settings_disagree.sh PROCESS_WORLD
 set -u
 world=$1
@@ -37,6 +38,9 @@ expect_refusal TUTTI_SLOTS 4
 expect_refusal TUTTI_CHUNK_BYTES 65536
 expect_refusal TUTTI_TRANSPORT tcp
 expect_refusal TUTTI_ALGO tree "TUTTI_ALGO=auto, rank 1 uses TUTTI_ALGO=tree\|TUTTI_ALGO=tree, rank 0 uses TUTTI_ALGO=auto"
+tuning=$(mktemp) && trap 'rm -f "$tuning"' EXIT
+echo "oneshot_max_bytes = 32K" >"$tuning"
+expect_refusal TUTTI_TUNING_FILE "$tuning" "TUTTI_TUNING_FILE:oneshot_max_bytes=\(64K, rank 1 uses TUTTI_TUNING_FILE:oneshot_max_bytes=32K\|32K, rank 0 uses TUTTI_TUNING_FILE:oneshot_max_bytes=64K\)"
 expect_refusal TUTTI_RING_ORDER 1,0 "another TUTTI_RING_ORDER than rank [01], which uses TUTTI_RING_ORDER='[1 0]*'"
 [ $status = 0 ] && echo "every disagreement was refused on both ranks"
 exit $status

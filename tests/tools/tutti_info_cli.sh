@@ -183,4 +183,26 @@ grep -qx "  ranks on one host: tcp" <<<"$out" || fail "^shm on one host: $out"
 out=$(TUTTI_TRANSPORT=shm "$info" transports) || fail "transports shm exited $?"
 grep -qx "  ranks on two hosts: none: init fails" <<<"$out" || fail "shm on two hosts: $out"
 TUTTI_TRANSPORT=udp expect_error 2 "'udp' is not a transport" transports
+
+# algorithms: the table in force and where it came from; auto's picks from 8 B to 256 MiB, none
+# of them direct over TCP; a bad TUTTI_TUNING_FILE named with its line and key, exit 2 (the picks
+# themselves are checked against real runs by tests/ranks/tutti_info_algorithms.sh).
+out=$(env -u TUTTI_TUNING_FILE "$info" algorithms --ranks 4 --transport tcp) ||
+  fail "algorithms exited $?"
+grep -qx "tuning table: defaults" <<<"$out" || fail "algorithms' table source: $out"
+grep -q "^  oneshot_max_bytes  *64K  " <<<"$out" || fail "algorithms' table: $out"
+grep -q "^all-reduce with auto, 4 ranks over tcp, out of place, ordinary buffers:" <<<"$out" ||
+  fail "algorithms' heading: $out"
+[ "$(grep -c '^ *[0-9][0-9KMG]* \(oneshot\|ring\|tree\) ' <<<"$out")" = 26 ] ||
+  fail "algorithms does not list 26 sizes, none direct: $out"
+grep -q '^ *8 oneshot ' <<<"$out" && grep -q '^ *256M ring ' <<<"$out" ||
+  fail "algorithms over tcp: not one-shot at 8 B and the ring at 256 MiB: $out"
+printf 'slots = 4\ndirect_min_bytes = 1M\n' >"$dir/tuning"
+out=$(TUTTI_TUNING_FILE="$dir/tuning" "$info" algorithms) || fail "algorithms with a file: $?"
+grep -qx "tuning table: TUTTI_TUNING_FILE=$dir/tuning" <<<"$out" || fail "file source: $out"
+grep -q "^  direct_min_bytes  *1M  " <<<"$out" || fail "the file's direct_min_bytes: $out"
+printf 'slots = 4\nslots_per_peer = 2\n' >"$dir/tuning"
+TUTTI_TUNING_FILE="$dir/tuning" expect_error 2 \
+  "TUTTI_TUNING_FILE=$dir/tuning: line 2: unknown key 'slots_per_peer'" algorithms
+expect_error 2 "--transport: udp not in {shm,tcp}" algorithms --transport udp
 echo "ok"

@@ -2,6 +2,8 @@
 //   tutti-info env               every TUTTI_* variable: default, limits, meaning, value here
 //   tutti-info transports        the transports of this build, and which TUTTI_TRANSPORT picks
 //                                for ranks on one host and on two
+//   tutti-info algorithms        the tuning table in force and where it came from; what auto
+//                                runs for an all-reduce at each size from 8 B to 256 MiB, and why
 //   tutti-info postmortem DIR    merge the ranks' flight-recorder dumps (TUTTI_DUMP_DIR) and say
 //                                which rank is behind and on which operation
 // Bad usage or input prints what was wrong and exits 2.
@@ -13,6 +15,8 @@
 
 #include "base/config.hpp"
 #include "base/error.hpp"
+#include "runtime/collectives/allreduce_choice.hpp"
+#include "runtime/settings.hpp"
 #include "tools/tutti-info/dumps.hpp"
 #include "tools/tutti-info/postmortem.hpp"
 #include "transport/registry.hpp"
@@ -58,15 +62,62 @@ void printTransports() {
              selection.text(), selection.describe(), chosen({"a"}, {"a"}), chosen({"a"}, {"b"}));
 }
 
+struct AlgorithmsQuery {
+  int ranks = 2;
+  std::string transport = "shm";
+  bool inPlace = false;
+  bool registered = false;
+};
+
+// The settings a communicator would start with here (TUTTI_TUNING_FILE's table, TUTTI_ALGO),
+// and the planner's own decisions for the query's all-reduces.
+void printAlgorithms(const AlgorithmsQuery& query) {
+  using namespace tutti::runtime;
+  const Settings settings = Settings::fromConfig();
+  fmt::print("tuning table: {}\n", settings.tuningOrigin);
+  for (const TuningKey& key : tuningKeys())
+    fmt::print("  {:<32} {:<10} {} ({})\n", key.name, formatTuningValue(settings.tuning, key),
+               key.doc, key.unit);
+  if (settings.algorithm)
+    fmt::print("TUTTI_ALGO={}: every all-reduce runs it, whatever auto would pick below\n",
+               settings.algorithm->name);
+  const bool sharedMemory = query.transport == "shm";
+  fmt::print(
+      "all-reduce with auto, {} ranks over {}, {}, {} buffers{}:\n", query.ranks, query.transport,
+      query.inPlace ? "in place" : "out of place",
+      query.registered ? "registered (tutti_mem_alloc)" : "ordinary",
+      sharedMemory ? " (ranks on one NUMA node; across nodes the topology lowers shm_gbs)" : "");
+  const LinkModel link = linkModelOf(settings.tuning, sharedMemory);
+  for (size_t bytes = 8; bytes <= (size_t{256} << 20); bytes *= 2) {
+    const AllReduceChoice choice = explainAllReduce(
+        settings.tuning, link, {bytes, query.ranks, sharedMemory, query.inPlace, query.registered});
+    fmt::print("  {:>5} {:<8} {}\n", formatBytes(bytes), choice.algorithm->name, choice.why);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tutti-info: the TUTTI_* settings, and post-mortems of failed or hung jobs",
-               "tutti-info"};
+  CLI::App app{
+      "tutti-info: the TUTTI_* settings, the planner's table and picks, and post-mortems of failed "
+      "or hung jobs",
+      "tutti-info"};
   app.require_subcommand(1);
   CLI::App* env = app.add_subcommand("env", "list every TUTTI_* variable and its value here");
   CLI::App* transports = app.add_subcommand(
       "transports", "the transports of this build and which TUTTI_TRANSPORT picks for a pair");
+  AlgorithmsQuery query;
+  CLI::App* algorithms = app.add_subcommand(
+      "algorithms", "the tuning table in force and what auto picks for an all-reduce, and why");
+  algorithms->add_option("--ranks", query.ranks, "ranks in the communicator")
+      ->check(CLI::Range(2, 1 << 24))
+      ->capture_default_str();
+  algorithms->add_option("--transport", query.transport, "the ranks' links")
+      ->check(CLI::IsMember({"shm", "tcp"}))
+      ->capture_default_str();
+  algorithms->add_flag("--in-place", query.inPlace, "in-place all-reduces");
+  algorithms->add_flag("--registered", query.registered,
+                       "outputs from tutti_mem_alloc, which peers map (else ordinary memory)");
   std::string dir;
   CLI::App* postmortem = app.add_subcommand(
       "postmortem", "merge the flight-recorder dumps in DIR (TUTTI_DUMP_DIR) and explain the hang");
@@ -86,6 +137,7 @@ int main(int argc, char** argv) {
   try {
     if (*env) printEnv();
     if (*transports) printTransports();
+    if (*algorithms) printAlgorithms(query);
     if (*postmortem) fmt::print("{}", tutti::info::postmortem(tutti::info::loadDumps(dir)));
   } catch (const tutti::info::InputError& error) {
     fmt::print(stderr, "tutti-info: {}\n", error.what());

@@ -30,9 +30,11 @@ struct Links {
 };
 
 std::vector<Links> linkCases() {
-  std::vector<Links> cases = {{"shm", true, kShmLinks}, {"tcp", false, kTcpLinks}};
+  const LinkModel shm = linkModelOf(defaultTuning(), true);
+  std::vector<Links> cases = {{"shm", true, shm},
+                              {"tcp", false, linkModelOf(defaultTuning(), false)}};
   for (const double gbs : {0.5, 20.0, 100.0})
-    cases.push_back({"shm ring estimate", true, {kShmLinks.alphaUs, 1.0 / (gbs * 1000)}});
+    cases.push_back({"shm ring estimate", true, {shm.alphaUs, 1.0 / (gbs * 1000)}});
   return cases;
 }
 
@@ -60,12 +62,13 @@ TEST_CASE("the planner's choice applies and never returns to an algorithm it lef
         std::map<std::string, bool> left;
         std::string current;
         for (const size_t bytes : sizes) {
-          const Algorithm& picked =
-              cheapestAlgorithm(collective, bytes, n, links.sharedMemory, links.model);
+          const Algorithm& picked = cheapestAlgorithm(collective, defaultTuning(), bytes, n,
+                                                      links.sharedMemory, links.model);
           INFO(bytes << " bytes: " << picked.name);
           REQUIRE(picked.collective == collective);
-          REQUIRE((picked.maxBytes == 0 || bytes <= picked.maxBytes));
-          REQUIRE(bytes >= picked.minBytes);
+          const Tuning& table = defaultTuning();
+          REQUIRE((!picked.maxBytes || bytes <= table.*picked.maxBytes));
+          REQUIRE((!picked.minBytes || bytes >= table.*picked.minBytes));
           REQUIRE((!picked.sharedMemoryOnly || links.sharedMemory));
           if (picked.name == current) continue;
           REQUIRE_FALSE(left[picked.name]);
@@ -85,9 +88,9 @@ TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct
       INFO(n << " ranks over " << links.name);
       size_t reached = 0;
       for (const size_t bytes : sizes) {
-        const std::string picked =
-            cheapestAlgorithm(Collective::kAllReduce, bytes, n, links.sharedMemory, links.model)
-                .name;
+        const std::string picked = cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes,
+                                                     n, links.sharedMemory, links.model)
+                                       .name;
         INFO(bytes << " bytes: " << picked);
         const auto at =
             static_cast<size_t>(std::find(order.begin(), order.end(), picked) - order.begin());
@@ -97,18 +100,20 @@ TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct
       }
       // The smallest messages take one-shot; the largest (past where the ring's 2(n-1) steps
       // cost less than the tree's extra bytes, about 100 MB for 64 ranks) a bandwidth algorithm.
-      CHECK(std::string(
-                cheapestAlgorithm(Collective::kAllReduce, 8, n, links.sharedMemory, links.model)
-                    .name) == "oneshot");
-      const std::string largest = cheapestAlgorithm(Collective::kAllReduce, size_t{4} << 30, n,
-                                                    links.sharedMemory, links.model)
-                                      .name;
+      CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), 8, n,
+                                          links.sharedMemory, links.model)
+                            .name) == "oneshot");
+      const std::string largest =
+          cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), size_t{4} << 30, n,
+                            links.sharedMemory, links.model)
+              .name;
       CHECK(largest == (links.sharedMemory ? "direct" : "ring"));
     }
 }
 
 TEST_CASE("direct's own fallback skips it: the cheapest of the rest") {
   for (const size_t bytes : {size_t{1} << 20, size_t{1} << 30})
-    CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, bytes, 4, true, kShmLinks, "direct")
+    CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes, 4, true,
+                                        linkModelOf(defaultTuning(), true), "direct")
                           .name) == "ring");
 }

@@ -39,7 +39,7 @@ std::vector<PeerInfo> peersOnOneHost(int n, const std::vector<int>& cores = {}) 
 
 CpuRing ringOf(const std::vector<int>& order) {
   return planCpuRing(peersOnOneHost(static_cast<int>(order.size())),
-                     tutti::transport::TransportSelection::parse("shm"), order);
+                     tutti::transport::TransportSelection::parse("shm"), defaultTuning(), order);
 }
 
 // What the invalid-argument error `body` throws says.
@@ -77,23 +77,25 @@ TEST_CASE("a given order is the ring when it names every rank once") {
   CHECK(ring.order == std::vector<int>{2, 0, 3, 1});
   CHECK(ring.position == std::vector<int>{1, 3, 0, 2});
   CHECK(std::string(ring.via) == "SHM");
-  CHECK(ring.bw == kShmGBs);
+  CHECK(ring.bw == defaultTuning().shmGBs);
   const std::vector<int> notARing = GENERATE(
       std::vector<int>{0, 1, 2}, std::vector<int>{0, 1, 2, 4}, std::vector<int>{0, 1, 2, 3, 4});
   const std::string message = errorOf([&] {
-    planCpuRing(peersOnOneHost(4), tutti::transport::TransportSelection::parse("shm"), notARing);
+    planCpuRing(peersOnOneHost(4), tutti::transport::TransportSelection::parse("shm"),
+                defaultTuning(), notARing);
   });
   CHECK_THAT(message, Contains("TUTTI_RING_ORDER='" + formatRanks(notARing) + "'") &&
                           Contains("4 ranks") && Contains("each of 0..3 once"));
 }
 
 TEST_CASE("without a given order the ring is planned by place") {
-  CpuRing ring = planCpuRing(peersOnOneHost(4), tutti::transport::TransportSelection::parse("shm"));
+  CpuRing ring = planCpuRing(peersOnOneHost(4), tutti::transport::TransportSelection::parse("shm"),
+                             defaultTuning());
   CHECK_FALSE(ring.given);
   CHECK(ring.order == std::vector<int>{0, 1, 2, 3});
   CHECK(ring.position == std::vector<int>{0, 1, 2, 3});
   ring = planCpuRing(peersOnOneHost(4, {1, 0, 1, 0}),
-                     tutti::transport::TransportSelection::parse("shm"));
+                     tutti::transport::TransportSelection::parse("shm"), defaultTuning());
   CHECK(ring.order == std::vector<int>{1, 3, 0, 2});
   CHECK(ring.position == std::vector<int>{2, 0, 3, 1});
 }
@@ -104,7 +106,8 @@ TEST_CASE("the identity ring is rank order seen from every rank") {
   std::iota(identity.begin(), identity.end(), 0);
   for (const CpuRing& ring :
        {ringOf(identity),
-        planCpuRing(peersOnOneHost(n), tutti::transport::TransportSelection::parse("tcp"))}) {
+        planCpuRing(peersOnOneHost(n), tutti::transport::TransportSelection::parse("tcp"),
+                    defaultTuning())}) {
     for (int rank = 0; rank < n; ++rank) {
       const RingView view(ring, rank);
       CHECK(view.n == n);

@@ -53,7 +53,15 @@ TEST_CASE("unset variables give the defaults of the table") {
   CHECK_FALSE(settings.checkCalls);
   CHECK(settings.agreed() ==
         "TUTTI_CHUNK_BYTES=262144 TUTTI_SLOTS=8 TUTTI_CHECK_CALLS=0 TUTTI_TRANSPORT=auto "
-        "TUTTI_ALGO=auto");
+        "TUTTI_ALGO=auto TUTTI_TUNING_FILE:oneshot_max_bytes=64K "
+        "TUTTI_TUNING_FILE:direct_min_bytes=256K "
+        "TUTTI_TUNING_FILE:direct_pull_out_of_place=256K..8M "
+        "TUTTI_TUNING_FILE:direct_pull_in_place=4M..16M "
+        "TUTTI_TUNING_FILE:reduce_scatter_kernel_max_bytes=8M "
+        "TUTTI_TUNING_FILE:direct_staged_bytes=128K TUTTI_TUNING_FILE:shm_step_us=0.3 "
+        "TUTTI_TUNING_FILE:tcp_step_us=15 TUTTI_TUNING_FILE:shm_gbs=5 "
+        "TUTTI_TUNING_FILE:tcp_gbs=2 TUTTI_TUNING_FILE:slot_bytes=256K "
+        "TUTTI_TUNING_FILE:slots=8");
 }
 
 TEST_CASE("TUTTI_TRANSPORT: the selection as written is what the ranks agree on") {

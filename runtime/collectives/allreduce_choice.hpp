@@ -1,0 +1,32 @@
+// What auto runs for an all-reduce, and why, from the functions the runtime itself calls: the
+// planner's choice (cheapestAlgorithm); then, where it picks direct for outputs read through the
+// kernel, direct's own (directPullPays) and its fallback, the cheapest of the rest (runInstead).
+// tutti-info algorithms prints it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "runtime/collectives/algorithm.hpp"
+
+namespace tutti::runtime {
+
+struct AllReduceCase {
+  size_t bytes;
+  int ranks;
+  bool sharedMemory;  // every rank on one host over shm
+  bool inPlace;
+  // Every output from tutti_mem_alloc, mapped by the peers (direct pushes); else ordinary ones,
+  // read through the kernel (direct pulls, where it pays).
+  bool registered;
+};
+
+struct AllReduceChoice {
+  const Algorithm* algorithm;
+  std::string why;
+};
+
+AllReduceChoice explainAllReduce(const Tuning& tuning, const LinkModel& link,
+                                 const AllReduceCase& call);
+
+}  // namespace tutti::runtime

@@ -1,0 +1,65 @@
+// The planner's figures in one table: the sizes where one algorithm gives way to another, the
+// link costs of its cost model and the FIFO geometry. Its defaults (tuning_defaults.cpp) were
+// measured on one machine; TUTTI_TUNING_FILE gives another machine's (tuning_file.hpp,
+// docs/tuning.md). Every rank must plan from the same table: Settings::agreed() carries it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tutti::runtime {
+
+// Message sizes from `least` to `most` bytes, both included.
+struct SizeRange {
+  size_t least, most;
+  bool holds(size_t bytes) const { return bytes >= least && bytes <= most; }
+  bool operator==(const SizeRange&) const = default;
+};
+
+struct Tuning {
+  // All-reduce: one-shot's largest message, and the smallest the direct algorithms take.
+  size_t oneShotMaxBytes;
+  size_t directMinBytes;
+  // Where direct all-reduce's pull (outputs read through the kernel) beats the ring, out of
+  // place and in place (in place only with 2 ranks).
+  SizeRange directPullOutOfPlace, directPullInPlace;
+  // Direct reduce-scatter's largest message when its inputs are read through the kernel.
+  size_t reduceScatterKernelMaxBytes;
+  // Peers' data read through the kernel is reduced in pieces this large.
+  size_t directStagedBytes;
+  // The cost model: one step's latency (us) and the bandwidth (GB/s, per direction) of shared
+  // memory and of TCP. The topology may lower the bandwidth (ranks across CPU packages, NICs).
+  double shmStepUs, tcpStepUs;
+  double shmGBs, tcpGBs;
+  // Connection FIFOs: bytes per slot and slots per FIFO (TUTTI_CHUNK_BYTES and TUTTI_SLOTS,
+  // when set, win).
+  size_t slotBytes;
+  size_t slots;
+
+  bool operator==(const Tuning&) const = default;
+};
+
+// tutti's own table (tuning_defaults.cpp).
+const Tuning& defaultTuning();
+
+// One key of the table as files and tutti-info write it: its name, the field it holds, the
+// range a file may give it, its unit and meaning.
+struct TuningKey {
+  const char* name;
+  std::variant<size_t Tuning::*, double Tuning::*, SizeRange Tuning::*> field;
+  double min, max;
+  const char* unit;  // "bytes", "count", "us", "GB/s"
+  const char* doc;
+};
+const std::vector<TuningKey>& tuningKeys();
+// The key of a size field, for messages; kInternal for a field with none.
+const TuningKey& tuningKeyOf(size_t Tuning::*field);
+
+// A key's value as a file writes it: sizes with K/M/G where exact ("64K", "8M"), ranges as
+// "256K..8M", numbers as %g.
+std::string formatTuningValue(const Tuning& tuning, const TuningKey& key);
+std::string formatBytes(size_t bytes);
+
+}  // namespace tutti::runtime

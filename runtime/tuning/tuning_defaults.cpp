@@ -1,0 +1,49 @@
+// tutti's own tuning table, and where each figure came from.
+//
+// Machine: the 2-core VM the issues ran on ("Intel(R) Xeon(R) Processor", nproc 2, shared with
+// other jobs), 2026-11-29 and -30; the figures are hand readings of these sweeps (three
+// alternated runs each unless said otherwise):
+//
+// - oneshot_max_bytes 64K: where one-shot (the whole buffer to every peer) stops paying for its
+//   single step; the first core runtime's figure.
+// - direct_min_bytes 256K: `tutti-bench allreduce --ranks 2 --algo ring|direct`, out of place,
+//   us: 64 KiB 17.4 direct against 14.6 for the ring, 128 KiB 29-32 against 28-31, 256 KiB
+//   39-44 against 54-56. Below it ordinary buffers gain nothing and pay direct's round of offers.
+// - direct_pull_out_of_place 256K..8M, direct_pull_in_place 4M..16M (2 ranks only): the same
+//   sweep, -n 50, out of place / in place, us: 64 KiB 17.4/23.0 against the ring's 14.6/13.6,
+//   512 KiB 76-87/129-157 against 105-135/72-88; GB/s: in place 4 MiB 5.1-6.8 against 4.8-5.6,
+//   16 MiB 5.8-6.6 against 5.3-5.6, 1 MiB 4.1-4.5 against 4.7-6.0; out of place 16 MiB 3.4-4.9
+//   against 4.6-5.0, 32 MiB 2.3-2.4 against 3.5-4.0. 4 ranks in place tie with the ring at 4
+//   and 8 MiB and lose at 16 MiB (2.0-2.1 against 2.7).
+// - reduce_scatter_kernel_max_bytes 8M: `tutti-bench reducescatter --ranks 2 -n 30`,
+//   TUTTI_DIRECT_BUFFERS=any against registered, busbw GB/s out of place: 1 MiB 3.9-6.1 against
+//   3.9-5.3, 16 MiB 2.9-4.3 against 3.6-4.3, 32 MiB 2.0-2.9 against 2.8-3.1, 64 MiB 1.6-1.8
+//   against 2.0-2.4.
+// - direct_staged_bytes 128K: a piece of each peer's data stays in cache between its copy
+//   through the kernel and the reduction (not swept).
+// - shm_step_us 0.3, tcp_step_us 15, shm_gbs 5, tcp_gbs 2: README "Measured" (shared memory
+//   about a memory copy's rate, TCP over loopback); they only need to rank the algorithms.
+// - slot_bytes 256K, slots 8: the first core runtime's FIFO geometry (not swept).
+#include "runtime/tuning/tuning.hpp"
+
+namespace tutti::runtime {
+
+const Tuning& defaultTuning() {
+  static const Tuning table{
+      .oneShotMaxBytes = 64 << 10,
+      .directMinBytes = 256 << 10,
+      .directPullOutOfPlace = {256 << 10, 8 << 20},
+      .directPullInPlace = {4 << 20, 16 << 20},
+      .reduceScatterKernelMaxBytes = 8 << 20,
+      .directStagedBytes = 128 << 10,
+      .shmStepUs = 0.3,
+      .tcpStepUs = 15.0,
+      .shmGBs = 5.0,
+      .tcpGBs = 2.0,
+      .slotBytes = 256 << 10,
+      .slots = 8,
+  };
+  return table;
+}
+
+}  // namespace tutti::runtime

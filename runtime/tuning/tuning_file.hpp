@@ -1,0 +1,29 @@
+// Tuning tables as files (TUTTI_TUNING_FILE, docs/tuning.md): `key = value` lines, # comments,
+// sizes with K/M/G suffixes (powers of 1024), ranges as `least..most`. Keys a file leaves out
+// keep tutti's defaults. A bad file is refused whole, with its line and key named.
+#pragma once
+
+#include <string>
+
+#include "runtime/tuning/tuning.hpp"
+
+namespace tutti::runtime {
+
+// A table and where it came from: "defaults", or "TUTTI_TUNING_FILE=<path>".
+struct TuningSource {
+  Tuning table;
+  std::string origin;
+};
+
+// The table `text` gives, over the defaults. An unknown key, a key twice, a malformed or
+// out-of-range value, a range whose least exceeds its most: kInvalidArgument "<where>: line N:
+// ..." naming the key.
+Tuning parseTuning(const std::string& text, const std::string& where);
+// A file holding every key of `tuning`, each after a comment with its unit and meaning, the
+// whole after `header` (one comment line per line of it).
+std::string formatTuningFile(const Tuning& tuning, const std::string& header);
+// TUTTI_TUNING_FILE's table when set (a file that cannot be read or parsed: kInvalidArgument
+// naming the variable and the file), else the defaults.
+TuningSource tuningInForce();
+
+}  // namespace tutti::runtime

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tutti-info algorithms names what the runtime runs: 2 ranks under tutti-bench (ordinary buffers,
+# out of place then in place at each size), each rank's trace (TUTTI_TRACE_FILE) showing which
+# all-reduce algorithm ran, against tutti-info's picks for the same case; with the default table
+# and with a TUTTI_TUNING_FILE that moves every threshold (which both the ranks and tutti-info
+# read), so the picks differ between the two runs.
+# Usage: tutti_info_algorithms.sh TUTTI_INFO TUTTI_BENCH
+set -u
+info=$1 bench=$2
+dir=$(mktemp -d) && trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+
+cat >"$dir/tuning" <<'TABLE'
+# moves every threshold of the defaults
+oneshot_max_bytes = 1K
+direct_min_bytes = 16K
+direct_pull_out_of_place = 16K..256K
+direct_pull_in_place = 1M..4M
+TABLE
+
+# compare LABEL: tutti-info's picks and the ranks' traces for the environment as it is.
+compare() {
+  "$info" algorithms --ranks 2 >"$dir/out-of-place" &&
+    "$info" algorithms --ranks 2 --in-place >"$dir/in-place" || fail "$1: tutti-info exited $?"
+  rm -f "$dir"/trace-*.json
+  # From 32 B: the bench's own 8-byte all-reduces (its timing) would mix with the sweep's.
+  TUTTI_TRACE_FILE="$dir/trace-%r.json" "$bench" allreduce --ranks 2 -b 32 -e 8M -f 4 -n 1 -w 1 \
+    >"$dir/log" 2>&1 || { cat "$dir/log"; fail "$1: tutti-bench exited non-zero"; }
+  for rank in 0 1; do
+    python3 - "$dir" "$rank" "$1" <<'PY' || fail "$1: rank $rank ran other algorithms than tutti-info says"
+import json, re, sys
+dir, rank, label = sys.argv[1:]
+def picks(name):
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    out = {}
+    for line in open(f"{dir}/{name}"):
+        m = re.match(r"^ +(\d+)([KMG]?) (\w+) ", line)
+        if m: out[int(m.group(1)) * units[m.group(2)]] = m.group(3)
+    return out
+out_of_place, in_place = picks("out-of-place"), picks("in-place")
+events = json.load(open(f"{dir}/trace-{rank}.json"))["traceEvents"]
+ran = [(e["args"]["bytes"], e["args"]["algorithm"]) for e in events
+       if e["ph"] == "X" and e["name"] == "allreduce" and e["args"]["bytes"] >= 32]
+sizes = sorted({b for b, _ in ran})
+assert len(sizes) == 10, sizes
+seen = set()
+for size in sizes:
+    # The size's out-of-place calls (warm-up ones too), then its in-place ones.
+    calls = [a for b, a in ran if b == size]
+    runs = [a for i, a in enumerate(calls) if i == 0 or calls[i - 1] != a]
+    expected = [out_of_place[size]] + ([in_place[size]] if in_place[size] != out_of_place[size] else [])
+    print(label, "rank", rank, size, runs, "tutti-info:", expected)
+    assert runs == expected, (size, runs, expected)
+    seen.update(expected)
+assert seen == {"oneshot", "ring", "direct"}, seen
+PY
+  done
+}
+
+unset TUTTI_TUNING_FILE
+compare defaults
+grep -qx "tuning table: defaults" "$dir/out-of-place" || fail "not the defaults: $(cat "$dir/out-of-place")"
+# size and algorithm of tutti-info's picks, out of place then in place
+picks() { cat "$dir/out-of-place" "$dir/in-place" | awk '/^ +[0-9]+[KMG]? / {print $1, $2}'; }
+defaults=$(picks)
+export TUTTI_TUNING_FILE="$dir/tuning"
+compare "$TUTTI_TUNING_FILE"
+grep -qx "tuning table: TUTTI_TUNING_FILE=$dir/tuning" "$dir/out-of-place" ||
+  fail "not the file's table: $(cat "$dir/out-of-place")"
+[ "$defaults" != "$(picks)" ] ||
+  fail "the file's table gives the same picks as the defaults"
+echo "the ranks ran what tutti-info algorithms said, with the default table and with a file's"

@@ -1,0 +1,142 @@
+// Tuning tables as files (runtime/tuning/tuning_file.hpp): a good file sets what it names and
+// leaves the rest at the defaults; the file written from a table reads back as that table;
+// each kind of bad input is refused whole with the line and the key named; TUTTI_TUNING_FILE
+// reaches the settings (and TUTTI_CHUNK_BYTES / TUTTI_SLOTS still win over the table's FIFO).
+#include "runtime/tuning/tuning_file.hpp"
+
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "runtime/settings.hpp"
+#include "tests/error_of.hpp"
+#include "tests/ranks/world.hpp"
+
+using namespace tutti;
+using namespace tutti::runtime;
+using Catch::Matchers::Contains;
+using tutti::testing::ScopedEnv;
+
+namespace {
+
+// A file in a fresh directory, removed with it.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    char pattern[] = "/tmp/tutti-tuning-XXXXXX";
+    REQUIRE(mkdtemp(pattern) != nullptr);
+    dir_ = pattern;
+    std::ofstream(path()) << text;
+  }
+  ~TempFile() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return dir_ + "/tuning"; }
+
+ private:
+  std::string dir_;
+};
+
+std::string refusal(const std::string& text) {
+  return tests::messageOf(ErrorCode::kInvalidArgument, [&] { parseTuning(text, "tuning.txt"); });
+}
+
+}  // namespace
+
+TEST_CASE("a tuning file sets the keys it names; the others keep the defaults") {
+  const Tuning tuning = parseTuning(
+      "# from a sweep\n"
+      "\n"
+      "oneshot_max_bytes = 32K   # one-shot's limit\n"
+      "  direct_pull_out_of_place=512K .. 4M\n"
+      "shm_gbs = 12.5\r\n"
+      "tcp_step_us = 40\n"
+      "slot_bytes = 1M\n"
+      "slots = 16\n",
+      "tuning.txt");
+  Tuning expected = defaultTuning();
+  expected.oneShotMaxBytes = 32 << 10;
+  expected.directPullOutOfPlace = {512 << 10, 4 << 20};
+  expected.shmGBs = 12.5;
+  expected.tcpStepUs = 40;
+  expected.slotBytes = 1 << 20;
+  expected.slots = 16;
+  CHECK(tuning == expected);
+  CHECK(parseTuning("", "empty") == defaultTuning());
+}
+
+TEST_CASE("the file written from a table reads back as that table") {
+  Tuning tuning = defaultTuning();
+  CHECK(parseTuning(formatTuningFile(tuning, "defaults\nsecond line"), "file") == tuning);
+  tuning.oneShotMaxBytes = 12345;
+  tuning.directPullInPlace = {3 << 20, 3 << 20};
+  tuning.shmStepUs = 0.125;
+  tuning.tcpGBs = 1.75;
+  const std::string text = formatTuningFile(tuning, "tutti-bench tune");
+  CHECK_THAT(text, Contains("# tutti-bench tune\n") && Contains("oneshot_max_bytes = 12345\n") &&
+                       Contains("direct_pull_in_place = 3M..3M\n"));
+  CHECK(parseTuning(text, "file") == tuning);
+}
+
+TEST_CASE("a bad tuning file is refused, naming the line and the key") {
+  const auto [text, says] = GENERATE(
+      std::make_pair("slots = 8\nfast_path = 1\n", "tuning.txt: line 2: unknown key 'fast_path'"),
+      std::make_pair("oneshot_max_bytes 64K\n", "line 1: 'oneshot_max_bytes 64K' is not 'key"),
+      std::make_pair("oneshot_max_bytes = 64Q\n", "line 1: oneshot_max_bytes = 64Q: not a size"),
+      std::make_pair("oneshot_max_bytes = -1\n", "oneshot_max_bytes = -1: not a size"),
+      std::make_pair("direct_min_bytes =\n", "direct_min_bytes = : not a size"),
+      std::make_pair("slots = 8K\n", "slots = 8K: not a whole number"),
+      std::make_pair("slots = 1\n", "slots = 1: out of range [2, 64] count"),
+      std::make_pair("slot_bytes = 1K\n", "slot_bytes = 1K: out of range [4K, 64M] bytes"),
+      std::make_pair("shm_gbs = fast\n", "shm_gbs = fast: not a number"),
+      std::make_pair("shm_gbs = 0\n", "shm_gbs = 0: out of range"),
+      std::make_pair("tcp_step_us = nan\n", "tcp_step_us = nan: not a number"),
+      std::make_pair("direct_pull_in_place = 4M\n", "direct_pull_in_place = 4M: not a range"),
+      std::make_pair("direct_pull_in_place = 16M..4M\n", "its least size exceeds its most"),
+      std::make_pair("direct_pull_in_place = 4M..x\n", "direct_pull_in_place = 4M..x: not a size"),
+      std::make_pair("slots = 8\n\nslots = 4\n", "line 3: slots is given twice (first on line 1)"));
+  INFO(text);
+  CHECK_THAT(refusal(text), Contains(says));
+}
+
+TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never half of a file") {
+  SECTION("unset: the defaults") {
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.tuning == defaultTuning());
+    CHECK(settings.tuningOrigin == "defaults");
+    CHECK(settings.slotBytes == defaultTuning().slotBytes);
+    CHECK(settings.slots == static_cast<int>(defaultTuning().slots));
+  }
+  SECTION("a good file: its table, its FIFO geometry unless the variables say otherwise") {
+    const TempFile file("direct_min_bytes = 1M\nslot_bytes = 64K\nslots = 4\n");
+    const ScopedEnv set("TUTTI_TUNING_FILE", file.path());
+    Settings settings = Settings::fromConfig();
+    CHECK(settings.tuning.directMinBytes == size_t{1} << 20);
+    CHECK(settings.tuningOrigin == "TUTTI_TUNING_FILE=" + file.path());
+    CHECK(settings.slotBytes == size_t{64} << 10);
+    CHECK(settings.slots == 4);
+    CHECK_THAT(settings.agreed(), Contains("TUTTI_CHUNK_BYTES=65536 TUTTI_SLOTS=4 ") &&
+                                      Contains(" TUTTI_TUNING_FILE:direct_min_bytes=1M "));
+    const ScopedEnv chunk("TUTTI_CHUNK_BYTES", "8K"), slots("TUTTI_SLOTS", "2");
+    settings = Settings::fromConfig();
+    CHECK(settings.slotBytes == size_t{8} << 10);
+    CHECK(settings.slots == 2);
+  }
+  SECTION("a file good but for its last line is refused whole") {
+    const TempFile file("oneshot_max_bytes = 1M\nslots = 65\n");
+    const ScopedEnv set("TUTTI_TUNING_FILE", file.path());
+    CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
+               Contains("TUTTI_TUNING_FILE=" + file.path() + ": line 2: slots = 65: out of range"));
+  }
+  SECTION("a file that is not there, or not a file") {
+    const TempFile file("");
+    const std::string directory = std::filesystem::path(file.path()).parent_path();
+    for (const auto& [path, says] : {std::pair{file.path() + ".missing", "cannot open it"},
+                                     std::pair{directory, "not a file"}}) {
+      const ScopedEnv set("TUTTI_TUNING_FILE", path);
+      CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
+                 Contains("TUTTI_TUNING_FILE=" + path + ": " + says));
+    }
+  }
+}
