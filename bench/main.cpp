@@ -4,6 +4,8 @@
 //                          [-d float|all] [-o sum|all] [-r 0|all] [-a 1] [-N 1] [-T SECONDS] [-u]
 //                          [-I] [-M] [-z 0] [--algo NAME|all] [--transport shm|tcp]
 //                          [--buffers host] [--device auto] [--quiet|--verbose] [--ranks N]
+//   tutti-bench tune --ranks N -o FILE [-b 8] [-e 64M] [-f 2] [-n 20] [-w 5] [--transport shm|tcp]
+//   tutti-bench tune --from SWEEP.json -o FILE
 //
 // COLLECTIVE: allreduce reducescatter allgather broadcast reduce alltoall sendrecv barrier.
 //
@@ -30,6 +32,7 @@
 #include "bench/nccl_tests_report.hpp"
 #include "bench/options.hpp"
 #include "bench/sweep.hpp"
+#include "bench/tune.hpp"
 #include "tools/launch/launch.hpp"
 
 namespace {
@@ -122,6 +125,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows appear as they are measured
   const std::string program = tutti::bench::programName(argv[0]);
   if (tutti::bench::ncclTestsCollective(program)) return runNcclTests(program, argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "tune")
+    return tutti::bench::runTune(argc, argv, selfPath(argv[0]));
   tutti::bench::ParseResult parsed = tutti::bench::parseCommandLine(argc, argv);
   if (!parsed.run) {
     std::fputs(parsed.message.c_str(), parsed.exitCode ? stderr : stdout);

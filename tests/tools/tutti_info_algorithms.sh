@@ -3,7 +3,9 @@
 # out of place then in place at each size), each rank's trace (TUTTI_TRACE_FILE) showing which
 # all-reduce algorithm ran, against tutti-info's picks for the same case; with the default table
 # and with a TUTTI_TUNING_FILE that moves every threshold (which both the ranks and tutti-info
-# read), so the picks differ between the two runs.
+# read), so the picks differ between the two runs. Then tutti-bench tune writes a table from a
+# short sweep that TUTTI_TUNING_FILE accepts (what it measures is noise here: only the file's
+# form is checked), and refuses bad usage.
 # Usage: tutti_info_algorithms.sh TUTTI_INFO TUTTI_BENCH
 set -u
 info=$1 bench=$2
@@ -70,3 +72,17 @@ grep -qx "tuning table: TUTTI_TUNING_FILE=$dir/tuning" "$dir/out-of-place" ||
 [ "$defaults" != "$(picks)" ] ||
   fail "the file's table gives the same picks as the defaults"
 echo "the ranks ran what tutti-info algorithms said, with the default table and with a file's"
+
+unset TUTTI_TUNING_FILE
+"$bench" tune --ranks 2 -b 64K -e 1M -f 4 -n 1 -w 0 -o "$dir/tuned" >"$dir/log" 2>&1 ||
+  { cat "$dir/log"; fail "tutti-bench tune exited non-zero"; }
+grep -q "^# tutti-bench tune: 2 ranks, .*CPU " "$dir/tuned" || fail "tune's header: $(cat "$dir/tuned")"
+[ "$(grep -c '^[a-z_]* = ' "$dir/tuned")" = 12 ] || fail "tune wrote not every key: $(cat "$dir/tuned")"
+TUTTI_TUNING_FILE="$dir/tuned" "$info" algorithms >"$dir/out" 2>&1 ||
+  { cat "$dir/out"; fail "TUTTI_TUNING_FILE refused what tune wrote"; }
+"$bench" tune --from "$dir/tuned.json" -o "$dir/again" >/dev/null || fail "tune --from exited $?"
+diff <(grep -v '^#' "$dir/tuned") <(grep -v '^#' "$dir/again") || fail "tune --from read another table"
+"$bench" tune -o "$dir/x" >"$dir/log" 2>&1; [ $? = 2 ] || fail "tune without --ranks or --from"
+"$bench" tune --from "$dir/missing.json" -o "$dir/x" >"$dir/log" 2>&1
+[ $? = 1 ] && grep -q "missing.json" "$dir/log" || fail "tune --from a missing file: $(cat "$dir/log")"
+echo "tutti-bench tune wrote a table TUTTI_TUNING_FILE takes, from a sweep or from its results"

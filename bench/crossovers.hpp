@@ -1,0 +1,23 @@
+// tutti-bench tune: the tuning table's sizes read off a sweep of the fixed all-reduce algorithms
+// (allreduce --algo all, ordinary buffers): where one-shot stops being the fastest, and where the
+// direct all-reduce (forced on every rank, so pulling through the kernel at every size) beats
+// the ring and the tree, out of place and in place. The other keys come from `base`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/results.hpp"
+#include "runtime/tuning/tuning.hpp"
+
+namespace tutti::bench {
+
+struct Crossovers {
+  runtime::Tuning table;
+  std::vector<std::string> notes;  // what the sweep did not show, one line each
+};
+
+// Throws std::runtime_error when the rows lack an algorithm the table needs or share no size.
+Crossovers crossovers(const Results& results, const runtime::Tuning& base);
+
+}  // namespace tutti::bench

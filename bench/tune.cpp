@@ -1,0 +1,107 @@
+#include "bench/tune.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/crossovers.hpp"
+#include "bench/json_report.hpp"
+#include "runtime/tuning/tuning_file.hpp"
+#include "tools/launch/launch.hpp"
+
+namespace tutti::bench {
+namespace {
+
+struct TuneOptions {
+  int ranks = 0;
+  std::string minBytes = "8", maxBytes = "64M", factor = "2", iters = "20", warmup = "5";
+  std::string transport;
+  std::string output, from;
+};
+
+std::string cpuModel() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+// Runs the sweep over o.ranks local ranks of `self`, its results written to `json`.
+void sweep(const TuneOptions& o, const std::string& self, const std::string& json) {
+  launch::Options launch;
+  launch.nranks = o.ranks;
+  launch.launcherName = "tutti-bench tune";
+  launch.argv = {self, "allreduce", "--algo", "all",   "-b", o.minBytes, "-e", o.maxBytes,
+                 "-f", o.factor,    "-n",     o.iters, "-w", o.warmup,   "-J", json};
+  if (!o.transport.empty()) launch.argv.insert(launch.argv.end(), {"--transport", o.transport});
+  const int exitCode = launch::spawnRanks(launch).exitCode;
+  if (exitCode != 0)
+    throw std::runtime_error(fmt::format("the sweep's ranks exited {} (the sweep: {})", exitCode,
+                                         fmt::join(launch.argv, " ")));
+}
+
+}  // namespace
+
+int runTune(int argc, char** argv, const std::string& self) {
+  CLI::App app{
+      "tutti-bench tune: measure the fixed all-reduce algorithms and write the tuning "
+      "table their crossovers give (TUTTI_TUNING_FILE, docs/tuning.md)",
+      "tutti-bench tune"};
+  TuneOptions o;
+  app.add_option("-o,--output", o.output, "the tuning file to write")->required();
+  CLI::Option* ranks =
+      app.add_option("--ranks", o.ranks, "local ranks to sweep with")->check(CLI::Range(2, 4096));
+  app.add_option("--from", o.from,
+                 "read this sweep (allreduce --algo all -J) instead of running one")
+      ->excludes(ranks);
+  app.add_option("-b,--minbytes", o.minBytes, "smallest size")->capture_default_str();
+  app.add_option("-e,--maxbytes", o.maxBytes, "largest size")->capture_default_str();
+  app.add_option("-f,--stepfactor", o.factor, "size factor between steps")->capture_default_str();
+  app.add_option("-n,--iters", o.iters, "timed iterations per size")->capture_default_str();
+  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations")->capture_default_str();
+  app.add_option("--transport", o.transport, "shm or tcp (TUTTI_TRANSPORT for the sweep)")
+      ->check(CLI::IsMember({"shm", "tcp"}));
+  try {
+    app.parse(argc - 1, argv + 1);
+    if (o.ranks == 0 && o.from.empty()) throw CLI::ValidationError("--ranks N or --from JSON");
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    return 2;
+  }
+  try {
+    const runtime::TuningSource base = runtime::tuningInForce();
+    const std::string json = o.from.empty() ? o.output + ".json" : o.from;
+    if (o.from.empty()) sweep(o, self, json);
+    const Results results = readJson(json);
+    const Crossovers found = crossovers(results, base.table);
+    std::string header = fmt::format(
+        "tutti-bench tune: {} ranks, transports {}, CPU {}, {:%Y-%m-%d %H:%M} UTC\n"
+        "sweep {} (allreduce --algo all, float32 sum, ordinary buffers); other keys from {}",
+        results.nranks, fmt::join(results.transports, ","), cpuModel(),
+        fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())), json,
+        base.origin);
+    for (const std::string& note : found.notes) header += "\n" + note;
+    std::ofstream file(o.output);
+    file << runtime::formatTuningFile(found.table, header);
+    if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", o.output));
+    fmt::print(
+        "tutti-bench tune: wrote {} (check it with TUTTI_TUNING_FILE={} tutti-info "
+        "algorithms)\n",
+        o.output, o.output);
+    for (const std::string& note : found.notes) fmt::print("  {}\n", note);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tutti-bench tune: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace tutti::bench

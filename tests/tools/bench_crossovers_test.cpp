@@ -1,0 +1,82 @@
+// tutti-bench tune's reading of a sweep (bench/crossovers.hpp): one-shot's limit where it stops
+// being the fastest in both placements, direct's ranges as its longest run of wins over the ring
+// and the tree (a lone win elsewhere ignored), in place only with 2 ranks, the other keys from
+// the base table; a sweep without an algorithm is refused.
+#include <catch2/catch.hpp>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "bench/crossovers.hpp"
+
+using namespace tutti::bench;
+using tutti::runtime::SizeRange;
+using tutti::runtime::Tuning;
+
+namespace {
+
+constexpr size_t K = 1 << 10, M = 1 << 20;
+
+// The fastest algorithm per size and placement gets 1 s, the others 2 s (tree 3 s).
+Results sweep(int nranks, const std::map<size_t, std::pair<std::string, std::string>>& fastest) {
+  Results results;
+  results.nranks = nranks;
+  for (const auto& [bytes, winners] : fastest)
+    for (const std::string algorithm : {"oneshot", "ring", "tree", "direct"}) {
+      ResultRow row;
+      row.collective = "allreduce";
+      row.algorithm = algorithm;
+      row.bytes = bytes;
+      auto seconds = [&](const std::string& winner) {
+        return algorithm == winner ? 1.0 : algorithm == "tree" ? 3.0 : 2.0;
+      };
+      row.outOfPlace.seconds = seconds(winners.first);
+      row.inPlace.seconds = seconds(winners.second);
+      results.rows.push_back(row);
+    }
+  return results;
+}
+
+}  // namespace
+
+TEST_CASE("tune reads the crossovers off a sweep of the fixed algorithms") {
+  Tuning base = tutti::runtime::defaultTuning();
+  base.slots = 5;
+  const std::map<size_t, std::pair<std::string, std::string>> fastest = {
+      {8, {"oneshot", "oneshot"}},  {64, {"oneshot", "oneshot"}},  {512, {"oneshot", "ring"}},
+      {4 * K, {"direct", "ring"}},  // a lone win, not the longest run
+      {32 * K, {"ring", "ring"}},   {256 * K, {"direct", "ring"}}, {2 * M, {"direct", "direct"}},
+      {16 * M, {"ring", "direct"}}, {128 * M, {"ring", "ring"}}};
+  Crossovers found = crossovers(sweep(2, fastest), base);
+  Tuning expected = base;
+  expected.oneShotMaxBytes = 64;  // at 512 B one-shot lost in place
+  expected.directMinBytes = 256 * K;
+  expected.directPullOutOfPlace = {256 * K, 2 * M};
+  expected.directPullInPlace = {2 * M, 16 * M};
+  CHECK(found.table == expected);
+  CHECK(found.notes.empty());
+
+  found = crossovers(sweep(4, fastest), base);
+  expected.directPullInPlace = base.directPullInPlace;
+  CHECK(found.table == expected);
+  REQUIRE(found.notes.size() == 1);
+  CHECK(found.notes[0] ==
+        "4 ranks: direct pulls in place only with 2, direct_pull_in_place is kept");
+}
+
+TEST_CASE("tune says what the sweep never showed") {
+  const Crossovers found = crossovers(sweep(2, {{8, {"ring", "ring"}}, {1 * M, {"ring", "tree"}}}),
+                                      tutti::runtime::defaultTuning());
+  CHECK(found.table.oneShotMaxBytes == 0);
+  CHECK(found.table.directPullOutOfPlace == SizeRange{0, 0});
+  CHECK(found.table.directPullInPlace == SizeRange{0, 0});
+  CHECK(found.table.directMinBytes == tutti::runtime::defaultTuning().directMinBytes);
+  CHECK(found.notes.size() == 3);
+}
+
+TEST_CASE("tune refuses a sweep without every fixed algorithm") {
+  Results results = sweep(2, {{8, {"ring", "ring"}}});
+  std::erase_if(results.rows, [](const ResultRow& row) { return row.algorithm == "tree"; });
+  CHECK_THROWS_WITH(crossovers(results, tutti::runtime::defaultTuning()),
+                    Catch::Contains("no all-reduce rows of tree"));
+}
