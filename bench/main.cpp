@@ -4,8 +4,9 @@
 //                          [-d float|all] [-o sum|all] [-r 0|all] [-a 1] [-N 1] [-T SECONDS] [-u]
 //                          [-I] [-M] [-z 0] [--algo NAME|all] [--transport shm|tcp]
 //                          [--buffers host] [--device auto] [--quiet|--verbose] [--ranks N]
-//   tutti-bench tune --ranks N -o FILE [-b 8] [-e 64M] [-f 2] [-n 20] [-w 5] [--transport shm|tcp]
-//   tutti-bench tune --from SWEEP.json -o FILE
+//   tutti-bench tune --ranks N -o FILE|--save [-b 8] [-e 64M] [-f 2] [-n 20] [-w 5]
+//                    [--transport shm|tcp]
+//   tutti-bench tune --from SWEEP.json -o FILE|--save
 //
 // COLLECTIVE: allreduce reducescatter allgather broadcast reduce alltoall sendrecv barrier.
 //

@@ -5,12 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "bench/crossovers.hpp"
 #include "bench/json_report.hpp"
+#include "runtime/tuning/machine_tuning.hpp"
 #include "runtime/tuning/tuning_file.hpp"
 #include "tools/launch/launch.hpp"
 
@@ -22,15 +24,8 @@ struct TuneOptions {
   std::string minBytes = "8", maxBytes = "64M", factor = "2", iters = "20", warmup = "5";
   std::string transport;
   std::string output, from;
+  bool save = false;
 };
-
-std::string cpuModel() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
-      return line.substr(line.find(':') + 2);
-  return "unknown";
-}
 
 // Runs the sweep over o.ranks local ranks of `self`, its results written to `json`.
 void sweep(const TuneOptions& o, const std::string& self, const std::string& json) {
@@ -54,7 +49,11 @@ int runTune(int argc, char** argv, const std::string& self) {
       "table their crossovers give (TUTTI_TUNING_FILE, docs/tuning.md)",
       "tutti-bench tune"};
   TuneOptions o;
-  app.add_option("-o,--output", o.output, "the tuning file to write")->required();
+  app.add_option("-o,--output", o.output, "the tuning file to write");
+  app.add_flag("--save", o.save,
+               "write it as this machine's table instead, which TUTTI_TUNING_FILE=auto reads "
+               "(" +
+                   runtime::machineTuningPath() + ")");
   CLI::Option* ranks =
       app.add_option("--ranks", o.ranks, "local ranks to sweep with")->check(CLI::Range(2, 4096));
   app.add_option("--from", o.from,
@@ -70,6 +69,7 @@ int runTune(int argc, char** argv, const std::string& self) {
   try {
     app.parse(argc - 1, argv + 1);
     if (o.ranks == 0 && o.from.empty()) throw CLI::ValidationError("--ranks N or --from JSON");
+    if (o.output.empty() == !o.save) throw CLI::ValidationError("-o FILE or --save, one of them");
   } catch (const CLI::CallForHelp& help) {
     return app.exit(help);
   } catch (const CLI::ParseError& error) {
@@ -77,6 +77,12 @@ int runTune(int argc, char** argv, const std::string& self) {
     return 2;
   }
   try {
+    if (o.save) {
+      o.output = runtime::machineTuningPath();
+      if (o.output.empty())
+        throw std::runtime_error("--save: neither XDG_CACHE_HOME nor HOME is set");
+      std::filesystem::create_directories(std::filesystem::path(o.output).parent_path());
+    }
     const runtime::TuningSource base = runtime::tuningInForce();
     const std::string json = o.from.empty() ? o.output + ".json" : o.from;
     if (o.from.empty()) sweep(o, self, json);
@@ -85,17 +91,18 @@ int runTune(int argc, char** argv, const std::string& self) {
     std::string header = fmt::format(
         "tutti-bench tune: {} ranks, transports {}, CPU {}, {:%Y-%m-%d %H:%M} UTC\n"
         "sweep {} (allreduce --algo all, float32 sum, ordinary buffers); other keys from {}",
-        results.nranks, fmt::join(results.transports, ","), cpuModel(),
+        results.nranks, fmt::join(results.transports, ","), runtime::cpuModel(),
         fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())), json,
         base.origin);
     for (const std::string& note : found.notes) header += "\n" + note;
     std::ofstream file(o.output);
     file << runtime::formatTuningFile(found.table, header);
     if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", o.output));
+    const std::string setting = o.save ? runtime::kMachineTuning : o.output;
     fmt::print(
-        "tutti-bench tune: wrote {} (check it with TUTTI_TUNING_FILE={} tutti-info "
-        "algorithms)\n",
-        o.output, o.output);
+        "tutti-bench tune: wrote {} (use it with TUTTI_TUNING_FILE={}; see its picks with "
+        "TUTTI_TUNING_FILE={} tutti-info algorithms)\n",
+        o.output, setting, setting);
     for (const std::string& note : found.notes) fmt::print("  {}\n", note);
     return 0;
   } catch (const std::exception& e) {

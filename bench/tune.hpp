@@ -1,7 +1,8 @@
-// tutti-bench tune --ranks N -o FILE: sweeps the fixed all-reduce algorithms over N local ranks
-// (tutti-bench allreduce --algo all, its results kept as FILE.json), or reads such a sweep
+// tutti-bench tune --ranks N -o FILE|--save: sweeps the fixed all-reduce algorithms over N local
+// ranks (tutti-bench allreduce --algo all, its results kept as FILE.json), or reads such a sweep
 // (--from JSON), and writes the tuning table its crossovers give (crossovers.hpp) over the table
-// in force, for TUTTI_TUNING_FILE (docs/tuning.md).
+// in force, for TUTTI_TUNING_FILE (docs/tuning.md); --save writes this machine's table, which
+// TUTTI_TUNING_FILE=auto reads (runtime/tuning/machine_tuning.hpp).
 #pragma once
 
 #include <string>

@@ -14,6 +14,7 @@
 
 #include "base/config.hpp"
 #include "base/error.hpp"
+#include "runtime/tuning/machine_tuning.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -132,9 +133,21 @@ std::string formatTuningFile(const Tuning& tuning, const std::string& header) {
 }
 
 TuningSource tuningInForce() {
-  const std::string file = config::getString("TUTTI_TUNING_FILE");
+  std::string file = config::getString("TUTTI_TUNING_FILE");
   if (file.empty()) return {defaultTuning(), "defaults"};
-  const std::string where = "TUTTI_TUNING_FILE=" + file;
+  std::string where = "TUTTI_TUNING_FILE=" + file;
+  if (file == kMachineTuning) {
+    file = machineTuningPath();
+    std::error_code error;
+    if (file.empty() || !std::filesystem::exists(file, error))
+      return {
+          defaultTuning(),
+          fmt::format("defaults ({}: no table for this machine{}; tutti-bench tune --save "
+                      "writes one)",
+                      where,
+                      file.empty() ? " (neither XDG_CACHE_HOME nor HOME is set)" : " at " + file)};
+    where += " (" + file + ")";
+  }
   std::ifstream in(file);
   if (!in.is_open())
     raise(ErrorCode::kInvalidArgument, "{}: cannot open it: {}", where, std::strerror(errno));

@@ -9,7 +9,8 @@
 
 namespace tutti::runtime {
 
-// A table and where it came from: "defaults", or "TUTTI_TUNING_FILE=<path>".
+// A table and where it came from: "defaults", "TUTTI_TUNING_FILE=<path>", "TUTTI_TUNING_FILE=auto
+// (<path>)", or the defaults with why auto found none.
 struct TuningSource {
   Tuning table;
   std::string origin;
@@ -23,7 +24,8 @@ Tuning parseTuning(const std::string& text, const std::string& where);
 // whole after `header` (one comment line per line of it).
 std::string formatTuningFile(const Tuning& tuning, const std::string& header);
 // TUTTI_TUNING_FILE's table when set (a file that cannot be read or parsed: kInvalidArgument
-// naming the variable and the file), else the defaults.
+// naming the variable and the file); with `auto`, this machine's (machine_tuning.hpp) where
+// there is one; else the defaults.
 TuningSource tuningInForce();
 
 }  // namespace tutti::runtime

@@ -85,4 +85,12 @@ diff <(grep -v '^#' "$dir/tuned") <(grep -v '^#' "$dir/again") || fail "tune --f
 "$bench" tune -o "$dir/x" >"$dir/log" 2>&1; [ $? = 2 ] || fail "tune without --ranks or --from"
 "$bench" tune --from "$dir/missing.json" -o "$dir/x" >"$dir/log" 2>&1
 [ $? = 1 ] && grep -q "missing.json" "$dir/log" || fail "tune --from a missing file: $(cat "$dir/log")"
-echo "tutti-bench tune wrote a table TUTTI_TUNING_FILE takes, from a sweep or from its results"
+XDG_CACHE_HOME="$dir/cache" "$bench" tune --from "$dir/tuned.json" --save >"$dir/log" 2>&1 ||
+  { cat "$dir/log"; fail "tune --save exited non-zero"; }
+grep -q "TUTTI_TUNING_FILE=auto" "$dir/log" || fail "tune --save does not say how to use it: $(cat "$dir/log")"
+saved=$(ls "$dir"/cache/tutti/tuning-*) || fail "tune --save wrote nothing under XDG_CACHE_HOME"
+diff <(grep -v '^#' "$dir/tuned") <(grep -v '^#' "$saved") || fail "tune --save wrote another table"
+XDG_CACHE_HOME="$dir/cache" TUTTI_TUNING_FILE=auto "$info" algorithms >"$dir/out" ||
+  fail "algorithms with auto exited $?"
+grep -qx "tuning table: TUTTI_TUNING_FILE=auto ($saved)" "$dir/out" || fail "auto's source: $(head -1 "$dir/out")"
+echo "tutti-bench tune wrote a table TUTTI_TUNING_FILE takes, from a sweep or from its results, and as this machine's"

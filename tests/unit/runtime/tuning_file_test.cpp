@@ -1,7 +1,8 @@
 // Tuning tables as files (runtime/tuning/tuning_file.hpp): a good file sets what it names and
 // leaves the rest at the defaults; the file written from a table reads back as that table;
 // each kind of bad input is refused whole with the line and the key named; TUTTI_TUNING_FILE
-// reaches the settings (and TUTTI_CHUNK_BYTES / TUTTI_SLOTS still win over the table's FIFO).
+// reaches the settings (and TUTTI_CHUNK_BYTES / TUTTI_SLOTS still win over the table's FIFO);
+// TUTTI_TUNING_FILE=auto takes this machine's table from the cache directory, where there is one.
 #include "runtime/tuning/tuning_file.hpp"
 
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "runtime/settings.hpp"
+#include "runtime/tuning/machine_tuning.hpp"
 #include "tests/error_of.hpp"
 #include "tests/ranks/world.hpp"
 
@@ -33,6 +35,7 @@ class TempFile {
   }
   ~TempFile() { std::filesystem::remove_all(dir_); }
   std::string path() const { return dir_ + "/tuning"; }
+  const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;
@@ -139,4 +142,27 @@ TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never h
                  Contains("TUTTI_TUNING_FILE=" + path + ": " + says));
     }
   }
+}
+
+TEST_CASE(
+    "TUTTI_TUNING_FILE=auto: this machine's table in the cache directory, else the defaults") {
+  const TempFile cache("");
+  const ScopedEnv xdg("XDG_CACHE_HOME", cache.dir()), set("TUTTI_TUNING_FILE", "auto");
+  const std::string path = machineTuningPath();
+  CHECK(path.rfind(cache.dir() + "/tutti/tuning-", 0) == 0);
+  CHECK(path.find_first_of(" ()@") == std::string::npos);
+  Settings settings = Settings::fromConfig();
+  CHECK(settings.tuning == defaultTuning());
+  CHECK(settings.tuningOrigin == "defaults (TUTTI_TUNING_FILE=auto: no table for this machine at " +
+                                     path + "; tutti-bench tune --save writes one)");
+  std::filesystem::create_directories(cache.dir() + "/tutti");
+  std::ofstream(path) << "direct_min_bytes = 2M\n";
+  settings = Settings::fromConfig();
+  CHECK(settings.tuning.directMinBytes == size_t{2} << 20);
+  CHECK(settings.tuningOrigin == "TUTTI_TUNING_FILE=auto (" + path + ")");
+  std::ofstream(path) << "direct_min_bytes = 2X\n";
+  CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
+             Contains("TUTTI_TUNING_FILE=auto (" + path + "): line 1: direct_min_bytes = 2X"));
+  const ScopedEnv noXdg("XDG_CACHE_HOME", ""), home("HOME", cache.dir() + "/home");
+  CHECK(machineTuningPath().rfind(cache.dir() + "/home/.cache/tutti/tuning-", 0) == 0);
 }
