@@ -203,6 +203,7 @@ const std::vector<std::string> kAllReduceAlgorithms = {"ring", "tree", "oneshot"
 
 ParseResult parseCommandLine(int argc, const char* const* argv) {
   CLI::App app{"Measures collective bandwidth in nccl-tests' format.", "tutti-bench"};
+  app.footer("tutti-bench tune --ranks N -o FILE: a tuning table from a sweep (tune --help)");
   app.require_subcommand(1);
   BenchOptions options;
   RawOptions raw;

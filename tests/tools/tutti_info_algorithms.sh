@@ -74,6 +74,7 @@ grep -qx "tuning table: TUTTI_TUNING_FILE=$dir/tuning" "$dir/out-of-place" ||
 echo "the ranks ran what tutti-info algorithms said, with the default table and with a file's"
 
 unset TUTTI_TUNING_FILE
+"$bench" --help | grep -q "tutti-bench tune --ranks N -o FILE" || fail "tutti-bench --help does not name tune"
 "$bench" tune --ranks 2 -b 64K -e 1M -f 4 -n 1 -w 0 -o "$dir/tuned" >"$dir/log" 2>&1 ||
   { cat "$dir/log"; fail "tutti-bench tune exited non-zero"; }
 grep -q "^# tutti-bench tune: 2 ranks, .*CPU " "$dir/tuned" || fail "tune's header: $(cat "$dir/tuned")"
