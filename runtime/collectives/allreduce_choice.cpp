@@ -50,13 +50,17 @@ AllReduceChoice explainAllReduce(const Tuning& tuning, const LinkModel& link,
                                                call.ranks, call.sharedMemory, link);
   std::string why = costs(tuning, link, call, {});
   if (std::string_view(planned.name) != "direct" || call.registered) return {&planned, why};
+  const Algorithm& instead = cheapestAlgorithm(Collective::kAllReduce, tuning, call.bytes,
+                                               call.ranks, call.sharedMemory, link, "direct");
+  if (call.directBuffers == DirectBuffers::kRegistered)
+    return {&instead, fmt::format("{}; TUTTI_DIRECT_BUFFERS=registered: direct does not reach "
+                                  "ordinary buffers: the cheapest of the rest, {}",
+                                  why, instead.name)};
   const PullVerdict pull = directPullPays(tuning, call.bytes, call.ranks, call.inPlace);
   const char* place = call.inPlace ? "in place" : "out of place";
   if (pull.pays)
     return {&planned, fmt::format("{}; direct pulls {}: {} within {}", why, place,
                                   formatBytes(call.bytes), rangeText(tuning, *pull.range))};
-  const Algorithm& instead = cheapestAlgorithm(Collective::kAllReduce, tuning, call.bytes,
-                                               call.ranks, call.sharedMemory, link, "direct");
   const std::string refusal = pull.range ? fmt::format("{} outside {}", formatBytes(call.bytes),
                                                        rangeText(tuning, *pull.range))
                                          : std::string("in place only with 2 ranks");

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runtime/collectives/algorithm.hpp"
+#include "runtime/settings.hpp"
 
 namespace tutti::runtime {
 
@@ -17,8 +18,10 @@ struct AllReduceCase {
   bool sharedMemory;  // every rank on one host over shm
   bool inPlace;
   // Every output from tutti_mem_alloc, mapped by the peers (direct pushes); else ordinary ones,
-  // read through the kernel (direct pulls, where it pays).
+  // read through the kernel (direct pulls, where it pays)...
   bool registered;
+  // ...unless TUTTI_DIRECT_BUFFERS=registered leaves them out (the rest of the table runs).
+  DirectBuffers directBuffers = DirectBuffers::kAny;
 };
 
 struct AllReduceChoice {

@@ -89,8 +89,10 @@ void printAlgorithms(const AlgorithmsQuery& query) {
       sharedMemory ? " (ranks on one NUMA node; across nodes the topology lowers shm_gbs)" : "");
   const LinkModel link = linkModelOf(settings.tuning, sharedMemory);
   for (size_t bytes = 8; bytes <= (size_t{256} << 20); bytes *= 2) {
-    const AllReduceChoice choice = explainAllReduce(
-        settings.tuning, link, {bytes, query.ranks, sharedMemory, query.inPlace, query.registered});
+    const AllReduceChoice choice =
+        explainAllReduce(settings.tuning, link,
+                         {bytes, query.ranks, sharedMemory, query.inPlace, query.registered,
+                          settings.directBuffers});
     fmt::print("  {:>5} {:<8} {}\n", formatBytes(bytes), choice.algorithm->name, choice.why);
   }
 }

@@ -120,4 +120,9 @@ TEST_CASE("the reason names the costs, the thresholds and direct's decision") {
   CHECK_THAT(why, Contains("(in place only with 2 ranks)"));
   why = explainAllReduce(t, linkModelOf(t, false), {1 << 20, 2, false, false, false}).why;
   CHECK_THAT(why, Contains("direct (shared memory only)"));
+  const AllReduceChoice unreached =
+      explainAllReduce(t, shm, {1 << 20, 2, true, false, false, DirectBuffers::kRegistered});
+  CHECK(std::string(unreached.algorithm->name) == "ring");
+  CHECK_THAT(unreached.why, Contains("TUTTI_DIRECT_BUFFERS=registered: direct does not reach "
+                                     "ordinary buffers: the cheapest of the rest, ring"));
 }
