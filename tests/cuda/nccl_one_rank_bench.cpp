@@ -19,17 +19,12 @@
 #include "bench/types.hpp"
 #include "tests/cuda/device_timer.hpp"
 #include "tests/cuda/one_gpu_ring.hpp"
+#include "tests/cuda/sweep_cli.hpp"
 
 namespace tutti::kernels::cuda::test {
 namespace {
 
-struct Options {
-  size_t minBytes = size_t{1} << 20;
-  size_t maxBytes = size_t{1} << 30;
-  int iters = 20;
-  int warmups = 5;
-  std::string jsonFile;
-};
+using Options = SweepOptions;
 
 struct Nccl {
   decltype(&::ncclCommInitAll) initAll;
@@ -115,33 +110,19 @@ int run(const Options& o, const Nccl& nccl) {
 int main(int argc, char** argv) {
   using namespace tutti::kernels::cuda::test;
   Options o;
-  std::string minBytes = "1M", maxBytes = "1G";
+  o.minText = "1M";
+  o.maxText = "1G";
   CLI::App app{"NCCL's one-rank all-reduce beside cudaMemcpy device to device"};
-  app.add_option("-b,--minbytes", minBytes, "smallest size (K, M, G suffixes)");
-  app.add_option("-e,--maxbytes", maxBytes, "largest size");
-  app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber);
-  app.add_option("-w,--warmup_iters", o.warmups, "warm-up iterations")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("-J,--output_file", o.jsonFile, "write the table as JSON");
+  addSweepOptions(app, o);
   CLI11_PARSE(app, argc, argv);
-  const auto min = tutti::bench::parseSize(minBytes), max = tutti::bench::parseSize(maxBytes);
-  if (!min || !max || *min < 4 || *min > *max) {
-    std::fprintf(stderr, "nccl_one_rank_bench: -b %s -e %s: want sizes with 4 <= -b <= -e\n",
-                 minBytes.c_str(), maxBytes.c_str());
-    return 2;
-  }
-  o.minBytes = *min;
-  o.maxBytes = *max;
-  std::string why = whyNoGpu();
-  const Nccl nccl = why.empty() ? loadNccl(why) : Nccl{};
-  if (!why.empty()) {
-    std::printf("skipped: %s\n", why.c_str());
-    return 77;
-  }
-  try {
+  if (!finishSweep("nccl_one_rank_bench", o, 4)) return 2;
+  return runOnGpu("nccl_one_rank_bench", [&] {
+    std::string why;
+    const Nccl nccl = loadNccl(why);
+    if (!why.empty()) {
+      std::printf("skipped: %s\n", why.c_str());
+      return 77;
+    }
     return run(o, nccl);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "nccl_one_rank_bench: %s\n", e.what());
-    return 1;
-  }
+  });
 }

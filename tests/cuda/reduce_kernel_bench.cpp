@@ -18,19 +18,14 @@
 #include "bench/types.hpp"
 #include "tests/cuda/device_timer.hpp"
 #include "tests/cuda/one_gpu_ring.hpp"
+#include "tests/cuda/sweep_cli.hpp"
 
 namespace tutti::kernels::cuda::test {
 namespace {
 
 constexpr size_t kCheckedElements = 1 << 16;
 
-struct Options {
-  size_t minBytes = size_t{1} << 20;
-  size_t maxBytes = size_t{1} << 30;
-  int iters = 20;
-  int warmups = 5;
-  std::string jsonFile;
-};
+using Options = SweepOptions;
 
 class ReduceBench {
  public:
@@ -137,31 +132,11 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   using namespace tutti::kernels::cuda::test;
   Options o;
-  std::string minBytes = "1M", maxBytes = "1G";
+  o.minText = "1M";
+  o.maxText = "1G";
   CLI::App app{"kernels/cuda's reduce against cudaMemcpy device to device"};
-  app.add_option("-b,--minbytes", minBytes, "smallest size per input (K, M, G suffixes)");
-  app.add_option("-e,--maxbytes", maxBytes, "largest size per input");
-  app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber);
-  app.add_option("-w,--warmup_iters", o.warmups, "warm-up iterations")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("-J,--output_file", o.jsonFile, "write the table as JSON");
+  addSweepOptions(app, o);
   CLI11_PARSE(app, argc, argv);
-  const auto min = tutti::bench::parseSize(minBytes), max = tutti::bench::parseSize(maxBytes);
-  if (!min || !max || *min < 4 || *min > *max) {
-    std::fprintf(stderr, "reduce_kernel_bench: -b %s -e %s: want sizes with 4 <= -b <= -e\n",
-                 minBytes.c_str(), maxBytes.c_str());
-    return 2;
-  }
-  o.minBytes = *min;
-  o.maxBytes = *max;
-  if (const std::string why = whyNoGpu(); !why.empty()) {
-    std::printf("skipped: %s\n", why.c_str());
-    return 77;
-  }
-  try {
-    return run(o);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "reduce_kernel_bench: %s\n", e.what());
-    return 1;
-  }
+  if (!finishSweep("reduce_kernel_bench", o, 4)) return 2;
+  return runOnGpu("reduce_kernel_bench", [&] { return run(o); });
 }

@@ -15,6 +15,7 @@
 #include "bench/report.hpp"
 #include "bench/types.hpp"
 #include "tests/cuda/one_gpu_ring.hpp"
+#include "tests/cuda/sweep_cli.hpp"
 
 namespace tutti::kernels::cuda::test {
 namespace {
@@ -25,14 +26,9 @@ using std::chrono::milliseconds;
 // A whole timed row (-n all-reduces of up to 256 MiB) ends in seconds; this means a hang.
 constexpr milliseconds kLimit{120000};
 
-struct Options {
+struct Options : SweepOptions {
   std::vector<int> ranks = {2, 4};
-  size_t minBytes = 1024;
-  size_t maxBytes = size_t{256} << 20;
-  int iters = 20;
-  int warmups = 5;
   int channels = 8;
-  std::string jsonFile;
 };
 
 struct ProtocolSetup {
@@ -246,40 +242,20 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   using namespace tutti::kernels::cuda::test;
   Options o;
-  std::string minBytes = "1K", maxBytes = "256M";
+  o.minText = "1K";
+  o.maxText = "256M";
   CLI::App app{"The ring all-reduce kernel with several ranks on one GPU, nccl-tests' table"};
+  addSweepOptions(app, o);
   app.add_option("--ranks", o.ranks, "ranks sharing the GPU, one table each")->delimiter(',');
-  app.add_option("-b,--minbytes", minBytes, "smallest size (K, M, G suffixes)");
-  app.add_option("-e,--maxbytes", maxBytes, "largest size");
-  app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber);
-  app.add_option("-w,--warmup_iters", o.warmups, "warm-up iterations")
-      ->check(CLI::NonNegativeNumber);
   app.add_option("--channels", o.channels, "channels (blocks per rank)")
       ->check(CLI::Range(1, tutti::kernels::cuda::kMaxChannels));
-  app.add_option("-J,--output_file", o.jsonFile, "write the tables as JSON");
   CLI11_PARSE(app, argc, argv);
-  const auto min = tutti::bench::parseSize(minBytes), max = tutti::bench::parseSize(maxBytes);
-  if (!min || !max || *min < sizeof(float) || *min > *max) {
-    std::fprintf(stderr, "ring_one_gpu_bench: -b %s -e %s: want sizes with 4 <= -b <= -e\n",
-                 minBytes.c_str(), maxBytes.c_str());
-    return 2;
-  }
-  o.minBytes = *min;
-  o.maxBytes = *max;
+  if (!finishSweep("ring_one_gpu_bench", o, sizeof(float))) return 2;
   for (int n : o.ranks) {
     if (n < 1) {
       std::fprintf(stderr, "ring_one_gpu_bench: --ranks %d: want at least 1\n", n);
       return 2;
     }
   }
-  if (const std::string why = whyNoGpu(); !why.empty()) {
-    std::printf("skipped: %s\n", why.c_str());
-    return 77;
-  }
-  try {
-    return run(o);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ring_one_gpu_bench: %s\n", e.what());
-    return 1;
-  }
+  return runOnGpu("ring_one_gpu_bench", [&] { return run(o); });
 }
