@@ -104,6 +104,32 @@ TEST_CASE("validate: verdicts relative to the median", "[validate]") {
   }
 }
 
+TEST_CASE("validate: a slow pair is measured again, and blamed only if slow both times",
+          "[validate]") {
+  // 4 hosts, all pairs: (0,1) and (2,3) slow in the first pass.
+  std::vector<PairResult> pairs = allPairs(4, [](PairResult& p) {
+    if ((p.a == 0 && p.b == 1) || (p.a == 2 && p.b == 3)) p.gbsAtoB = 2;
+  });
+  const Verdict first = judge(names(4), pairs, Thresholds{});
+  const std::vector<Round> again = confirmRounds(pairs, first);
+  REQUIRE(again.size() == 1);  // disjoint: one round
+  CHECK(again[0] == Round{{0, 1}, {2, 3}});
+  // Measured again: (0,1) was noise, (2,3) is slow again (and slower one way).
+  keepBest(pairs, {{0, 1, 10, 10, 10}, {2, 3, 1, 3, 10}});
+  const Verdict second = judge(names(4), pairs, Thresholds{});
+  REQUIRE(second.findings.size() == 1);
+  CHECK(second.findings[0].kind == Finding::Kind::kLink);
+  CHECK(second.findings[0].a == 2);
+  CHECK(second.findings[0].b == 3);
+  for (const PairResult& p : pairs) {  // the better of each direction
+    if (p.a == 0 && p.b == 1) CHECK(p.gbsAtoB == 10);
+    if (p.a == 2 && p.b == 3) CHECK((p.gbsAtoB == 2 && p.gbsBtoA == Approx(9.97)));
+  }
+  CHECK(confirmRounds(allPairs(4, [](PairResult&) {}),
+                      judge(names(4), allPairs(4, [](PairResult&) {}), Thresholds{}))
+            .empty());
+}
+
 TEST_CASE("validate: the second pass retests slow pairs' hosts against healthy ones",
           "[validate]") {
   // Quick mode's one round of 6 hosts: (0,5) (1,4) (2,3); (1,4) slow.

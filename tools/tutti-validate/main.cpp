@@ -71,7 +71,12 @@ int validate(const Options& options) {
   if (options.quick) rounds.resize(std::min<size_t>(rounds.size(), 1));
   report.pairs = measureRounds(comm, rounds, options.workload, progress);
   report.verdict = judge(report.hosts, report.pairs, options.thresholds);
-  // Every rank holds the same results, so every rank plans the same second pass.
+  // Every rank holds the same results, so every rank plans the same further passes.
+  if (const auto again = confirmRounds(report.pairs, report.verdict); !again.empty()) {
+    progress("measuring the slow pairs again");
+    keepBest(report.pairs, measureRounds(comm, again, options.workload, progress));
+    report.verdict = judge(report.hosts, report.pairs, options.thresholds);
+  }
   if (const auto retests = retestRounds(comm.size(), report.pairs, report.verdict);
       !retests.empty()) {
     progress("retesting the hosts of slow pairs against healthy ones");

@@ -30,4 +30,17 @@ int partnerIn(const Round& round, int host) {
   return -1;
 }
 
+std::vector<Round> packRounds(const std::vector<Pair>& pairs) {
+  std::vector<Round> rounds;
+  for (const Pair& pair : pairs) {
+    auto fits = [&](const Round& round) {
+      return partnerIn(round, pair.first) < 0 && partnerIn(round, pair.second) < 0;
+    };
+    auto round = std::find_if(rounds.begin(), rounds.end(), fits);
+    if (round == rounds.end()) round = rounds.insert(rounds.end(), Round{});
+    round->push_back(pair);
+  }
+  return rounds;
+}
+
 }  // namespace tutti::validate

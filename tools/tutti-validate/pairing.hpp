@@ -14,5 +14,7 @@ using Round = std::vector<Pair>;
 std::vector<Round> roundRobin(int hosts);
 // The host `host` meets in `round`, or -1 when it rests.
 int partnerIn(const Round& round, int host);
+// `pairs` packed greedily, in order, into rounds of disjoint pairs.
+std::vector<Round> packRounds(const std::vector<Pair>& pairs);
 
 }  // namespace tutti::validate

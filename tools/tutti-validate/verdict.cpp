@@ -144,17 +144,24 @@ std::vector<Round> retestRounds(int hosts, const std::vector<PairResult>& pairs,
       }
     }
   }
-  // Greedy packing into rounds of disjoint pairs.
-  std::vector<Round> rounds;
-  for (const Pair& pair : wanted) {
-    auto fits = [&](const Round& round) {
-      return partnerIn(round, pair.first) < 0 && partnerIn(round, pair.second) < 0;
-    };
-    auto round = std::find_if(rounds.begin(), rounds.end(), fits);
-    if (round == rounds.end()) round = rounds.insert(rounds.end(), Round{});
-    round->push_back(pair);
-  }
-  return rounds;
+  return packRounds(wanted);
+}
+
+std::vector<Round> confirmRounds(const std::vector<PairResult>& pairs, const Verdict& verdict) {
+  std::vector<Pair> slow;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (verdict.slow[i]) slow.push_back({pairs[i].a, pairs[i].b});
+  return packRounds(slow);
+}
+
+void keepBest(std::vector<PairResult>& pairs, const std::vector<PairResult>& again) {
+  for (const PairResult& second : again)
+    for (PairResult& first : pairs)
+      if (first.a == second.a && first.b == second.b) {
+        first.gbsAtoB = std::max(first.gbsAtoB, second.gbsAtoB);
+        first.gbsBtoA = std::max(first.gbsBtoA, second.gbsBtoA);
+        first.latencyUs = std::min(first.latencyUs, second.latencyUs);
+      }
 }
 
 }  // namespace tutti::validate

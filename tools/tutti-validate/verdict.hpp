@@ -45,6 +45,12 @@ struct Verdict {
 // `names` label the hosts in reasons.
 Verdict judge(const std::vector<std::string>& names, const std::vector<PairResult>& pairs,
               const Thresholds& thresholds);
+// The slow pairs, to measure once more before anything is blamed: a busy host's one bad
+// measurement is noise, not a finding (health checks repeat a failing test before they report).
+std::vector<Round> confirmRounds(const std::vector<PairResult>& pairs, const Verdict& verdict);
+// Each pair of `pairs` measured again in `again` keeps the better of its two measurements per
+// direction (and the lower latency): slow only if slow both times.
+void keepBest(std::vector<PairResult>& pairs, const std::vector<PairResult>& again);
 // Pairs to measure next so that each host of a slow pair that has no other measurement meets a
 // host whose pairs were all normal; disjoint rounds, empty when nothing needs a second pass.
 std::vector<Round> retestRounds(int hosts, const std::vector<PairResult>& pairs,
