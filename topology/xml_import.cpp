@@ -26,7 +26,6 @@ constexpr double kDefaultGts = 8;  // PCIe Gen3
 constexpr int kDefaultWidth = 16;
 constexpr uint64_t kNvSwitchClass = 0x068000;
 constexpr uint64_t kBridgeClass = 0x0604;
-constexpr uint64_t kNvLinkCpuClass = 0x068001;  // POWER9's NVLink bridge: NCCL reads it as the CPU
 
 // The class of a device whose element has none (or 0): the export writes it, so that NCCL, which
 // needs one, reads it as the same kind.
@@ -325,7 +324,7 @@ class Importer {
       } else if (link.tclass == kNvSwitchClass) {
         if (target < 0) absentSwitches.insert(link.target);
         addNvLinksToSwitch(topo_, link.from, link.count);
-      } else if (link.tclass >> 8 == kBridgeClass || link.tclass == kNvLinkCpuClass) {
+      } else if (link.tclass >> 8 == kBridgeClass) {
         topo_.addLink(link.from, cpuOf(link.from), LinkKind::kNvLink, bw, link.count);
       } else {
         in_.warn(link.element, "NVLink target not in the file: ignored");

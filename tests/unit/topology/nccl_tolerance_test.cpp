@@ -1,6 +1,6 @@
 // What NCCL's loader (src/graph/topo.cc) tolerates in a topology file, tutti loads too (issue 23,
-// item 1): a link to the device itself, an NVLink to the CPU's NVLink bridge class, a NIC that
-// reports its speed as -1. Each loads with what NCCL would make of it, and says what it left out.
+// item 1): a link to the device itself, a NIC that reports its speed as -1. Each loads with what
+// NCCL would make of it, and says what it left out.
 #include "helpers.hpp"
 
 namespace tutti::topology::test {
@@ -55,17 +55,6 @@ TEST_CASE("an NVLink or a pcilink to the device itself is left out, with a warni
       parseXml(machine(kToPeer, "400000", "<pcilink target=\"0000:13:00.0\"/>\n"), "pci.xml");
   CHECK(warnings.count({"pci.xml", "pcilink from the device to itself: ignored"}) == 1);
   CHECK(linksOf(selfPciLink, LinkKind::kPcie) == linksOf(reference, LinkKind::kPcie));
-}
-
-TEST_CASE("an NVLink to the CPU's NVLink bridge (class 0x068001) reaches the CPU, as NCCL's") {
-  const Topology topo = parseXml(
-      machine("<nvlink target=\"0000:00:00.0\" count=\"3\" tclass=\"0x068001\"/>\n"), "p9.xml");
-  int toCpu = 0;
-  for (const Link& link : topo.links())
-    toCpu += link.kind == LinkKind::kNvLink && topo.node(link.to).kind == NodeKind::kCpu
-                 ? link.count
-                 : 0;
-  CHECK(toCpu == 3);
 }
 
 TEST_CASE("a NIC port whose speed is -1 (some NICs report it) has an unknown speed, as 0") {
