@@ -77,6 +77,14 @@ const std::vector<Var>& table() {
       {"TUTTI_CUDA_DRIVER", Type::kString, "libcuda.so.1", "", 0, 0,
        "the CUDA driver library, loaded on the first operation (a name or a path); none: no GPU "
        "path, every buffer is host memory and no operation asks the driver"},
+      {"TUTTI_GPU_PATH", Type::kChoice, "kernels", "kernels|staged", 0, 0,
+       "how collectives on device buffers run when every rank is on this host: kernels (the "
+       "device kernels move the data GPU to GPU through FIFOs in GPU memory the peers map) or "
+       "staged (copied through pinned host memory, run by the host, copied back); across hosts "
+       "they are staged"},
+      {"TUTTI_GPU_CHANNELS", Type::kInt, "8", "", 1, 16,
+       "the device kernels' channels (one thread block each) for large messages; small ones use "
+       "fewer"},
       {"TUTTI_BENCH_FAULT", Type::kString, "", "", 0, 0,
        "tests only: tutti-bench's *_perf programs corrupt one result element, RANK:INDEX (as "
        "tutti-bench's --fault; nccl-tests has no flag for it), so that -c finds it"},

@@ -47,6 +47,20 @@ struct Accum<bfloat16> {
 template <typename T>
 using AccumT = typename Accum<T>::type;
 
+// avg's last step on one accumulated value: v / divisor in the accumulation type; integers in 64
+// bits (so int8 / 200 is 0, not int8 / -56), truncating toward zero (as NCCL).
+template <typename T>
+TUTTI_HOST_DEVICE AccumT<T> avgDivide(AccumT<T> v, int divisor) {
+  using A = AccumT<T>;
+  if constexpr (std::is_floating_point_v<A>) {
+    return v / static_cast<A>(divisor);
+  } else if constexpr (std::is_signed_v<A>) {
+    return static_cast<A>(static_cast<int64_t>(v) / divisor);
+  } else {
+    return static_cast<A>(static_cast<uint64_t>(v) / static_cast<uint64_t>(divisor));
+  }
+}
+
 namespace detail {
 // The unsigned type in which integer T wraps, at least as wide as unsigned int so that small types
 // are not promoted to (signed) int; T itself for floating point.

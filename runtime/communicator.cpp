@@ -143,6 +143,7 @@ Communicator::~Communicator() {
   // Operations still queued finish (or fail) before the connections go away.
   if (engine_) engine_->drain();
   engine_.reset();
+  deviceRing_.reset();
   // Streams may still hold staging buffers (their last host function returns them).
   stagingPool_.close(timeout());
   // In good order: peers still finishing their last operation must not take this rank's exit
@@ -151,6 +152,18 @@ Communicator::~Communicator() {
     peerWatch_->announce(
         transport::Departure{transport::Departure::State::kFinished, 0, lastCollective(), {}});
   if (connected_) writeTrace(*this);
+}
+
+gpu::DeviceRing& Communicator::deviceRing(int device) {
+  if (!deviceRing_) {
+    std::vector<pid_t> pids;
+    for (const PeerInfo& peer : peers_) pids.push_back(static_cast<pid_t>(peer.pid));
+    deviceRing_ = std::make_unique<gpu::DeviceRing>(
+        gpu::RingMembers{tag_, rank_, std::move(pids), device, settings_.gpuChannels}, stagingPool_,
+        Deadline::after(timeout()));
+    deviceRing_->setDrainWait(timeout());
+  }
+  return *deviceRing_;
 }
 
 void Communicator::setAlgorithm(const std::string& algorithm) {

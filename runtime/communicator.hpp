@@ -15,6 +15,7 @@
 #include "runtime/connections.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/failure_state.hpp"
+#include "runtime/gpu/device_ring.hpp"
 #include "runtime/gpu/pinned_pool.hpp"
 #include "runtime/observe/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
@@ -112,6 +113,10 @@ class Communicator {
   }
   // Pinned host memory in which device buffers are staged.
   gpu::PinnedPool& stagingPool() { return stagingPool_; }
+  // The ring of this communicator's device kernels on `device` (device_path.hpp), connected on
+  // first use: collective over the ranks, which all come to it with their first collective that
+  // runs as kernels. Called by the thread that issues the operations.
+  gpu::DeviceRing& deviceRing(int device);
   // The rank a receive from any source looks at first: the one after the rank the last one took
   // from, so that senders whose messages wait together are taken in turn. Operations run one at
   // a time, so only the running one uses it.
@@ -149,6 +154,7 @@ class Communicator {
   std::unique_ptr<FlightRecorder> recorder_;
   // Before the engine: its queued operations use the pool until it has drained.
   gpu::PinnedPool stagingPool_;
+  std::unique_ptr<gpu::DeviceRing> deviceRing_;  // holds leases of stagingPool_
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};

@@ -9,8 +9,10 @@
 #include "runtime/call_buffers.hpp"
 #include "runtime/collectives/call_check.hpp"
 #include "runtime/collectives/p2p.hpp"
+#include "runtime/device_path.hpp"
 #include "runtime/gpu/stream_order.hpp"
 #include "runtime/invalid_call.hpp"
+#include "runtime/recorded.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -127,21 +129,6 @@ void runAlone(const CollectiveCall& call, Move&& move) {
 }
 
 using Task = Engine::Task;
-
-// Runs body as operation `sequence`: the flight recorder sees it end, done or failed.
-template <typename Body>
-void recorded(Communicator& comm, uint64_t sequence, Body&& body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    comm.recorder().failed(sequence, error);
-    throw;
-  } catch (const std::exception& error) {
-    comm.recorder().failed(sequence, Error(ErrorCode::kInternal, error.what()));
-    throw;
-  }
-  comm.recorder().finished(sequence);
-}
 
 OpSignature signatureOf(const CollectiveCall& call, size_t bytes, uint64_t collectiveSeq) {
   return {.collective = collectiveName(call.collective),
@@ -375,6 +362,8 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
   if (comm.size() == 1)
     return issue(comm, sequence, signature, aloneOnDeviceTask(comm, call, sequence, *device),
                  async);
+  if (device->kind == gpu::MemoryKind::kDevice && group.depth == 0 && runsAsKernels(comm, call))
+    return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
   auto staged = std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device);
   return issue(comm, sequence, signature,
                stagedCollectiveTask(comm, call, bytes, sequence, ordinal, std::move(staged)),
@@ -598,6 +587,14 @@ void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* str
   const size_t bytes = validate(comm, call);
   if (comm.size() == 1 && group.depth == 0) return aloneOnStream(comm, call, bytes, stream);
   const char* what = collectiveName(call.collective);
+  if (group.depth == 0 && runsAsKernels(comm, call)) {
+    const gpu::StreamTarget target =
+        checkOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), stream);
+    const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+    runAsKernels(comm, call, target.device, sequence, signatureOf(call, bytes, ordinal), true,
+                 target.stream);
+    return;
+  }
   gpu::StreamTarget target;
   auto staged =
       stageOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), target, stream);

@@ -37,9 +37,9 @@ const char* choiceName(DirectBuffers buffers) {
 std::string Settings::agreed() const {
   std::string words = fmt::format(
       "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
-      "TUTTI_ALGO={}",
+      "TUTTI_ALGO={} TUTTI_GPU_PATH={} TUTTI_GPU_CHANNELS={}",
       slotBytes, slots, int(checkCalls), transport.text(),
-      algorithm ? algorithm->name : kAutoAlgorithm);
+      algorithm ? algorithm->name : kAutoAlgorithm, gpuKernels ? "kernels" : "staged", gpuChannels);
   for (const TuningKey& key : tuningKeys())
     words += fmt::format(" TUTTI_TUNING_FILE:{}={}", key.name, formatTuningValue(tuning, key));
   return words;
@@ -62,6 +62,8 @@ Settings Settings::fromConfig() {
   settings.ibHca = topology::hcaSelectorFromEnv();
   settings.algorithm = allReduceChoice(config::getString("TUTTI_ALGO"));
   settings.checkCalls = config::getString("TUTTI_CHECK_CALLS") == "1";
+  settings.gpuKernels = config::getString("TUTTI_GPU_PATH") == "kernels";
+  settings.gpuChannels = static_cast<int>(config::getInt("TUTTI_GPU_CHANNELS"));
   settings.directBuffers =
       parseChoice("TUTTI_DIRECT_BUFFERS", {DirectBuffers::kAny, DirectBuffers::kRegistered});
   settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));

@@ -42,6 +42,8 @@ struct Settings {
   std::string dumpDir;                                // TUTTI_DUMP_DIR ("": no dumps)
   std::string traceFile;                              // TUTTI_TRACE_FILE ("": no trace)
   std::vector<int> ringOrder;  // TUTTI_RING_ORDER (empty: planned by locality)
+  bool gpuKernels = true;      // TUTTI_GPU_PATH=kernels (false: staged)
+  int gpuChannels = 8;         // TUTTI_GPU_CHANNELS
   // TUTTI_TIMEOUT: bounds init's waits, and is the stall timeout a communicator starts with.
   std::chrono::milliseconds timeout{0};
 

@@ -69,26 +69,12 @@ void reduceTyped(void* const* dsts, int ndsts, const void* const* srcs, int nsrc
   if (first < count) reduceBlock<T, Op, 0>(dsts, ndsts, srcs, nsrcs, first, count - first);
 }
 
-// v / divisor in the accumulation type; integers in 64 bits (so int8 / 200 is 0, not int8 / -56),
-// truncating toward zero.
-template <typename T>
-AccumT<T> divide(AccumT<T> v, int divisor) {
-  using A = AccumT<T>;
-  if constexpr (std::is_floating_point_v<A>) {
-    return v / static_cast<A>(divisor);
-  } else if constexpr (std::is_signed_v<A>) {
-    return static_cast<A>(static_cast<int64_t>(v) / divisor);
-  } else {
-    return static_cast<A>(static_cast<uint64_t>(v) / static_cast<uint64_t>(divisor));
-  }
-}
-
 template <typename T>
 void avgTyped(void* dst, const void* src, size_t count, int divisor) {
   const Byte* in = static_cast<const Byte*>(src);
   Byte* out = static_cast<Byte*>(dst);
   for (size_t i = 0; i < count; ++i) {
-    const T v = Accum<T>::narrow(divide<T>(Accum<T>::widen(load<T>(in, i)), divisor));
+    const T v = Accum<T>::narrow(avgDivide<T>(Accum<T>::widen(load<T>(in, i)), divisor));
     std::memcpy(out + i * sizeof(T), &v, sizeof(T));
   }
 }

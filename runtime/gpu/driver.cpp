@@ -86,6 +86,18 @@ Loaded load() {
   resolve(handle, "cuMemSetAccess", d.setAccess, missing);
   resolve(handle, "cuMemExportToShareableHandle", d.exportHandle, missing);
   resolve(handle, "cuMemImportFromShareableHandle", d.importHandle, missing);
+  resolve(handle, "cuCtxGetCurrent", d.currentContext, missing);
+  resolve(handle, "cuModuleLoadData", d.loadModule, missing);
+  resolve(handle, "cuModuleGetFunction", d.moduleFunction, missing);
+  resolve(handle, "cuLaunchKernel", d.launchKernel, missing);
+  resolve(handle, "cuOccupancyMaxActiveBlocksPerMultiprocessor", d.occupancy, missing);
+  resolve(handle, "cuStreamCreate", d.createStream, missing);
+  resolve(handle, "cuStreamDestroy_v2", d.destroyStream, missing);
+  resolve(handle, "cuStreamQuery", d.queryStream, missing);
+  resolve(handle, "cuEventCreate", d.createEvent, missing);
+  resolve(handle, "cuEventDestroy_v2", d.destroyEvent, missing);
+  resolve(handle, "cuEventRecord", d.recordEvent, missing);
+  resolve(handle, "cuStreamWaitEvent", d.waitEvent, missing);
   if (!missing.empty()) {
     loaded.unusable = fmt::format("the CUDA driver {} cannot be used: {}", name, missing);
     return loaded;

@@ -46,6 +46,19 @@ struct Driver {
   decltype(&::cuMemSetAccess) setAccess;
   decltype(&::cuMemExportToShareableHandle) exportHandle;
   decltype(&::cuMemImportFromShareableHandle) importHandle;
+  // The device collectives' kernels (kernel_launch.hpp) and the streams they run on.
+  decltype(&::cuCtxGetCurrent) currentContext;
+  decltype(&::cuModuleLoadData) loadModule;
+  decltype(&::cuModuleGetFunction) moduleFunction;
+  decltype(&::cuLaunchKernel) launchKernel;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancy;
+  decltype(&::cuStreamCreate) createStream;
+  decltype(&::cuStreamDestroy_v2) destroyStream;
+  decltype(&::cuStreamQuery) queryStream;
+  decltype(&::cuEventCreate) createEvent;
+  decltype(&::cuEventDestroy_v2) destroyEvent;
+  decltype(&::cuEventRecord) recordEvent;
+  decltype(&::cuStreamWaitEvent) waitEvent;
 };
 
 // The ready driver; throws as requireDriver() does when there is none.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace tutti::runtime::gpu {
 
@@ -31,6 +32,10 @@ void requireDriver();
 
 // What ptr points to; kHost for every pointer while no driver is ready (the cheap path).
 BufferKind classify(const void* ptr);
+
+// "" when libtutti has the device collectives' kernels, else why not (a build without nvcc or
+// without cuda.h).
+std::string whyNoKernels();
 
 // The devices the driver sees; 0 while no driver is ready.
 int deviceCount();

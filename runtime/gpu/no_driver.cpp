@@ -1,6 +1,7 @@
 // The GPU path of a build that found no cuda.h: every pointer is host memory, and what needs the
 // driver says that this build lacks it.
 #include "base/error.hpp"
+#include "runtime/gpu/device_ring.hpp"
 #include "runtime/gpu/gpu.hpp"
 #include "runtime/gpu/pinned_pool.hpp"
 #include "runtime/gpu/stream_order.hpp"
@@ -15,6 +16,10 @@ void requireDriver() {
   raise(ErrorCode::kSystem,
         "no GPU path: this tutti was built without the CUDA toolkit's cuda.h, so it does not load "
         "the CUDA driver (libcuda.so.1)");
+}
+
+std::string whyNoKernels() {
+  return "this tutti was built without the CUDA toolkit's cuda.h";
 }
 
 BufferKind classify(const void*) {
@@ -80,5 +85,29 @@ bool StreamOrder::waitStarted(std::chrono::milliseconds) const {
   return false;
 }
 void StreamOrder::complete() const {}
+
+struct DeviceRing::State {};
+KernelRun::KernelRun(std::shared_ptr<PinnedPool::Lease> statuses, int nchannels)
+    : statuses_(std::move(statuses)), nchannels_(nchannels) {}
+KernelRun::State KernelRun::state() const {
+  return State::kDone;
+}
+bool KernelRun::succeeded() const {
+  return false;
+}
+DeviceRing::DeviceRing(const RingMembers&, PinnedPool&, const Deadline&) {
+  requireDriver();
+}
+DeviceRing::~DeviceRing() = default;
+std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall&, void*) {
+  requireDriver();
+  return nullptr;
+}
+std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(const RingCall&) {
+  requireDriver();
+  return {};
+}
+void DeviceRing::release(uint32_t) {}
+void DeviceRing::abort() {}
 
 }  // namespace tutti::runtime::gpu

@@ -49,11 +49,12 @@ DeviceBuffer::~DeviceBuffer() {
 
 std::string coResidencyProblem(const RingShape& shape, Collective collective, DataType dtype,
                                RedOp op, Protocol protocol) {
-  int device = 0, sms = 0, perSm = 0;
+  int device = 0, sms = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
         "cudaDeviceGetAttribute(multiprocessors)");
-  check(collectiveBlocksPerSm(collective, dtype, op, protocol, &perSm), "collectiveBlocksPerSm");
+  check(cudaFree(nullptr), "cudaFree(nullptr)");  // the primary context, current for the driver
+  const int perSm = runtime::gpu::collectiveBlocksPerSm(collective, dtype, op, protocol);
   const long needed = static_cast<long>(shape.nranks) * shape.nchannels;
   if (needed <= static_cast<long>(perSm) * sms) return "";
   return std::to_string(shape.nranks) + " ranks x " + std::to_string(shape.nchannels) +
@@ -104,7 +105,7 @@ void OneGpuRing::launch(int rank, const void* src, void* dst, size_t count, Data
 void OneGpuRing::launch(int rank, RingCollective collective, const void* src, void* dst,
                         size_t count, DataType dtype, RedOp op, Protocol protocol,
                         uint64_t spinBudget) {
-  RingCollectiveArgs a{};
+  runtime::gpu::RingCollectiveArgs a{};
   a.src = src;
   a.dst = dst;
   a.count = count;
@@ -126,21 +127,7 @@ void OneGpuRing::launch(int rank, RingCollective collective, const void* src, vo
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&a.status), mine, 0),
         "cudaHostGetDevicePointer(status)");
   a.spinBudget = spinBudget;
-  switch (collective.collective) {
-    case Collective::kAllReduce:
-      check(ringAllReduceAsync(a, stream(rank)), "ringAllReduceAsync");
-      break;
-    case Collective::kReduceScatter:
-      check(ringReduceScatterAsync(a, stream(rank)), "ringReduceScatterAsync");
-      break;
-    case Collective::kAllGather:
-      check(ringAllGatherAsync(a, stream(rank)), "ringAllGatherAsync");
-      break;
-    case Collective::kBroadcast:
-      check(ringBroadcastAsync(a, stream(rank)), "ringBroadcastAsync");
-      break;
-    case Collective::kReduce: check(ringReduceAsync(a, stream(rank)), "ringReduceAsync"); break;
-  }
+  runtime::gpu::launchRing(collective.collective, a, stream(rank));
 }
 
 bool OneGpuRing::waitAll(std::chrono::milliseconds limit) {

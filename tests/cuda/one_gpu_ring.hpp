@@ -1,4 +1,5 @@
-// Several ranks of the ring collectives' kernels (kernels/cuda/collective_kernel.cu) on ONE GPU, as
+// Several ranks of the ring collectives' kernels (kernels/cuda/collective_kernel.cu, launched
+// through libtutti's runtime/gpu/kernel_launch.hpp) on ONE GPU, as
 // issue 18 (item 5) wants a one-GPU machine to run them: every rank's FIFOs in device memory, each
 // rank's kernel on a stream of its own so that all of them are resident at once (they wait on
 // each other's blocks), the abort flag and each channel's status in mapped host memory. Shared by
@@ -18,9 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/kernels.hpp"
+#include "runtime/gpu/kernel_launch.hpp"
 
 namespace tutti::kernels::cuda::test {
+
+using device::kMaxChannels;
+using runtime::gpu::Collective;
+using runtime::gpu::Protocol;
 
 // Throws std::runtime_error naming `what` and CUDA's message unless result is cudaSuccess.
 void check(cudaError_t result, const char* what);

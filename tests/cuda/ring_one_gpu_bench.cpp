@@ -248,7 +248,7 @@ int main(int argc, char** argv) {
   addSweepOptions(app, o);
   app.add_option("--ranks", o.ranks, "ranks sharing the GPU, one table each")->delimiter(',');
   app.add_option("--channels", o.channels, "channels (blocks per rank)")
-      ->check(CLI::Range(1, tutti::kernels::cuda::kMaxChannels));
+      ->check(CLI::Range(1, tutti::kernels::device::kMaxChannels));
   CLI11_PARSE(app, argc, argv);
   if (!finishSweep("ring_one_gpu_bench", o, sizeof(float))) return 2;
   for (int n : o.ranks) {

@@ -1,11 +1,13 @@
 // Device buffers through the API with tests/ranks/host_cuda_driver standing in for the CUDA driver
 // (TUTTI_CUDA_DRIVER names it; meson sets it): the staged path and the stream protocol of
-// docs/gpu.md run here without a GPU. Every collective and send/recv on "device" buffers (which
-// the host cannot touch: a host access crashes), blocking, request and stream forms, 1-4 ranks as
-// threads, against the independent reference of reference.hpp; mixed kinds, another device, a
-// host buffer or a NULL or destroyed stream in a stream form; and stream forms that cannot finish
-// (a peer that never comes, an abort, a stream that never reaches the operation), which must
-// still release their stream and leave the error as the communicator's async error.
+// docs/gpu.md run here without a GPU (TUTTI_GPU_PATH=staged), and so do the device kernels' path
+// (TUTTI_GPU_PATH=kernels: the ring collectives of 2-4 ranks run as kernels on the stand-in). Every
+// collective and send/recv on "device" buffers (which the host cannot touch: a host access
+// crashes), blocking, request and stream forms, 1-4 ranks as threads, against the independent
+// reference of reference.hpp; mixed kinds, another device, a host buffer or a NULL or destroyed
+// stream in a stream form; and stream forms that cannot finish (a peer that never comes, an abort,
+// a stream that never reaches the operation), which must still release their stream and leave the
+// error as the communicator's async error.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "collective_check.hpp"
+#include "stand_in_driver.hpp"
 #include "tests/warnings.hpp"
 #include "tutti/tutti.hpp"
 #include "world.hpp"
@@ -29,111 +32,6 @@ using namespace tutti::testing;
 using Catch::Matchers::Contains;
 
 namespace {
-
-using DevicePtr = CUdeviceptr;
-
-// The stand-in driver's entry points the test itself uses (the same library libtutti loaded), with
-// cuda.h's types (UBSan's -fsanitize=function checks calls through these pointers).
-struct Driver {
-  void* handle = dlopen(std::getenv("TUTTI_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL);
-  template <typename F>
-  F get(const char* name) const {
-    void* symbol = handle ? dlsym(handle, name) : nullptr;
-    if (!symbol) throw std::runtime_error(std::string("stand-in driver lacks ") + name);
-    return reinterpret_cast<F>(symbol);
-  }
-  decltype(&::cuMemAlloc_v2) alloc = get<decltype(alloc)>("cuMemAlloc_v2");
-  decltype(&::cuMemFree_v2) free = get<decltype(free)>("cuMemFree_v2");
-  decltype(&::cuMemcpyHtoD_v2) toDevice = get<decltype(toDevice)>("cuMemcpyHtoD_v2");
-  decltype(&::cuMemcpyDtoH_v2) toHost = get<decltype(toHost)>("cuMemcpyDtoH_v2");
-  decltype(&::cuStreamCreate) createStream = get<decltype(createStream)>("cuStreamCreate");
-  decltype(&::cuStreamDestroy_v2) destroyStream =
-      get<decltype(destroyStream)>("cuStreamDestroy_v2");
-  decltype(&::cuStreamSynchronize) synchronize = get<decltype(synchronize)>("cuStreamSynchronize");
-  decltype(&::cuStreamWaitValue32_v2) waitValue =
-      get<decltype(waitValue)>("cuStreamWaitValue32_v2");
-  decltype(&::cuCtxPushCurrent_v2) pushContext = get<decltype(pushContext)>("cuCtxPushCurrent_v2");
-  decltype(&::cuCtxPopCurrent_v2) popContext = get<decltype(popContext)>("cuCtxPopCurrent_v2");
-  decltype(&::cuMemHostAlloc) hostAlloc = get<decltype(hostAlloc)>("cuMemHostAlloc");
-  decltype(&::cuMemFreeHost) freeHost = get<decltype(freeHost)>("cuMemFreeHost");
-  void (*setDevice)(int) = get<void (*)(int)>("hostCudaSetDevice");
-};
-
-// The stand-in's context of device 0.
-CUcontext deviceZero() {
-  return reinterpret_cast<CUcontext>(uintptr_t{0x1000});
-}
-
-const Driver& driver() {
-  static const Driver d;
-  return d;
-}
-
-void* deviceAlloc(size_t bytes) {
-  DevicePtr p = 0;
-  if (driver().alloc(&p, bytes) != 0) throw std::runtime_error("cuMemAlloc failed");
-  return reinterpret_cast<void*>(p);
-}
-
-class Stream {
- public:
-  Stream() { driver().createStream(&stream_, 0); }
-  ~Stream() {
-    if (stream_) driver().destroyStream(stream_);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  tuttiStream_t get() const { return stream_; }
-  void synchronize() const { driver().synchronize(stream_); }
-  // Holds back later work on the stream until `word` becomes 1 (which the test sets later).
-  void holdBack(const uint32_t& word) const {
-    CUcontext context = nullptr;
-    if (driver().pushContext(deviceZero()) != 0 ||
-        driver().waitValue(stream_, reinterpret_cast<DevicePtr>(&word), 1, 0) != 0)
-      throw std::runtime_error("cuStreamWaitValue32 failed");
-    driver().popContext(&context);
-  }
-  void destroy() {
-    driver().destroyStream(stream_);
-    stream_ = nullptr;
-  }
-
- private:
-  tuttiStream_t stream_ = nullptr;
-};
-
-class DeviceMemory : public CaseMemory {
- public:
-  explicit DeviceMemory(bool onStream) : stream_(onStream ? std::make_unique<Stream>() : nullptr) {}
-  void* allocate(size_t bytes) override { return deviceAlloc(bytes); }
-  void release(void* data) override { driver().free(reinterpret_cast<DevicePtr>(data)); }
-  void upload(void* to, const void* from, size_t bytes) override {
-    driver().toDevice(reinterpret_cast<DevicePtr>(to), from, bytes);
-  }
-  void download(void* to, const void* from, size_t bytes) override {
-    driver().toHost(to, reinterpret_cast<DevicePtr>(from), bytes);
-  }
-  tuttiStream_t stream() override { return stream_ ? stream_->get() : nullptr; }
-  void synchronize() override {
-    if (stream_) stream_->synchronize();
-  }
-
- private:
-  std::unique_ptr<Stream> stream_;
-};
-
-struct DeviceBuffer {
-  explicit DeviceBuffer(size_t bytes) : data(deviceAlloc(bytes)) {}
-  ~DeviceBuffer() { driver().free(reinterpret_cast<DevicePtr>(data)); }
-  void* data;
-};
-
-// The communicator's asynchronous error.
-tuttiResult_t asyncError(tuttiComm_t comm) {
-  tuttiResult_t error = tuttiSuccess;
-  tutti_comm_get_async_error(comm, &error);
-  return error;
-}
 
 enum class Form { kBlocking, kRequest, kStream };
 const char* formName(Form form) {
@@ -144,6 +42,7 @@ const char* formName(Form form) {
 
 TEST_CASE("every collective on stand-in device buffers matches the reference", "[gpu][staged]") {
   REQUIRE(driver().handle);
+  const long kernelsBefore = driver().kernelsLaunched();
   const uint64_t seed = 20261202;
   INFO("seed " << seed);
   for (int nranks = 1; nranks <= 4; ++nranks) {
@@ -163,6 +62,12 @@ TEST_CASE("every collective on stand-in device buffers matches the reference", "
           for (const std::string& problem : problems) CHECK(problem == "");
         }
   }
+  // The path meson chose for this run: kernels launched for the ring collectives, or none.
+  const char* path = std::getenv("TUTTI_GPU_PATH");
+  if (path && std::string(path) == "staged")
+    CHECK(driver().kernelsLaunched() == kernelsBefore);
+  else
+    CHECK(driver().kernelsLaunched() > kernelsBefore);
 }
 
 TEST_CASE("stand-in device buffers: bad input is refused and nothing is enqueued",

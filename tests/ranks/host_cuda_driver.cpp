@@ -4,7 +4,10 @@
 // streams (cuMemAlloc_v2, cuStreamCreate, ...). "Device memory" is a PROT_NONE mapping whose
 // bytes live in a second, writable mapping of the same memfd that only this driver uses: a host
 // access to a device pointer crashes the test, as it would crash on a GPU. A stream is a worker
-// thread running its copies, host functions and memory waits in order. Every call that needs a
+// thread running its copies, host functions, memory waits and kernels in order. A kernel of the
+// device collectives (found by name in the "module", whatever image is loaded) runs the very
+// schedules of kernels/device/launch.hpp with one CPU thread per block (HostGroup), on the
+// writable twins of the device pointers it is given. Every call that needs a
 // current context fails without one (CUDA_ERROR_INVALID_CONTEXT), as the driver does. The
 // signatures are cuda.h's, so that calls through libtutti's pointers have the exact types (UBSan's
 // -fsanitize=function checks them).
@@ -30,7 +33,12 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/device/group.hpp"
+#include "kernels/device/launch.hpp"
+
 namespace {
+
+namespace device = tutti::kernels::device;
 
 // As the driver: a copy of 0 bytes is valid with any pointers (memcpy's are declared non-null).
 void copyBytes(void* to, const void* from, size_t bytes) {
@@ -132,6 +140,95 @@ Stream* streamOf(CUstream handle) {
   return streams.count(stream) ? stream : nullptr;
 }
 
+// The writable twin of a pointer into device memory; any other pointer (pinned host memory, which
+// this driver maps at the same address) unchanged.
+template <typename P>
+P* twin(P* pointer) {
+  if (!pointer) return pointer;
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  const Allocation* a = find(address);
+  if (!a) return pointer;
+  return reinterpret_cast<P*>(a->backing + (address - reinterpret_cast<uintptr_t>(a->device)));
+}
+
+void twinFifo(device::Fifo& fifo) {
+  fifo.head = twin(fifo.head);
+  fifo.tail = twin(fifo.tail);
+  fifo.slots = twin(fifo.slots);
+}
+
+// The launch as the CPU threads see it: every device pointer replaced by its twin.
+device::Launch onHost(device::Launch l) {
+  std::lock_guard lock(mutex);
+  l.src = twin(l.src);
+  l.dst = twin(l.dst);
+  for (int ch = 0; ch < l.nchannels && ch < device::kMaxChannels; ++ch) {
+    if (l.algorithm == device::Algorithm::kTree) {
+      device::TreeLinks& t = l.tree[ch];
+      twinFifo(t.toParent);
+      twinFifo(t.fromParent);
+      for (int i = 0; i < device::kMaxPeers; ++i) {
+        twinFifo(t.fromChildren[i]);
+        twinFifo(t.toChildren[i]);
+      }
+    } else {
+      twinFifo(l.ring[ch].fromPrev);
+      twinFifo(l.ring[ch].toNext);
+    }
+  }
+  return l;
+}
+
+using HostKernel = device::Status (*)(const device::Launch&, int channel);
+
+template <typename Proto, typename T, typename Op>
+device::Status hostReducing(const device::Launch& l, int channel) {
+  return device::runReducing<Proto, T, Op>(device::HostGroup{}, l, channel);
+}
+
+template <typename Proto>
+device::Status hostCopying(const device::Launch& l, int channel) {
+  return device::runCopying<Proto>(device::HostGroup{}, l, channel);
+}
+
+template <typename T>
+device::Status hostDividing(const device::Launch& l, int channel) {
+  device::runDivide<T>(device::HostGroup{}, l, channel);
+  return device::Status::kOk;
+}
+
+#define HOST_REDUCING(proto, Proto, tname, T, oname, Op) \
+  {"tutti_reduce_" #proto "_" #tname "_" #oname,         \
+   &hostReducing<device::Proto, T, tutti::kernels::Op>},
+#define HOST_COPYING(proto, Proto) {"tutti_copy_" #proto, &hostCopying<device::Proto>},
+#define HOST_DIVIDING(divide, tname, T) {"tutti_divide_" #tname, &hostDividing<T>},
+// The kernels by the names the fatbin gives them (the same lists).
+const std::map<std::string, HostKernel> kKernels = {
+    TUTTI_REDUCING_KERNELS(HOST_REDUCING) TUTTI_COPYING_KERNELS(HOST_COPYING)
+        TUTTI_DIVIDING_KERNELS(HOST_DIVIDING)};
+
+int moduleToken;  // the one "module": any image loads as the table above
+std::atomic<long> kernelsLaunched{0};
+
+// One block: the kernel's first thread reports kRunning, then the channel's result, where the
+// kernel has statuses (as the kernels of collective_kernel.cu do; avg's division has none).
+void runBlock(HostKernel kernel, const device::Launch& l, int channel) {
+  if (!l.status) {
+    kernel(l, channel);
+    return;
+  }
+  std::atomic_ref<device::Status> status(l.status[channel]);
+  status.store(device::kRunning, std::memory_order_release);
+  status.store(kernel(l, channel), std::memory_order_release);
+}
+
+struct Event {
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t recorded = 0;  // records enqueued
+  uint64_t reached = 0;   // records their streams have reached
+};
+
 }  // namespace
 
 extern "C" {
@@ -182,6 +279,11 @@ CUresult cuCtxPopCurrent_v2(CUcontext* context) {
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (context) *context = contextStack.back();
   contextStack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext* context) {
+  *context = contextStack.empty() ? nullptr : contextStack.back();
   return CUDA_SUCCESS;
 }
 
@@ -310,7 +412,7 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr device, const void* host, size_t bytes) {
 
 CUresult cuStreamCreate(CUstream* handle, unsigned) {
   auto* stream = new Stream;
-  stream->ordinal = allocationDevice;
+  stream->ordinal = contextStack.empty() ? allocationDevice.load() : ordinalOf(contextStack.back());
   stream->worker = std::thread([stream] { stream->run(); });
   std::lock_guard lock(mutex);
   streams.insert(stream);
@@ -501,6 +603,105 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, vo
   if (copy < 0) return CUDA_ERROR_OUT_OF_MEMORY;
   *handle = reinterpret_cast<uintptr_t>(
       new PhysicalMemory{copy, static_cast<size_t>(info.st_size), ordinal});
+  return CUDA_SUCCESS;
+}
+
+// Test hook: the kernels launched so far.
+long hostCudaKernelsLaunched() {
+  return kernelsLaunched.load();
+}
+
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!image) return CUDA_ERROR_INVALID_IMAGE;
+  *module = reinterpret_cast<CUmodule>(&moduleToken);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  if (module != reinterpret_cast<CUmodule>(&moduleToken)) return CUDA_ERROR_INVALID_HANDLE;
+  const auto it = kKernels.find(name);
+  if (it == kKernels.end()) return CUDA_ERROR_NOT_FOUND;
+  *function = reinterpret_cast<CUfunction>(const_cast<HostKernel*>(&it->second));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int, size_t) {
+  *blocks = device::kMaxChannels;
+  return CUDA_SUCCESS;
+}
+
+// gridDim.x blocks, each a CPU thread running the kernel's channel; the stream goes on when all
+// have returned.
+CUresult cuLaunchKernel(CUfunction function, unsigned blocks, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, CUstream handle, void** params, void**) {
+  Stream* stream = streamOf(handle);
+  if (!stream || contextStack.empty())
+    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+  if (!function || !params || blocks == 0 || blocks > device::kMaxChannels)
+    return CUDA_ERROR_INVALID_VALUE;
+  const HostKernel kernel = *reinterpret_cast<HostKernel*>(function);
+  kernelsLaunched.fetch_add(1);
+  const device::Launch l = onHost(*static_cast<const device::Launch*>(params[0]));
+  stream->enqueue([kernel, l, blocks] {
+    std::vector<std::thread> threads;
+    for (unsigned b = 0; b < blocks; ++b)
+      threads.emplace_back(runBlock, kernel, std::cref(l), static_cast<int>(b));
+    for (std::thread& t : threads) t.join();
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(CUstream handle) {
+  Stream* stream = streamOf(handle);
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard lock(stream->mutex);
+  return stream->pending == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventCreate(CUevent* event, unsigned) {
+  *event = reinterpret_cast<CUevent>(new Event);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent event) {
+  delete reinterpret_cast<Event*>(event);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent handle, CUstream stream_handle) {
+  Stream* stream = streamOf(stream_handle);
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+  auto* event = reinterpret_cast<Event*>(handle);
+  uint64_t record = 0;
+  {
+    std::lock_guard lock(event->mutex);
+    record = ++event->recorded;
+  }
+  stream->enqueue([event, record] {
+    {
+      std::lock_guard lock(event->mutex);
+      event->reached = std::max(event->reached, record);
+    }
+    event->cv.notify_all();
+  });
+  return CUDA_SUCCESS;
+}
+
+// Waits for the event's latest record at the time of the call, as the driver does.
+CUresult cuStreamWaitEvent(CUstream stream_handle, CUevent handle, unsigned) {
+  Stream* stream = streamOf(stream_handle);
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+  auto* event = reinterpret_cast<Event*>(handle);
+  uint64_t record = 0;
+  {
+    std::lock_guard lock(event->mutex);
+    record = event->recorded;
+  }
+  stream->enqueue([event, record] {
+    std::unique_lock lock(event->mutex);
+    event->cv.wait(lock, [&] { return event->reached >= record; });
+  });
   return CUDA_SUCCESS;
 }
 

@@ -53,7 +53,8 @@ TEST_CASE("unset variables give the defaults of the table") {
   CHECK_FALSE(settings.checkCalls);
   CHECK(settings.agreed() ==
         "TUTTI_CHUNK_BYTES=262144 TUTTI_SLOTS=8 TUTTI_CHECK_CALLS=0 TUTTI_TRANSPORT=auto "
-        "TUTTI_ALGO=auto TUTTI_TUNING_FILE:oneshot_max_bytes=64K "
+        "TUTTI_ALGO=auto TUTTI_GPU_PATH=kernels TUTTI_GPU_CHANNELS=8 "
+        "TUTTI_TUNING_FILE:oneshot_max_bytes=64K "
         "TUTTI_TUNING_FILE:direct_min_bytes=256K "
         "TUTTI_TUNING_FILE:direct_pull_out_of_place=256K..8M "
         "TUTTI_TUNING_FILE:direct_pull_in_place=4M..16M "
@@ -105,6 +106,27 @@ TEST_CASE("TUTTI_CHECK_CALLS: 1 checks calls, 0 does not") {
     CHECK(settings.checkCalls == value);
     CHECK_THAT(settings.agreed(), Contains(std::string(" TUTTI_CHECK_CALLS=") + word + " "));
   }
+}
+
+TEST_CASE("TUTTI_GPU_PATH and TUTTI_GPU_CHANNELS: what the ranks agree on, bad values named") {
+  for (const auto& [word, kernels] : {std::pair{"kernels", true}, std::pair{"staged", false}}) {
+    ScopedEnv set("TUTTI_GPU_PATH", word);
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.gpuKernels == kernels);
+    CHECK_THAT(settings.agreed(), Contains(std::string(" TUTTI_GPU_PATH=") + word + " "));
+  }
+  {
+    ScopedEnv set("TUTTI_GPU_CHANNELS", "3");
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.gpuChannels == 3);
+    CHECK_THAT(settings.agreed(), Contains(" TUTTI_GPU_CHANNELS=3 "));
+  }
+  for (const char* bad : {"0", "17", "x"}) {
+    ScopedEnv set("TUTTI_GPU_CHANNELS", bad);
+    CHECK_THROWS_WITH(Settings::fromConfig(), Contains("TUTTI_GPU_CHANNELS"));
+  }
+  ScopedEnv set("TUTTI_GPU_PATH", "device");
+  CHECK_THROWS_WITH(Settings::fromConfig(), Contains("TUTTI_GPU_PATH"));
 }
 
 TEST_CASE("a choice set to nothing is its default") {

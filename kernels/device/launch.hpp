@@ -1,0 +1,162 @@
+// kernels/device/launch.hpp: what one launch of the device collectives carries, and what each of
+// its thread groups (one per channel) runs. The same code runs a block of the CUDA kernels
+// (kernels/cuda/collective_kernel.cu, group = BlockGroup) and a CPU thread standing in for one (the
+// CPU stand-in driver of the tests, group = HostGroup), so what CI runs on CPU threads is what the
+// GPU runs.
+//
+// The kernels are extern "C" with names built from the lists below, so that the host finds them
+// in the embedded fatbin by name (cuModuleGetFunction) without C++ mangling: kernelName() on the
+// host and the macros in the .cu spell them from the same lists.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/device/chain_broadcast.hpp"
+#include "kernels/device/chain_reduce.hpp"
+#include "kernels/device/ll.hpp"
+#include "kernels/device/ring_allgather.hpp"
+#include "kernels/device/ring_allreduce.hpp"
+#include "kernels/device/ring_reduce_scatter.hpp"
+#include "kernels/device/simple.hpp"
+#include "kernels/device/tree_allreduce.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/ops.hpp"
+
+namespace tutti::kernels::device {
+
+enum class Protocol : int { kSimple = 0, kLL = 1 };
+
+// The collectives of the device protocol: all-reduce over a ring or a tree, reduce-scatter and
+// allgather over a ring, broadcast and reduce as chains along the ring.
+enum class Collective : int { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce };
+enum class Algorithm : int { kRing, kTree };
+
+constexpr int kMaxChannels = 16;
+constexpr int kBlockThreads = 256;  // per block, i.e. per channel
+
+// What a channel's status reads before its group has written one: the host sets kPending before
+// the launch, the group's first thread writes kRunning when it starts and the result at its end.
+constexpr auto kPending = static_cast<Status>(-1);
+constexpr auto kRunning = static_cast<Status>(-2);
+
+struct RingLinks {
+  Fifo fromPrev;
+  Fifo toNext;
+};
+
+// The kernels' one parameter (under CUDA's 4 KB): a ring's or a tree's links per channel.
+struct Launch {
+  Collective collective;
+  Algorithm algorithm;
+  const void* src;
+  void* dst;
+  size_t count;  // elements; bytes for the byte-moving kernels
+  int nranks;
+  int position;
+  int root;
+  int nchannels;
+  union {
+    RingLinks ring[kMaxChannels];
+    TreeLinks tree[kMaxChannels];
+  };
+  uint32_t* abortFlag;  // device-visible; the host sets it nonzero to abort
+  uint64_t spinBudget;
+  Status* status;  // device-visible, nchannels entries
+};
+
+inline bool reducing(Collective c) {
+  return c != Collective::kAllGather && c != Collective::kBroadcast;
+}
+
+template <typename T>
+TUTTI_HOST_DEVICE RingArgs<T> ringOf(const Launch& l, int channel) {
+  return {static_cast<const T*>(l.src),
+          static_cast<T*>(l.dst),
+          l.count,
+          l.nranks,
+          l.position,
+          l.root,
+          channel,
+          l.nchannels,
+          l.ring[channel].fromPrev,
+          l.ring[channel].toNext,
+          {l.abortFlag, l.spinBudget}};
+}
+
+// One channel of a reducing collective (ring or tree all-reduce, reduce-scatter, reduce).
+template <typename Proto, typename T, typename Op, typename Group>
+TUTTI_HOST_DEVICE Status runReducing(const Group& group, const Launch& l, int channel) {
+  if (l.algorithm == Algorithm::kTree) {
+    const TreeArgs<T> tree{static_cast<const T*>(l.src),
+                           static_cast<T*>(l.dst),
+                           l.count,
+                           channel,
+                           l.nchannels,
+                           l.tree[channel],
+                           {l.abortFlag, l.spinBudget}};
+    return treeAllReduce<Proto, T, Op>(group, tree);
+  }
+  if (l.collective == Collective::kReduceScatter)
+    return ringReduceScatter<Proto, T, Op>(group, ringOf<T>(l, channel));
+  if (l.collective == Collective::kReduce)
+    return chainReduce<Proto, T, Op>(group, ringOf<T>(l, channel));
+  return ringAllReduce<Proto, T, Op>(group, ringOf<T>(l, channel));
+}
+
+// One channel of allgather or broadcast: bytes moved, whatever the dtype.
+template <typename Proto, typename Group>
+TUTTI_HOST_DEVICE Status runCopying(const Group& group, const Launch& l, int channel) {
+  const RingArgs<unsigned char> ring = ringOf<unsigned char>(l, channel);
+  return l.collective == Collective::kAllGather ? ringAllGather<Proto>(group, ring)
+                                                : chainBroadcast<Proto>(group, ring);
+}
+
+// avg's last step, dst[i] = dst[i] / nranks as kernels::avgFinish, for the channel's share of
+// count elements (a launch of the dividing kernel: no FIFOs, no status).
+template <typename T, typename Group>
+TUTTI_HOST_DEVICE void runDivide(const Group& group, const Launch& l, int channel) {
+  T* data = static_cast<T*>(l.dst);
+  const size_t share = (l.count + static_cast<size_t>(l.nchannels) - 1) / l.nchannels;
+  const size_t begin = share * static_cast<size_t>(channel);
+  const size_t end = begin + share < l.count ? begin + share : l.count;
+  for (size_t i = begin + static_cast<size_t>(group.index()); i < end;
+       i += static_cast<size_t>(group.size()))
+    data[i] = Accum<T>::narrow(avgDivide<T>(Accum<T>::widen(data[i]), l.nranks));
+}
+
+// The kernels, by name: tutti_reduce_<protocol>_<dtype>_<op> for every dtype x op (avg runs as
+// sum, then tutti_divide_<dtype>), tutti_copy_<protocol> and tutti_divide_<dtype>.
+
+// Every dtype with its storage type, after the leading arguments: X(..., tname, T).
+#define TUTTI_DEVICE_TYPES(X, ...)                     \
+  X(__VA_ARGS__, int8, int8_t)                         \
+  X(__VA_ARGS__, uint8, uint8_t)                       \
+  X(__VA_ARGS__, int32, int32_t)                       \
+  X(__VA_ARGS__, uint32, uint32_t)                     \
+  X(__VA_ARGS__, int64, int64_t)                       \
+  X(__VA_ARGS__, uint64, uint64_t)                     \
+  X(__VA_ARGS__, float16, ::tutti::kernels::float16)   \
+  X(__VA_ARGS__, bfloat16, ::tutti::kernels::bfloat16) \
+  X(__VA_ARGS__, float32, float)                       \
+  X(__VA_ARGS__, float64, double)
+
+// X(proto, Proto, tname, T, oname, Op)
+#define TUTTI_REDUCING_FOR_TYPE(X, proto, Proto, tname, T) \
+  X(proto, Proto, tname, T, sum, OpSum)                    \
+  X(proto, Proto, tname, T, prod, OpProd)                  \
+  X(proto, Proto, tname, T, min, OpMin)                    \
+  X(proto, Proto, tname, T, max, OpMax)
+#define TUTTI_REDUCING_FOR_PROTOCOL(X, proto, Proto) \
+  TUTTI_DEVICE_TYPES(TUTTI_REDUCING_FOR_TYPE, X, proto, Proto)
+#define TUTTI_REDUCING_KERNELS(X)                \
+  TUTTI_REDUCING_FOR_PROTOCOL(X, simple, Simple) \
+  TUTTI_REDUCING_FOR_PROTOCOL(X, ll, LL)
+
+// X(proto, Proto)
+#define TUTTI_COPYING_KERNELS(X) X(simple, Simple) X(ll, LL)
+
+// X(divide, tname, T)
+#define TUTTI_DIVIDING_KERNELS(X) TUTTI_DEVICE_TYPES(X, divide)
+
+}  // namespace tutti::kernels::device

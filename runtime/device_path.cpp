@@ -1,0 +1,124 @@
+#include "runtime/device_path.hpp"
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "runtime/collectives/algorithm.hpp"
+#include "runtime/gpu/device_ring.hpp"
+#include "runtime/gpu/gpu.hpp"
+#include "runtime/peer_watch.hpp"
+#include "runtime/recorded.hpp"
+
+namespace tutti::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+gpu::RingCall ringCallOf(const CollectiveCall& call) {
+  return {static_cast<gpu::RingCollective>(call.collective),
+          call.send,
+          call.recv,
+          call.count,
+          call.dtype,
+          call.op,
+          call.root};
+}
+
+// What ends a kernel's watch early: the communicator's failure or abort, a peer in trouble, a
+// stall past the timeout (queued: its stream has not reached it; running: a peer's kernel never
+// came); nullopt while none has happened.
+std::optional<Error> reasonToAbort(Communicator& comm, const gpu::KernelRun& run,
+                                   const std::string& where, Clock::time_point& stallStart,
+                                   gpu::KernelRun::State& seen) {
+  if (const auto failure = comm.failure()) return failure;
+  if (const auto trouble = comm.peerWatch().look(-1, true))
+    return describeTrouble(*trouble, comm.peer(trouble->peer), where,
+                           "for its device kernels' peers");
+  const gpu::KernelRun::State state = run.state();
+  if (state != seen) {
+    seen = state;
+    stallStart = Clock::now();
+  }
+  const auto stall = comm.timeout();
+  if (Clock::now() - stallStart <= stall) return std::nullopt;
+  if (state == gpu::KernelRun::State::kQueued)
+    return Error(ErrorCode::kTimeout,
+                 fmt::format("{}: its stream did not reach it within {} ms (the work enqueued "
+                             "before it has not finished)",
+                             where, stall.count()));
+  return Error(ErrorCode::kTimeout,
+               fmt::format("{}: its device kernels did not finish within {} ms (a peer's kernel "
+                           "never came to the ring?{})",
+                           where, stall.count(), comm.peerWatch().stoppedLocalPeers()));
+}
+
+// The engine's side: waits for the kernel to end, aborting it when it must (the abort flag), and
+// throws how it failed.
+void watch(Communicator& comm, gpu::DeviceRing& ring, const gpu::KernelRun& run,
+           const std::string& where) {
+  std::optional<Error> failure;
+  auto stallStart = Clock::now();
+  gpu::KernelRun::State seen = gpu::KernelRun::State::kQueued;
+  for (int polls = 0; run.state() != gpu::KernelRun::State::kDone; ++polls) {
+    if (!failure) {
+      failure = reasonToAbort(comm, run, where, stallStart, seen);
+      if (failure) {
+        // Kept before the kernel is let go: whoever waits on its stream then finds the error.
+        comm.recordFailure(*failure);
+        ring.abort();
+        stallStart = Clock::now();
+      }
+    } else if (Clock::now() - stallStart > comm.timeout()) {
+      break;  // not even the abort flag ended it (a stream that never gets there): leave it
+    }
+    // Spin first (the small messages' latency), then back off.
+    if (polls < 2000 && !comm.oversubscribed())
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  if (failure) throw *failure;
+  if (!run.succeeded())
+    raise(ErrorCode::kRemote, "{}: its device kernels ended before finishing (aborted)", where);
+}
+
+}  // namespace
+
+bool runsAsKernels(const Communicator& comm, const CollectiveCall& call) {
+  if (!comm.settings().gpuKernels || comm.size() < 2 || comm.localSize() != comm.size())
+    return false;
+  return call.collective != Collective::kAllToAll && gpu::whyNoKernels().empty();
+}
+
+std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& call, int device,
+                                      uint64_t sequence, const OpSignature& signature, bool async,
+                                      void* stream) {
+  comm.recorder().queued(sequence, signature, async || stream);
+  gpu::DeviceRing& ring = comm.deviceRing(device);
+  const std::string where = fmt::format("rank {}: {} #{} on the GPU", comm.rank(),
+                                        collectiveName(call.collective), sequence);
+  if (stream) {
+    auto run = ring.launch(ringCallOf(call), stream);
+    comm.engine().submit([&comm, &ring, run, where, sequence] {
+      recorded(comm, sequence, [&] {
+        comm.recorder().started(sequence, "device-ring");
+        watch(comm, ring, *run, where);
+      });
+    });
+    return nullptr;
+  }
+  auto [run, ticket] = ring.launchHeld(ringCallOf(call));
+  auto task = [&comm, &ring, run = run, ticket = ticket, where, sequence] {
+    recorded(comm, sequence, [&] {
+      comm.recorder().started(sequence, "device-ring");
+      ring.release(ticket);
+      watch(comm, ring, *run, where);
+    });
+  };
+  if (async) return comm.engine().submit(std::move(task));
+  comm.engine().run(std::move(task));
+  return nullptr;
+}
+
+}  // namespace tutti::runtime

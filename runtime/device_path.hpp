@@ -1,0 +1,31 @@
+// Collectives on device buffers run as device kernels (gpu/device_ring.hpp) when every rank of
+// the communicator runs on this host: the kernel moves the data GPU to GPU and reduces it there,
+// nothing is staged through host memory. The launch happens when the call is made, so that every
+// rank's kernels go to the GPU in the same (issue) order, and the engine watches each one in its
+// turn: a dead peer, an abort, a failure of the communicator or a kernel that does not end within
+// the timeout sets the abort flag, which every wait of the kernel polls, and fails the operation
+// naming why. Other calls on device buffers are staged (staged_buffers.hpp).
+#pragma once
+
+#include <memory>
+
+#include "runtime/communicator.hpp"
+#include "runtime/observe/flight_recorder.hpp"
+#include "runtime/operations.hpp"
+#include "runtime/request.hpp"
+
+namespace tutti::runtime {
+
+// Whether `call` (valid, on device memory of the communicator's device, outside a group) runs as
+// device kernels: TUTTI_GPU_PATH=kernels, libtutti has the kernels, two ranks or more, all on
+// this host, and a ring collective (not alltoall).
+bool runsAsKernels(const Communicator& comm, const CollectiveCall& call);
+
+// Runs `call` as device kernels on `device`'s ring: on `stream` (a CUstream) when given, returning
+// at once; otherwise on the ring's own stream, in the engine's order, blocking (nullptr returned)
+// or as the request returned when `async`.
+std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& call, int device,
+                                      uint64_t sequence, const OpSignature& signature, bool async,
+                                      void* stream);
+
+}  // namespace tutti::runtime

@@ -1,0 +1,295 @@
+#include "runtime/gpu/device_ring.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "base/error.hpp"
+#include "base/fd_mailbox.hpp"
+#include "base/log.hpp"
+#include "runtime/gpu/driver.hpp"
+#include "runtime/gpu/gpu.hpp"
+#include "runtime/gpu/kernel_launch.hpp"
+#include "runtime/gpu/shared_device_memory.hpp"
+
+namespace tutti::runtime::gpu {
+namespace {
+
+namespace device = kernels::device;
+
+// Counters on 128-byte lines of their own, as NCCL lays them out: head and tail have one writer
+// each, on different GPUs.
+constexpr size_t kCounterLine = 128;
+
+struct Geometry {
+  uint32_t nslots;
+  uint32_t slotBytes;
+};
+constexpr Geometry kSimpleFifo{8, 128 << 10};
+constexpr Geometry kLLFifo{8, 16 << 10};
+// Messages up to this many bytes go LL (one memory round trip per line instead of Simple's
+// three), larger ones Simple; a channel per kBytesPerChannel, up to the members' maximum.
+constexpr size_t kLLMaxBytes = 64 << 10;
+constexpr size_t kBytesPerChannel = 512 << 10;
+constexpr uint64_t kInboxLabel = 0x7f1f0;
+
+size_t fifoBytes(Geometry g) {
+  return 2 * kCounterLine + size_t{g.nslots} * g.slotBytes;
+}
+
+size_t channelBytes() {
+  return fifoBytes(kSimpleFifo) + fifoBytes(kLLFifo);
+}
+
+// Channel `channel`'s FIFO of `protocol` in a rank's inbox at `base`: Simple's, then LL's.
+device::Fifo fifoAt(void* base, int channel, Protocol protocol) {
+  const bool ll = protocol == Protocol::kLL;
+  const Geometry g = ll ? kLLFifo : kSimpleFifo;
+  unsigned char* at = static_cast<unsigned char*>(base) +
+                      channelBytes() * static_cast<size_t>(channel) +
+                      (ll ? fifoBytes(kSimpleFifo) : 0);
+  return {reinterpret_cast<uint64_t*>(at), reinterpret_cast<uint64_t*>(at + kCounterLine),
+          at + 2 * kCounterLine, g.nslots, g.slotBytes};
+}
+
+CUdeviceptr onDevice(void* pinned) {
+  CUdeviceptr address = 0;
+  check(driver().hostDevicePointer(&address, pinned, 0), "cuMemHostGetDevicePointer");
+  return address;
+}
+
+std::atomic_ref<int32_t> statusWord(void* statuses, int channel) {
+  return std::atomic_ref<int32_t>(static_cast<int32_t*>(statuses)[channel]);
+}
+
+// After the channels' statuses, the word the host function after the launch sets: everything
+// the operation enqueued (avg's division included) has run.
+constexpr int kEndedWord = device::kMaxChannels;
+constexpr size_t kStatusBytes = sizeof(int32_t) * (device::kMaxChannels + 1);
+
+}  // namespace
+
+struct DeviceRing::State {
+  RingMembers members;
+  PinnedPool& pool;
+  CUcontext context = nullptr;
+  std::optional<SharedDeviceMemory> inbox;     // the FIFOs this rank receives on
+  std::optional<SharedDeviceMemory> next;      // the next rank's inbox, which this rank sends to
+  std::unique_ptr<PinnedPool::Lease> control;  // [0] the abort flag, [1] the released ticket
+  CUstream own = nullptr;
+  CUevent last = nullptr;  // recorded after every kernel: the next one waits for it
+  bool launchedBefore = false;
+  uint32_t tickets = 0;
+  std::mutex mutex;              // launches (the issuing thread) and release (the engine's)
+  std::atomic<int> inFlight{0};  // kernels whose trailing host function has not run yet
+
+  State(const RingMembers& m, PinnedPool& p) : members(m), pool(p) {}
+  uint32_t* word(int index) const { return static_cast<uint32_t*>(control->data()) + index; }
+};
+
+namespace {
+
+// The host function after each kernel: the kernel no longer uses the FIFOs or its statuses.
+struct Ended {
+  std::atomic<int>* inFlight;
+  std::shared_ptr<PinnedPool::Lease> statuses;
+};
+
+void CUDA_CB kernelEnded(void* data) {
+  std::unique_ptr<Ended> ended(static_cast<Ended*>(data));
+  statusWord(ended->statuses->data(), kEndedWord).store(1, std::memory_order_release);
+  std::atomic<int>* inFlight = ended->inFlight;
+  ended.reset();
+  inFlight->fetch_sub(1);  // the last touch: the ring may be gone right after
+}
+
+// Where avg's result lies on this rank, to be divided there: nullptr where it writes none.
+void* averaged(const RingCall& call, int rank) {
+  if (call.op != kernels::RedOp::kAvg) return nullptr;
+  switch (call.collective) {
+    case RingCollective::kAllReduce: return call.recv;
+    case RingCollective::kReduceScatter:  // in place: the rank's block of the input
+      return call.recv != call.send
+                 ? call.recv
+                 : static_cast<char*>(call.recv) +
+                       call.count * kernels::typeSize(call.dtype) * static_cast<size_t>(rank);
+    case RingCollective::kReduce: return rank == call.root ? call.recv : nullptr;
+    default: return nullptr;
+  }
+}
+
+size_t bytesMoved(const RingCall& call, int nranks) {
+  const size_t block = call.count * kernels::typeSize(call.dtype);
+  const bool blocks = call.collective == RingCollective::kReduceScatter ||
+                      call.collective == RingCollective::kAllGather;
+  return blocks ? block * static_cast<size_t>(nranks) : block;
+}
+
+}  // namespace
+
+KernelRun::KernelRun(std::shared_ptr<PinnedPool::Lease> statuses, int nchannels)
+    : statuses_(std::move(statuses)), nchannels_(nchannels) {}
+
+KernelRun::State KernelRun::state() const {
+  bool started = false, done = statusWord(statuses_->data(), kEndedWord).load() == 1;
+  for (int ch = 0; ch < nchannels_; ++ch) {
+    const auto status = static_cast<device::Status>(
+        statusWord(statuses_->data(), ch).load(std::memory_order_acquire));
+    started = started || status != device::kPending;
+    done = done && status != device::kPending && status != device::kRunning;
+  }
+  return done ? State::kDone : started ? State::kRunning : State::kQueued;
+}
+
+bool KernelRun::succeeded() const {
+  for (int ch = 0; ch < nchannels_; ++ch)
+    if (statusWord(statuses_->data(), ch).load(std::memory_order_acquire) !=
+        static_cast<int32_t>(device::Status::kOk))
+      return false;
+  return true;
+}
+
+DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadline& deadline)
+    : state_(std::make_shared<State>(members, pool)) {
+  State& s = *state_;
+  const int n = static_cast<int>(members.pids.size());
+  if (n < 2 || members.rank < 0 || members.rank >= n || members.maxChannels < 1 ||
+      members.maxChannels > device::kMaxChannels)
+    raise(ErrorCode::kInternal, "device ring: rank {} of {}, {} channels", members.rank, n,
+          members.maxChannels);
+  s.context = primaryContext(members.device);
+  const BufferKind owner{MemoryKind::kDevice, members.device, s.context};
+  s.inbox = SharedDeviceMemory::allocate(channelBytes() * static_cast<size_t>(members.maxChannels),
+                                         members.device);
+  // Zeroed before anyone maps it: counters at 0, and no LL line carries a flag (flags start at 1).
+  const std::vector<unsigned char> zeros(s.inbox->bytes());
+  copyToDevice(s.inbox->data(), zeros.data(), zeros.size(), owner);
+  s.control = pool.take(2 * sizeof(uint32_t), s.context);
+  std::atomic_ref<uint32_t>(*s.word(0)).store(0);
+  std::atomic_ref<uint32_t>(*s.word(1)).store(0);
+
+  FdMailbox mailbox(members.job, members.rank, members.pids);
+  const int prev = (members.rank + n - 1) % n, next = (members.rank + 1) % n;
+  const Fd exported = s.inbox->exportFd();
+  mailbox.send(prev, kInboxLabel, exported.get(), deadline);
+  const Fd theirs = mailbox.receive(members.pids[static_cast<size_t>(next)], kInboxLabel, deadline);
+  s.next = SharedDeviceMemory::import(theirs, s.inbox->bytes(), members.device);
+
+  ContextScope scope(s.context);
+  check(driver().createStream(&s.own, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(driver().createEvent(&s.last, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  log::info(
+      "gpu: rank {} joined the device ring of {} ranks on device {} ({} channels, FIFOs of "
+      "{} MiB)",
+      members.rank, n, members.device, members.maxChannels, s.inbox->bytes() >> 20);
+}
+
+DeviceRing::~DeviceRing() {
+  State& s = *state_;
+  abort();
+  const auto deadline = std::chrono::steady_clock::now() + drainWait_;
+  while (s.inFlight.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (s.inFlight.load() > 0) {
+    log::warn(
+        "gpu: rank {}: {} device kernel(s) had not ended {} ms after the abort flag was "
+        "set; their FIFOs stay mapped rather than be unmapped under the GPU",
+        s.members.rank, s.inFlight.load(), drainWait_.count());
+    new std::shared_ptr<State>(state_);  // deliberately kept: the GPU may still write there
+    return;
+  }
+  ContextScope scope(s.context);
+  if (s.last) driver().destroyEvent(s.last);
+  if (s.own) driver().destroyStream(s.own);
+}
+
+std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* stream) {
+  State& s = *state_;
+  std::lock_guard lock(s.mutex);
+  ContextScope scope(s.context);
+  const int n = static_cast<int>(s.members.pids.size());
+  const size_t bytes = bytesMoved(call, n);
+  const Protocol protocol = bytes <= kLLMaxBytes ? Protocol::kLL : Protocol::kSimple;
+  const int nchannels = static_cast<int>(std::clamp<size_t>(
+      (bytes + kBytesPerChannel - 1) / kBytesPerChannel, 1, size_t(s.members.maxChannels)));
+  auto statuses = std::shared_ptr<PinnedPool::Lease>(s.pool.take(kStatusBytes, s.context));
+  const bool empty = call.count == 0;
+  for (int ch = 0; ch < nchannels; ++ch)
+    statusWord(statuses->data(), ch)
+        .store(static_cast<int32_t>(empty ? device::Status::kOk : device::kPending));
+  statusWord(statuses->data(), kEndedWord).store(empty ? 1 : 0);
+  auto run = std::make_shared<const KernelRun>(statuses, nchannels);
+  if (empty) return run;
+
+  RingCollectiveArgs a{};
+  a.src = call.send;
+  a.dst = call.recv;
+  a.count = call.count;
+  a.dtype = call.dtype;
+  a.op = call.op;
+  a.protocol = protocol;
+  a.nranks = n;
+  a.position = s.members.rank;
+  a.root = call.root;
+  a.nchannels = nchannels;
+  for (int ch = 0; ch < nchannels; ++ch) {
+    a.fromPrev[ch] = fifoAt(s.inbox->data(), ch, protocol);
+    a.toNext[ch] = fifoAt(s.next->data(), ch, protocol);
+  }
+  a.abortFlag = reinterpret_cast<uint32_t*>(onDevice(s.word(0)));
+  a.spinBudget = device::kNoSpinBudget;  // the host watches the time (runtime/device_path.cpp)
+  a.status = reinterpret_cast<device::Status*>(onDevice(statuses->data()));
+
+  const auto target = static_cast<CUstream>(stream);
+  if (s.launchedBefore) check(driver().waitEvent(target, s.last, 0), "cuStreamWaitEvent");
+  // Refused before anything is enqueued (arguments, no such kernel); past it, the kernel runs
+  // and the statuses must outlive it whatever fails next.
+  launchRing(static_cast<Collective>(call.collective), a, target);
+  s.launchedBefore = true;
+  s.inFlight.fetch_add(1);
+  auto ended = std::make_unique<Ended>(Ended{&s.inFlight, std::move(statuses)});
+  std::optional<Error> failure;
+  try {
+    if (void* result = averaged(call, s.members.rank))
+      launchDivide(result, call.count, call.dtype, n, target);
+  } catch (const Error& error) {
+    failure = error;
+  }
+  const CUresult recorded = driver().recordEvent(s.last, target);
+  const CUresult queued = driver().launchHostFunc(target, kernelEnded, ended.get());
+  // The host function owns it now; had the driver refused it, the kernel could still write the
+  // statuses at any time: they stay leased.
+  ended.release();
+  check(queued, "cuLaunchHostFunc");
+  check(recorded, "cuEventRecord");
+  if (failure) throw *failure;
+  return run;
+}
+
+std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(const RingCall& call) {
+  State& s = *state_;
+  uint32_t ticket = 0;
+  {
+    std::lock_guard lock(s.mutex);
+    ticket = ++s.tickets;
+    ContextScope scope(s.context);
+    check(driver().waitValue32(s.own, onDevice(s.word(1)), ticket, CU_STREAM_WAIT_VALUE_GEQ),
+          "cuStreamWaitValue32");
+  }
+  return {launch(call, s.own), ticket};
+}
+
+void DeviceRing::release(uint32_t ticket) {
+  std::atomic_ref<uint32_t>(*state_->word(1)).store(ticket, std::memory_order_release);
+}
+
+void DeviceRing::abort() {
+  State& s = *state_;
+  std::atomic_ref<uint32_t>(*s.word(0)).store(1, std::memory_order_release);
+  // Kernels held for the engine are let go too, to meet the flag at once.
+  std::lock_guard lock(s.mutex);
+  release(s.tickets);
+}
+
+}  // namespace tutti::runtime::gpu

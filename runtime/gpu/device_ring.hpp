@@ -1,0 +1,93 @@
+// The device data path inside a host (issue 18, item 2): each rank's kernel moves its slots GPU to
+// GPU through FIFOs in GPU memory that its ring neighbour maps. A rank allocates the FIFOs it
+// receives on (every channel, Simple and LL) as shared device memory, passes the descriptor to
+// the rank before it in the ring over its fd mailbox, and maps the FIFOs of the rank after it,
+// to which it sends. Every kernel of the ring is ordered after the one before it, whatever stream
+// it is on, so that no two use the FIFOs at once; kernels check an abort flag in mapped host
+// memory and write each channel's status there, which the host watches (KernelRun). No CUDA type
+// in sight: the runtime includes this without cuda.h.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/deadline.hpp"
+#include "kernels/kernels.hpp"
+#include "runtime/gpu/pinned_pool.hpp"
+
+namespace tutti::runtime::gpu {
+
+// The ring collectives, valued as kernels/device/launch.hpp's Collective.
+enum class RingCollective : int { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce };
+
+// One collective with the C API's buffers; the ring runs in rank order.
+struct RingCall {
+  RingCollective collective;
+  const void* send;
+  void* recv;
+  size_t count;
+  kernels::DataType dtype;
+  kernels::RedOp op;  // avg folds as sum: the caller divides
+  int root;
+};
+
+// A communicator whose ranks all run on this host.
+struct RingMembers {
+  std::string job;  // unique to the communicator (its tag): names the fd mailboxes
+  int rank;
+  std::vector<pid_t> pids;  // [rank]
+  int device;               // this rank's GPU
+  int maxChannels;          // TUTTI_GPU_CHANNELS, alike on every rank
+};
+
+// One launched kernel, as its statuses in mapped host memory tell.
+class KernelRun {
+ public:
+  enum class State { kQueued, kRunning, kDone };
+  KernelRun(std::shared_ptr<PinnedPool::Lease> statuses, int nchannels);
+  // kQueued until a channel has started, kDone once every channel has ended and everything the
+  // operation enqueued after the kernel (avg's division) has run.
+  State state() const;
+  // Once done: whether every channel finished (not aborted, not out of its spin budget).
+  bool succeeded() const;
+  int channels() const { return nchannels_; }
+
+ private:
+  std::shared_ptr<PinnedPool::Lease> statuses_;
+  int nchannels_;
+};
+
+class DeviceRing {
+ public:
+  // Connects this rank to its neighbours (collective over the members: each waits for its next's
+  // descriptor); kTimeout naming the rank at the deadline, kSystem when the driver refuses.
+  DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadline& deadline);
+  // Sets the abort flag and waits up to `drainWait` for the kernels launched to end before the
+  // FIFOs are unmapped; FIFOs a kernel may still use are left mapped, with a warning.
+  ~DeviceRing();
+  DeviceRing(const DeviceRing&) = delete;
+  DeviceRing& operator=(const DeviceRing&) = delete;
+
+  // Enqueues this rank's side of `call` on `stream` (a CUstream of the members' device), after
+  // the ring's previous kernel. kInvalidArgument when the call is not one the kernels run.
+  std::shared_ptr<const KernelRun> launch(const RingCall& call, void* stream);
+  // The same on the ring's own stream, held until the host calls release(ticket): the blocking
+  // and request forms, which run in the engine's order. Returns the ticket with the run.
+  std::pair<std::shared_ptr<const KernelRun>, uint32_t> launchHeld(const RingCall& call);
+  void release(uint32_t ticket);
+
+  // Every kernel running or to come (held ones included) ends at its next check, with kAborted.
+  void abort();
+  void setDrainWait(std::chrono::milliseconds wait) { drainWait_ = wait; }
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+  std::chrono::milliseconds drainWait_{1000};
+};
+
+}  // namespace tutti::runtime::gpu

@@ -1,0 +1,267 @@
+#include "runtime/gpu/kernel_launch.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "base/error.hpp"
+#include "kernels/fatbin.hpp"
+#include "runtime/gpu/driver.hpp"
+#include "runtime/gpu/gpu.hpp"
+
+namespace tutti::runtime::gpu {
+namespace {
+
+namespace device = kernels::device;
+using device::kMaxChannels;
+
+const char* protocolName(Protocol p) {
+  return p == Protocol::kLL ? "ll" : "simple";
+}
+
+bool validProtocol(Protocol p) {
+  return p == Protocol::kSimple || p == Protocol::kLL;
+}
+
+std::string fifoProblem(const device::Fifo& f, const char* which, int channel) {
+  if (!f.head || !f.tail || !f.slots)
+    return fmt::format("channel {}'s FIFO {} lacks its head, tail or slots", channel, which);
+  if (f.nslots == 0 || f.slotBytes < 32 || f.slotBytes % 16 != 0)
+    return fmt::format(
+        "channel {}'s FIFO {} has {} slots of {} bytes (at least one slot of a "
+        "multiple of 16 bytes, at least 32)",
+        channel, which, f.nslots, f.slotBytes);
+  if (reinterpret_cast<uintptr_t>(f.slots) % 16 != 0)
+    return fmt::format("channel {}'s FIFO {} has slots not 16-byte aligned", channel, which);
+  return "";
+}
+
+// What picks the kernel: a known dtype (and op where it reduces) and protocol.
+std::string kernelProblem(Collective c, kernels::DataType dtype, kernels::RedOp op,
+                          Protocol protocol) {
+  if (!kernels::isValid(dtype)) return fmt::format("dtype {} is out of range", int(dtype));
+  if (device::reducing(c) && !kernels::isValid(op))
+    return fmt::format("op {} is out of range", int(op));
+  if (!validProtocol(protocol)) return fmt::format("protocol {} is out of range", int(protocol));
+  return "";
+}
+
+// What every launch needs besides: 1 to kMaxChannels channels, somewhere to signal abort and
+// report status.
+std::string commonProblem(Collective c, kernels::DataType dtype, kernels::RedOp op,
+                          Protocol protocol, int nchannels, const uint32_t* abortFlag,
+                          const device::Status* status) {
+  std::string problem = kernelProblem(c, dtype, op, protocol);
+  if (!problem.empty()) return problem;
+  if (nchannels < 1 || nchannels > kMaxChannels)
+    return fmt::format("{} channels (1 to {})", nchannels, kMaxChannels);
+  if (!abortFlag) return "the abort flag is NULL";
+  if (!status) return "the status array is NULL";
+  return "";
+}
+
+// The kernels' module of each context, loaded on first use, and the functions found in it.
+class Modules {
+ public:
+  CUfunction function(CUcontext context, const std::string& name) {
+    std::lock_guard lock(mutex_);
+    CUmodule& module = modules_[context];
+    if (!module) {
+      const std::string why = whyNoKernels();
+      if (!why.empty()) raise(ErrorCode::kSystem, "no device kernels: {}", why);
+      check(driver().loadModule(&module, kernels::collectiveFatbin().data),
+            "cuModuleLoadData(the device collectives' fatbin)");
+    }
+    CUfunction& f = functions_[{module, name}];
+    if (!f) {
+      const CUresult found = driver().moduleFunction(&f, module, name.c_str());
+      if (found != CUDA_SUCCESS)
+        raise(ErrorCode::kSystem,
+              "cuModuleGetFunction({}) failed: {} (the fatbin lacks it: built for another GPU "
+              "architecture? see the gpu_arch option)",
+              name, describe(found));
+    }
+    return f;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<CUcontext, CUmodule> modules_;
+  std::map<std::pair<CUmodule, std::string>, CUfunction> functions_;
+};
+
+Modules& modules() {
+  static Modules* once = new Modules;  // never destroyed: streams may launch until exit
+  return *once;
+}
+
+// Launches kernel `name` with `l` on stream, one block per channel.
+void launchNamed(const std::string& name, device::Launch l, CUstream stream) {
+  CUcontext context = nullptr;
+  check(driver().streamContext(stream, &context), "cuStreamGetCtx");
+  ContextScope scope(context);
+  const CUfunction f = modules().function(context, name);
+  void* params[] = {&l};
+  check(driver().launchKernel(f, static_cast<unsigned>(l.nchannels), 1, 1, device::kBlockThreads, 1,
+                              1, 0, stream, params, nullptr),
+        "cuLaunchKernel");
+}
+
+// Launches the kernel for (collective, dtype, op, protocol) on stream.
+void launch(device::Launch l, kernels::DataType dtype, kernels::RedOp op, Protocol protocol,
+            CUstream stream) {
+  if (!device::reducing(l.collective)) l.count *= kernels::typeSize(dtype);
+  launchNamed(kernelName(l.collective, dtype, op, protocol), l, stream);
+}
+
+}  // namespace
+
+std::string kernelName(Collective collective, kernels::DataType dtype, kernels::RedOp op,
+                       Protocol protocol) {
+  if (!device::reducing(collective)) return fmt::format("tutti_copy_{}", protocolName(protocol));
+  return fmt::format("tutti_reduce_{}_{}_{}", protocolName(protocol), kernels::typeName(dtype),
+                     kernels::opName(op == kernels::RedOp::kAvg ? kernels::RedOp::kSum : op));
+}
+
+std::string divideKernelName(kernels::DataType dtype) {
+  return fmt::format("tutti_divide_{}", kernels::typeName(dtype));
+}
+
+std::string whyNoKernels() {
+  if (kernels::collectiveFatbin().bytes == 0)
+    return "libtutti was built without nvcc, so without the device kernels";
+  return "";
+}
+
+std::string ringProblem(Collective c, const RingCollectiveArgs& a) {
+  std::string problem =
+      commonProblem(c, a.dtype, a.op, a.protocol, a.nchannels, a.abortFlag, a.status);
+  if (!problem.empty()) return problem;
+  if (a.nranks < 1 || a.position < 0 || a.position >= a.nranks)
+    return fmt::format("position {} in a ring of {} ranks", a.position, a.nranks);
+  if ((c == Collective::kBroadcast || c == Collective::kReduce) &&
+      (a.root < 0 || a.root >= a.nranks))
+    return fmt::format("root {} in a ring of {} ranks", a.root, a.nranks);
+  // Reduce-scatter's src and allgather's dst hold nranks blocks: their size must be a size_t.
+  const size_t blocks = c == Collective::kReduceScatter || c == Collective::kAllGather
+                            ? static_cast<size_t>(a.nranks)
+                            : 1;
+  if (a.count > SIZE_MAX / blocks / kernels::typeSize(a.dtype))
+    return fmt::format("count {} x {} blocks of {} overflows", a.count, blocks,
+                       kernels::typeName(a.dtype));
+  // Broadcast reads only the root's src, reduce writes only the root's dst.
+  const bool reads = c != Collective::kBroadcast || a.position == a.root;
+  const bool writes = c != Collective::kReduce || a.position == a.root;
+  if (a.count > 0 && reads && !a.src) return "src is NULL";
+  if (a.count > 0 && writes && !a.dst) return "dst is NULL";
+  for (int ch = 0; ch < a.nchannels && a.nranks > 1; ++ch) {
+    problem = fifoProblem(a.fromPrev[ch], "from prev", ch);
+    if (problem.empty()) problem = fifoProblem(a.toNext[ch], "to next", ch);
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}
+
+std::string treeProblem(const TreeAllReduceArgs& a) {
+  std::string problem = commonProblem(Collective::kAllReduce, a.dtype, a.op, a.protocol,
+                                      a.nchannels, a.abortFlag, a.status);
+  if (!problem.empty()) return problem;
+  if (a.count > SIZE_MAX / kernels::typeSize(a.dtype))
+    return fmt::format("count {} of {} overflows", a.count, kernels::typeName(a.dtype));
+  if (a.count > 0 && (!a.src || !a.dst)) return a.src ? "dst is NULL" : "src is NULL";
+  for (int ch = 0; ch < a.nchannels; ++ch) {
+    const device::TreeLinks& l = a.links[ch];
+    if (l.nchildren < 0 || l.nchildren > device::kMaxPeers)
+      return fmt::format("channel {} has {} children (0 to {})", ch, l.nchildren,
+                         device::kMaxPeers);
+    // Parent and children cut the same chunks only if every FIFO has the same slot size.
+    std::vector<std::pair<const device::Fifo*, const char*>> fifos;
+    if (l.hasParent)
+      fifos.insert(fifos.end(), {{&l.toParent, "to parent"}, {&l.fromParent, "from parent"}});
+    for (int i = 0; i < l.nchildren; ++i)
+      fifos.insert(fifos.end(),
+                   {{&l.fromChildren[i], "from a child"}, {&l.toChildren[i], "to a child"}});
+    for (const auto& [fifo, which] : fifos) {
+      problem = fifoProblem(*fifo, which, ch);
+      if (!problem.empty()) return problem;
+      if (fifo->slotBytes != fifos.front().first->slotBytes)
+        return fmt::format("channel {}'s FIFOs have slots of {} and {} bytes (a tree's must match)",
+                           ch, fifos.front().first->slotBytes, fifo->slotBytes);
+    }
+  }
+  return "";
+}
+
+void launchRing(Collective c, const RingCollectiveArgs& a, CUstream stream) {
+  const std::string problem = ringProblem(c, a);
+  if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "device ring collective: {}", problem);
+  if (a.count == 0) return;
+  device::Launch l{};
+  l.collective = c;
+  l.algorithm = device::Algorithm::kRing;
+  l.src = a.src;
+  l.dst = a.dst;
+  l.count = a.count;
+  l.nranks = a.nranks;
+  l.position = a.position;
+  l.root = a.root;
+  l.nchannels = a.nchannels;
+  for (int ch = 0; ch < a.nchannels; ++ch) l.ring[ch] = {a.fromPrev[ch], a.toNext[ch]};
+  l.abortFlag = a.abortFlag;
+  l.spinBudget = a.spinBudget;
+  l.status = a.status;
+  launch(l, a.dtype, a.op, a.protocol, stream);
+}
+
+void launchTreeAllReduce(const TreeAllReduceArgs& a, CUstream stream) {
+  const std::string problem = treeProblem(a);
+  if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "device tree all-reduce: {}", problem);
+  if (a.count == 0) return;
+  device::Launch l{};
+  l.collective = Collective::kAllReduce;
+  l.algorithm = device::Algorithm::kTree;
+  l.src = a.src;
+  l.dst = a.dst;
+  l.count = a.count;
+  l.nranks = 1;
+  l.nchannels = a.nchannels;
+  for (int ch = 0; ch < a.nchannels; ++ch) l.tree[ch] = a.links[ch];
+  l.abortFlag = a.abortFlag;
+  l.spinBudget = a.spinBudget;
+  l.status = a.status;
+  launch(l, a.dtype, a.op, a.protocol, stream);
+}
+
+void launchDivide(void* data, size_t count, kernels::DataType dtype, int divisor, CUstream stream) {
+  if (!kernels::isValid(dtype))
+    raise(ErrorCode::kInvalidArgument, "device divide: dtype {} is out of range", int(dtype));
+  if (divisor < 1) raise(ErrorCode::kInvalidArgument, "device divide: divisor {}", divisor);
+  if (count > 0 && !data) raise(ErrorCode::kInvalidArgument, "device divide: data is NULL");
+  if (count == 0) return;
+  constexpr size_t kElementsPerBlock = size_t{64} << 10;
+  device::Launch l{};
+  l.dst = data;
+  l.count = count;
+  l.nranks = divisor;
+  l.nchannels = static_cast<int>(
+      std::min<size_t>((count + kElementsPerBlock - 1) / kElementsPerBlock, device::kMaxChannels));
+  launchNamed(divideKernelName(dtype), l, stream);
+}
+
+int collectiveBlocksPerSm(Collective c, kernels::DataType dtype, kernels::RedOp op,
+                          Protocol protocol) {
+  const std::string problem = kernelProblem(c, dtype, op, protocol);
+  if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "collectiveBlocksPerSm: {}", problem);
+  CUcontext context = nullptr;
+  check(driver().currentContext(&context), "cuCtxGetCurrent");
+  if (!context) raise(ErrorCode::kInvalidUsage, "collectiveBlocksPerSm: no current context");
+  int blocks = 0;
+  check(driver().occupancy(&blocks, modules().function(context, kernelName(c, dtype, op, protocol)),
+                           device::kBlockThreads, 0),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
+}  // namespace tutti::runtime::gpu

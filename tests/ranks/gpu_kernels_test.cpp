@@ -1,0 +1,175 @@
+// The device kernels' path (docs/gpu.md, "Device kernels in the runtime") with the CPU stand-in
+// driver, whose kernels run kernels/device/launch.hpp's schedules on CPU threads over the device
+// FIFOs the ranks share: that collectives on device buffers really run as kernels (and alltoall,
+// staged, does not), the ring's connection, and every way a kernel cannot finish — a peer whose
+// kernel never comes, an abort, a peer that aborts, a stream that never reaches it — each ending
+// the kernel through the abort flag, releasing the stream, and failing the operation naming why.
+// gpu_staged_test's correctness cases run on this path too (meson: gpu-kernels).
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "stand_in_driver.hpp"
+#include "tests/warnings.hpp"
+#include "tutti/tutti.h"
+#include "world.hpp"
+
+using namespace tutti::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr size_t kCount = 3000;
+
+std::vector<float> seeded(int rank) {
+  std::mt19937 rng(static_cast<unsigned>(2026 + rank));
+  std::vector<float> values(kCount);
+  for (float& v : values) v = static_cast<float>(std::uniform_int_distribution<int>(-50, 50)(rng));
+  return values;
+}
+
+std::vector<float> download(const DeviceBuffer& buffer) {
+  std::vector<float> out(kCount);
+  driver().toHost(out.data(), reinterpret_cast<DevicePtr>(buffer.data), kCount * sizeof(float));
+  return out;
+}
+
+// Every rank's all-reduce of its seeded values, checked against their sum: connects the ring.
+void allReduceOnEveryRank(ThreadWorld& world) {
+  const int n = world.size();
+  std::vector<float> expected(kCount, 0.0f);
+  for (int rank = 0; rank < n; ++rank) {
+    const std::vector<float> values = seeded(rank);
+    for (size_t i = 0; i < kCount; ++i) expected[i] += values[i];
+  }
+  const auto results = onEveryRank<std::vector<float>>(n, [&](int rank) {
+    DeviceBuffer buffer(kCount * sizeof(float));
+    const std::vector<float> values = seeded(rank);
+    driver().toDevice(reinterpret_cast<DevicePtr>(buffer.data), values.data(),
+                      kCount * sizeof(float));
+    if (tutti_allreduce(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum, world.comm(rank),
+                        nullptr) != tuttiSuccess)
+      return std::vector<float>{};
+    return download(buffer);
+  });
+  for (const auto& result : results) CHECK(result == expected);
+}
+
+}  // namespace
+
+TEST_CASE("device buffers on one host run as kernels (avg with a division); alltoall is staged",
+          "[gpu][kernels]") {
+  ThreadWorld world(3);
+  REQUIRE(world.ok());
+  const long before = driver().kernelsLaunched();
+  allReduceOnEveryRank(world);
+  CHECK(driver().kernelsLaunched() - before == 3);  // one kernel per rank
+  // avg: the sum's kernel, then the division's, on every rank (values: gpu-kernels-collectives).
+  const long averaged = driver().kernelsLaunched();
+  const auto avg = onEveryRank<int>(3, [&](int rank) {
+    DeviceBuffer a(kCount * sizeof(float)), b(kCount * sizeof(float));
+    const std::vector<float> values = seeded(rank);
+    driver().toDevice(reinterpret_cast<DevicePtr>(a.data), values.data(), kCount * 4);
+    return static_cast<int>(
+        tutti_allreduce(a.data, b.data, kCount, tuttiFloat32, tuttiAvg, world.comm(rank), nullptr));
+  });
+  for (const int result : avg) CHECK(result == tuttiSuccess);
+  CHECK(driver().kernelsLaunched() - averaged == 6);
+  // alltoall is no ring collective: staged, no kernel.
+  const long staged = driver().kernelsLaunched();
+  const auto alltoall = onEveryRank<int>(3, [&](int rank) {
+    DeviceBuffer a(kCount * 3 * sizeof(float)), b(kCount * 3 * sizeof(float));
+    return static_cast<int>(
+        tutti_alltoall(a.data, b.data, kCount, tuttiFloat32, world.comm(rank), nullptr));
+  });
+  for (const int result : alltoall) CHECK(result == tuttiSuccess);
+  CHECK(driver().kernelsLaunched() == staged);
+}
+
+TEST_CASE("a device kernel that cannot finish is aborted, its stream released, the error named",
+          "[gpu][kernels][faults]") {
+  tutti::tests::Warnings().expect();  // timeouts and aborts are warnings
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  allReduceOnEveryRank(world);  // the ring is connected
+  DeviceBuffer buffer(kCount * sizeof(float));
+
+  SECTION("a peer whose kernel never comes: the stream form times out, then the stream goes on") {
+    tuttiComm_t comm = world.comm(0);
+    REQUIRE(tutti_comm_set_timeout(comm, 300) == tuttiSuccess);
+    Stream stream;
+    REQUIRE(tutti_allreduce_stream(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum, comm,
+                                   stream.get()) == tuttiSuccess);
+    stream.synchronize();  // returns: the abort flag ended the kernel
+    CHECK(asyncError(comm) == tuttiTimeout);
+    std::vector<float> host(4, 1.0f);
+    CHECK(tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, comm, nullptr) ==
+          tuttiTimeout);
+    CHECK_THAT(tutti_get_last_error(), Contains("allreduce #") && Contains("on the GPU") &&
+                                           Contains("device kernels did not finish within 300 ms"));
+  }
+  SECTION("the blocking form times out the same way") {
+    tuttiComm_t comm = world.comm(1);
+    REQUIRE(tutti_comm_set_timeout(comm, 300) == tuttiSuccess);
+    CHECK(tutti_broadcast(buffer.data, buffer.data, kCount, tuttiFloat32, 0, comm, nullptr) ==
+          tuttiTimeout);
+    CHECK_THAT(tutti_get_last_error(),
+               Contains("rank 1: broadcast #") && Contains("device kernels did not finish"));
+  }
+  SECTION("an abort ends a kernel waiting for its peer") {
+    tuttiComm_t comm = world.comm(1);
+    Stream stream;
+    REQUIRE(tutti_reduce_scatter_stream(buffer.data, buffer.data, kCount / 2, tuttiFloat32,
+                                        tuttiMax, comm, stream.get()) == tuttiSuccess);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(tutti_comm_abort(comm) == tuttiSuccess);
+    stream.synchronize();
+    CHECK(asyncError(comm) != tuttiSuccess);
+  }
+  SECTION("a peer that aborts: the waiting rank's kernel ends, naming it") {
+    Stream stream;
+    REQUIRE(tutti_allgather_stream(buffer.data, buffer.data, kCount / 2, tuttiFloat32,
+                                   world.comm(0), stream.get()) == tuttiSuccess);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(tutti_comm_abort(world.comm(1)) == tuttiSuccess);
+    stream.synchronize();
+    CHECK(asyncError(world.comm(0)) != tuttiSuccess);
+    std::vector<float> host(4, 1.0f);
+    CHECK(tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, world.comm(0),
+                          nullptr) != tuttiSuccess);
+    CHECK_THAT(tutti_get_last_error(), Contains("rank 1") && Contains("abort"));
+  }
+  SECTION("a stream that never reaches the kernel: the wait times out, the stream goes on") {
+    tuttiComm_t comm = world.comm(0);
+    REQUIRE(tutti_comm_set_timeout(comm, 300) == tuttiSuccess);
+    Stream stream;
+    alignas(4) static uint32_t blocker = 0;
+    std::atomic_ref<uint32_t>(blocker).store(0);
+    stream.holdBack(blocker);
+    REQUIRE(tutti_allreduce_stream(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum, comm,
+                                   stream.get()) == tuttiSuccess);
+    std::vector<float> host(4, 1.0f);
+    CHECK(tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, comm, nullptr) ==
+          tuttiTimeout);
+    CHECK_THAT(tutti_get_last_error(), Contains("its stream did not reach it"));
+    std::atomic_ref<uint32_t>(blocker).store(1);
+    stream.synchronize();  // the kernel met the abort flag at once
+    CHECK(asyncError(comm) == tuttiTimeout);
+  }
+}
+
+TEST_CASE("the ring's connection: a peer that never comes times out naming it", "[gpu][kernels]") {
+  tutti::tests::Warnings().expect();
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  tuttiComm_t comm = world.comm(0);
+  REQUIRE(tutti_comm_set_timeout(comm, 300) == tuttiSuccess);
+  DeviceBuffer buffer(kCount * sizeof(float));
+  CHECK(tutti_allreduce(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum, comm, nullptr) ==
+        tuttiTimeout);
+  CHECK_THAT(tutti_get_last_error(), Contains("rank 1"));
+}
