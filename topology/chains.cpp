@@ -14,37 +14,31 @@ int netEndpoint(const Topology& topo, int nic) {
   return nic;
 }
 
-Cut cutRing(const Topology& topo, const std::vector<int>& ring, int endpoint, bool withExit) {
+Cut cutRing(const Topology& topo, const std::vector<int>& ring, int endpoint) {
   Cut best;
   size_t n = ring.size();
   for (size_t start = 0; start < n; ++start) {
     const Path& in = topo.path(endpoint, ring[start]);
-    PathType type = in.type;
-    double bw = in.bw;
-    if (withExit) {
-      const Path& out = topo.path(ring[(start + n - 1) % n], endpoint);
-      type = std::max(type, out.type);
-      bw = std::min(bw, out.bw);
-    }
-    if (!best.chain.empty() && std::make_tuple(type, -bw) >= std::make_tuple(best.type, -best.bw))
+    if (!best.chain.empty() &&
+        std::make_tuple(in.type, -in.bw) >= std::make_tuple(best.type, -best.bw))
       continue;
-    best.type = type;
-    best.bw = bw;
+    best.type = in.type;
+    best.bw = in.bw;
     best.chain.assign(ring.begin() + static_cast<long>(start), ring.end());
     best.chain.insert(best.chain.end(), ring.begin(), ring.begin() + static_cast<long>(start));
   }
   return best;
 }
 
-std::vector<int> chainLinks(const Topology& topo, const std::vector<int>& chain, int endpoint,
-                            bool withExit) {
-  std::vector<int> links = topo.path(endpoint, chain.front()).links;
+std::vector<int> chainLinks(const Topology& topo, const std::vector<int>& chain, int entry,
+                            int exit) {
+  std::vector<int> links = topo.path(entry, chain.front()).links;
   for (size_t i = 0; i + 1 < chain.size(); ++i) {
     const Path& hop = topo.path(chain[i], chain[i + 1]);
     links.insert(links.end(), hop.links.begin(), hop.links.end());
   }
-  if (withExit) {
-    const Path& out = topo.path(chain.back(), endpoint);
+  if (exit >= 0) {
+    const Path& out = topo.path(chain.back(), exit);
     links.insert(links.end(), out.links.begin(), out.links.end());
   }
   return links;

@@ -12,20 +12,19 @@ namespace tutti::topology {
 // lists no port (the PCIe side then bounds what it carries).
 int netEndpoint(const Topology& topo, int nic);
 
-// `ring` cut open into a chain: the chain's head is entered from `endpoint`, and (withExit) its
-// tail sends back to `endpoint`. Chosen by the closest path type, then the widest bandwidth, of
-// those one or two paths.
+// `ring` cut open into a chain whose head is entered from `endpoint`: the cut with the closest
+// path type, then the widest bandwidth, from there.
 struct Cut {
   std::vector<int> chain;
   PathType type = PathType::kLoc;
   double bw = 0;
 };
-Cut cutRing(const Topology& topo, const std::vector<int>& ring, int endpoint, bool withExit);
+Cut cutRing(const Topology& topo, const std::vector<int>& ring, int endpoint);
 
-// The directed links a chain uses: from `endpoint` to its head, along it, and (withExit) from its
-// tail back to `endpoint`.
-std::vector<int> chainLinks(const Topology& topo, const std::vector<int>& chain, int endpoint,
-                            bool withExit);
+// The directed links a chain uses: from `entry` to its head, along it, and (exit >= 0) from its
+// tail to `exit`.
+std::vector<int> chainLinks(const Topology& topo, const std::vector<int>& chain, int entry,
+                            int exit);
 
 // Per host with GPUs, its NICs (the rails); empty when some host with GPUs has none.
 struct Rails {

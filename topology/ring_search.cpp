@@ -158,7 +158,10 @@ std::string formatChannel(const Topology& topo, int number, const Channel& chann
                             : fmt::format(" {}/{}", topo.node(gpu).host, topo.node(gpu).index);
   out += fmt::format(" via {} {:g} GB/s", pathTypeName(channel.type),
                      std::round(channel.bw * 10) / 10);
-  return channel.rail < 0 ? out : out + fmt::format(" on NIC {}", channel.rail);
+  if (channel.rail < 0) return out;
+  out += fmt::format(" on NIC {}", channel.rail);
+  return channel.exitRail == channel.rail ? out
+                                          : out + fmt::format(" in, NIC {} out", channel.exitRail);
 }
 
 std::vector<int> cpuRingOrder(std::vector<RankPlace> places) {

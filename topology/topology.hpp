@@ -156,7 +156,8 @@ struct Channel {
   std::vector<int> ring;           // GPU node ids in ring order (across hosts: host by host)
   PathType type = PathType::kLoc;  // the farthest hop
   double bw = 0;                   // GB/s reserved on every link it uses
-  int rail = -1;                   // across hosts: the NIC index it uses on every host
+  int rail = -1;                   // across hosts: the NIC index it enters every host by
+  int exitRail = -1;  // across hosts: the NIC index it leaves every host by (rail, or crossNic's)
 };
 struct RingPlan {
   std::vector<Channel> channels;
@@ -169,19 +170,20 @@ struct RingSearchOptions {
 // first (NVLink before PCIe). Empty plan for a host without GPUs.
 RingPlan searchRings(const Topology& topo, int host = 0, const RingSearchOptions& options = {});
 // "ring 0: 0 1 3 2 via NVL 40 GB/s" (GPU indices); across hosts "ring 0: 0/1 0/0 1/1 1/0 via
-// NET 12 GB/s on NIC 0" (host/GPU).
+// NET 12 GB/s on NIC 0" (host/GPU), "... on NIC 0 in, NIC 1 out" where it leaves by another NIC.
 std::string formatChannel(const Topology& topo, int number, const Channel& channel);
 
 // N copies of host 0 of `one`, joined by their network (paths computed): the plan of N hosts.
 Topology replicateHosts(const Topology& one, int hosts);
 
-// Rings across every host of `topo` (a fused file's real hosts, or replicateHosts' copies).
-// Channel c enters and leaves each host through NIC c (rail alignment; a NIC's first network
-// port, or the NIC itself where the file lists no port), at the GPUs of an in-host ring that
-// are closest to that NIC; inside each host it follows that ring cut open into a chain. One
-// channel per NIC. Each channel's bandwidth is its narrowest share: every link's bandwidth
-// divided by the number of channels crossing it. Empty when a host with GPUs has no NIC or no
-// in-host ring.
+// Rings across every host of `topo` (a fused file's real hosts, or replicateHosts' copies),
+// rail-aligned: channel c enters each host by NIC `rail` and leaves it by NIC `exitRail` (a NIC's
+// first network port, or the NIC itself where the file lists no port), the same on every host:
+// c itself, or as NCCL's crossNic pairs channels, c's pair (c ^ 1) where that brings its entry and
+// exit closer to their NICs. Inside each host it enters at a GPU close to the one NIC and leaves
+// from a GPU close to the other, following one of the host's rings in between. One channel per
+// NIC. Each channel's bandwidth is its narrowest share: every link's bandwidth divided by the
+// number of channels crossing it. Empty when a host with GPUs has no NIC or no in-host ring.
 RingPlan searchNetRings(const Topology& topo, const RingSearchOptions& options = {});
 
 // Double binary tree across hosts: binaryTree (double_tree.hpp) over the hosts with GPUs. Inside

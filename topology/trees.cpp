@@ -34,7 +34,7 @@ TreePlan searchTrees(const Topology& topo, const RingSearchOptions& options) {
       for (int child : across[p].children) tree.hosts[host].children.push_back(rails.hosts[child]);
       if (across[p].parent >= 0) tree.hosts[host].parent = rails.hosts[across[p].parent];
       int endpoint = netEndpoint(topo, rails.nics[p][static_cast<size_t>(tree.rail)]);
-      Cut cut = cutRing(topo, rings[p], endpoint, false);
+      Cut cut = cutRing(topo, rings[p], endpoint);
       tree.bw = std::min({tree.bw, cut.bw, topo.path(cut.chain.front(), endpoint).bw});
       for (size_t i = 0; i + 1 < cut.chain.size(); ++i)
         tree.bw = std::min(tree.bw, topo.path(cut.chain[i], cut.chain[i + 1]).bw);

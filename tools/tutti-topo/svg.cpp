@@ -67,7 +67,7 @@ std::string channelLines(const Topology& topo, const std::vector<Point>& at,
       out += line(shifted(from), shifted(to), style);
       continue;
     }
-    int exitNic = topo.nodesOf(NodeKind::kNic, fromHost).at(static_cast<size_t>(channel.rail));
+    int exitNic = topo.nodesOf(NodeKind::kNic, fromHost).at(static_cast<size_t>(channel.exitRail));
     int entryNic = topo.nodesOf(NodeKind::kNic, toHost).at(static_cast<size_t>(channel.rail));
     out += line(shifted(from), shifted(exitNic), style);
     // Between hosts: down from the NIC, along below the hosts, up into the other NIC.

@@ -8,7 +8,8 @@ namespace tutti::topology::test {
 namespace {
 
 // Every ring visits every GPU of every host exactly once, host by host, over existing links;
-// channel c enters and leaves each host at GPUs within `nicType` of NIC c.
+// channel c enters each host at a GPU within `nicType` of NIC c and leaves at one within
+// `nicType` of its exit NIC.
 void checkNetRings(const Topology& topo, const RingPlan& plan, PathType nicType) {
   std::vector<int> gpus = topo.nodesOf(NodeKind::kGpu);
   REQUIRE(!plan.channels.empty());
@@ -30,7 +31,7 @@ void checkNetRings(const Topology& topo, const RingPlan& plan, PathType nicType)
         continue;
       }
       CHECK(toHost == (fromHost + 1) % static_cast<int>(topo.hosts().size()));
-      CHECK(topo.path(from, nic(topo, channel.rail, fromHost)).type <= nicType);
+      CHECK(topo.path(from, nic(topo, channel.exitRail, fromHost)).type <= nicType);
       CHECK(topo.path(nic(topo, channel.rail, toHost), to).type <= nicType);
     }
     total += channel.bw;
@@ -76,6 +77,30 @@ TEST_CASE("aws-p4d across hosts: rail-aligned, bounded by the CPU interconnect")
   CHECK(plan.channels.size() == 4);
   for (const Channel& channel : plan.channels) CHECK(channel.bw == Approx(2.5).epsilon(0.05));
   CHECK(plan.totalBw == Approx(10).epsilon(0.05));
+}
+
+TEST_CASE("H100 hosts with one GPU per NIC: channels cross NICs in pairs, at the NICs' speed") {
+  // OCI BM.GPU.H100.8: GPU i and NIC i share a switch (PXB, 48 GB/s), other GPUs reach NIC i
+  // through the CPU at the Gen2 upstream links' 6 GB/s. The GPU after the entry on a ring can
+  // leave only through another NIC, so channels 2k and 2k+1 cross: in by NIC 2k, out by NIC 2k+1
+  // and back. Each channel then runs at a port's 180 Gb/s (22.5 GB/s): 8 x 22.5 = 180 GB/s.
+  // Leaving by the entry's NIC, as before, every channel crossed the CPU: 1.5 GB/s each.
+  for (int hosts : {2, 16}) {
+    INFO(hosts << " hosts");
+    Topology topo = replicateHosts(load("oci-bm-gpu-h100.xml"), hosts);
+    RingPlan plan = searchNetRings(topo);
+    checkNetRings(topo, plan, PathType::kPxb);
+    REQUIRE(plan.channels.size() == 8);
+    for (int c = 0; c < 8; ++c) {
+      CHECK(plan.channels[c].exitRail == (c ^ 1));
+      CHECK(plan.channels[c].bw == Approx(22.5));
+    }
+    CHECK(plan.totalBw == Approx(180));
+  }
+  Topology two = replicateHosts(load("oci-bm-gpu-h100.xml"), 2);
+  CHECK(formatChannel(two, 1, searchNetRings(two).channels[1]) ==
+        "ring 1: 0/1 0/2 0/3 0/4 0/5 0/6 0/7 0/0 1/1 1/2 1/3 1/4 1/5 1/6 1/7 1/0 via NET 22.5 GB/s "
+        "on NIC 1 in, NIC 0 out");
 }
 
 TEST_CASE("a fused file's real hosts: one GPU each, bounded by the slower NIC") {
