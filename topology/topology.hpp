@@ -201,6 +201,27 @@ TreePlan searchTrees(const Topology& topo, const RingSearchOptions& options = {}
 // "tree 0 (NIC 0, 12 GB/s):" then per host "  host 3: up 2 down 1 5 chain 1 0 3 2" (GPU indices).
 std::string formatTreeChannel(const Topology& topo, int number, const Tree& tree);
 
+// The all-reduce cost of each algorithm the topology plans, over one rank per GPU of every host
+// with GPUs: time(bytes) = latency + bytes / algorithm bandwidth, with the bandwidth taken from
+// the planned channels (searchRings or searchNetRings, searchTrees) and the latency from their
+// path types (cost_model.cpp). Bus bandwidth is nccl-tests' busbw: bytes x 2(n-1)/n over time.
+struct AlgorithmCost {
+  std::string name;  // "ring", "tree"
+  int channels = 0;  // rings or trees it runs at once
+  double latencyUs = 0;
+  double algBw = 0;  // GB/s: bytes over time, latency aside
+  double busBw = 0;  // GB/s: nccl-tests' busbw, latency aside
+  double timeUs(double bytes) const;
+  double busBwAt(double bytes, int ranks) const;  // nccl-tests' busbw at this size
+};
+struct AllReduceCosts {
+  int ranks = 0, hosts = 0;
+  std::vector<AlgorithmCost> algorithms;  // the ring; across hosts also the double binary tree
+  // The quickest at this size; null when there is nothing to price (fewer than 2 ranks).
+  const AlgorithmCost* best(double bytes) const;
+};
+AllReduceCosts priceAllReduce(const Topology& topo, const RingSearchOptions& options = {});
+
 // CPU-only hosts: ranks ordered by package, NUMA node, core, then rank.
 struct RankPlace {
   int rank = 0, package = 0, numa = 0, core = 0;
