@@ -1,6 +1,7 @@
 // tutti-topo: probes this machine (or loads a topology file: NCCL's or hwloc's XML, or the JSON
 // that --json writes) and prints it as a tree, the path matrix between GPUs and NICs, and the ring
-// and tree channels the search finds, for its hosts or N copies of one (--hosts); exports it as
+// and tree channels the search finds, for its hosts or N copies of one (--hosts), and the cost
+// model's all-reduce figures for them (--predict); exports it as
 // NCCL XML (which tutti and NCCL read back), JSON (which tutti reads back) or an SVG drawing;
 // --time reports how long the probe and the search took; --nics shows this machine's RDMA NICs
 // (from sysfs, TUTTI_SYSFS_ROOT), a line per port of which ends the default output of a probe.
@@ -47,7 +48,8 @@ int main(int argc, char** argv) {
   CLI::App app{"tutti-topo: topology of a machine, its paths, rings and trees"};
   std::string file;
   std::string xmlOut, jsonOut, svgOut;
-  bool tree = false, matrix = false, rings = false, trees = false, timing = false, nics = false;
+  bool tree = false, matrix = false, rings = false, trees = false, timing = false, nics = false,
+       predict = false;
   int hosts = 0;
   app.add_option("--file", file,
                  "topology file to load instead of probing this machine: NCCL XML, hwloc XML "
@@ -56,6 +58,9 @@ int main(int argc, char** argv) {
   app.add_flag("--matrix", matrix, "print GPU x GPU and GPU x NIC path types and bandwidths");
   app.add_flag("--rings", rings, "print the ring channels of each host, then across hosts");
   app.add_flag("--trees", trees, "print the double binary tree across hosts");
+  app.add_flag("--predict", predict,
+               "print the cost model's all-reduce busbw by size (as nccl-tests reports it) for "
+               "each algorithm the plan has, one rank per GPU");
   app.add_option("--hosts", hosts, "plan for N copies of the (first) host")
       ->check(CLI::Range(1, 4096));
   app.add_option("--xml", xmlOut, "write the topology as NCCL XML to this file");
@@ -83,7 +88,7 @@ int main(int argc, char** argv) {
       fmt::print("time: {} {:.1f} ms{}, search (rings, trees) {:.1f} ms\n",
                  file.empty() ? "probe" : "load", loadMs, copies, watch.lap());
     }
-    bool quiet = matrix || rings || trees || timing || nics || !xmlOut.empty() ||
+    bool quiet = matrix || rings || trees || predict || timing || nics || !xmlOut.empty() ||
                  !jsonOut.empty() || !svgOut.empty();
     // Read before anything is printed, so that a bad TUTTI_SYSFS_ROOT or TUTTI_IB_HCA fails alone.
     const bool nicLines = !quiet && file.empty();
@@ -103,6 +108,7 @@ int main(int argc, char** argv) {
     if (matrix) fmt::print("{}", tutti::tools::formatMatrix(topo));
     if (rings) fmt::print("{}", tutti::tools::formatRings(topo));
     if (trees) fmt::print("{}", tutti::tools::formatTrees(topo));
+    if (predict) fmt::print("{}", tutti::tools::formatPrediction(topo));
     if (!xmlOut.empty()) tutti::topology::saveXmlFile(topo, xmlOut);
     if (jsonOut == "-") fmt::print("{}", tutti::topology::toJson(topo));
     if (!jsonOut.empty() && jsonOut != "-") writeFile(jsonOut, tutti::topology::toJson(topo));

@@ -1,4 +1,5 @@
-// What tutti-topo prints: the tree of each host, the path matrix, the ring and tree channels.
+// What tutti-topo prints: the tree of each host, the path matrix, the ring and tree channels,
+// the cost model's all-reduce figures.
 #pragma once
 
 #include <string>
@@ -14,5 +15,7 @@ std::string formatMatrix(const topology::Topology& topo);
 std::string formatRings(const topology::Topology& topo);
 // The double binary tree across hosts.
 std::string formatTrees(const topology::Topology& topo);
+// The all-reduce cost model's busbw by size for each algorithm, and the quickest.
+std::string formatPrediction(const topology::Topology& topo);
 
 }  // namespace tutti::tools

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tutti-topo on real files: the DGX-1 V100 hybrid cube-mesh gives 6 NVLink rings that each visit
 # all 8 GPUs once, the matrix shows NVL paths; with --hosts 4, 4 rail-aligned rings visit all 32
-# GPUs once and two trees cover the 4 hosts; --svg draws each ring; --time reports the search;
+# GPUs once and two trees cover the 4 hosts; --svg draws each ring; --predict prints the cost
+# model's busbw; --time reports the search;
 # the JSON export loads back (--file) to the same paths and rings and exports the same JSON, a bad
 # one is an error naming the JSON path; every format loads from a pipe; a missing file is an error
 # naming it. RDMA NICs from the sysfs fixtures (TUTTI_SYSFS_ROOT): --nics lists devices, ports and
@@ -46,6 +47,18 @@ tail -n 1 "$svg" | grep -q '</svg>' || fail "--svg is not closed"
 [ "$(grep -c '>ring [0-3]: .* on NIC [0-3]</text>' "$svg")" -eq 4 ] ||
   fail "--svg lacks the 4 rings"
 [ "$(grep -c 'stroke="#e6194b"' "$svg")" -gt 8 ] || fail "--svg does not draw ring 0 in colour"
+# --predict: the cost model's figures for 2 copies of the 8 x H100, 8 x 400 Gb/s host (worked out
+# by hand in cost_model_test.cpp), a row per size, and the quickest algorithm.
+predict=$("$topo" --file "$fixtures/hgx-h100-8x400g.xml" --hosts 2 --predict) ||
+  fail "--predict exited $?"
+echo "$predict"
+grep -q '^all-reduce over 16 GPUs on 2 host(s), busbw in GB/s:$' <<<"$predict" ||
+  fail "--predict does not name the GPUs and hosts"
+grep -q '^  ring: 8 channels, busbw 384.0 GB/s, latency 131.6 us$' <<<"$predict" ||
+  fail "--predict's ring differs"
+grep -Eq '^ +8 GiB +382\.80 +[0-9.]+  ring$' <<<"$predict" || fail "--predict's 8 GiB row differs"
+"$topo" --file "$fixtures/hwloc-dev-vm.xml" --predict | grep -q '^no all-reduce to price' ||
+  fail "--predict without GPUs does not say so"
 timing=$("$topo" --file "$fixtures/dgx1-v100.xml" --hosts 16 --time) || fail "--time exited $?"
 echo "$timing"
 grep -Eq '^time: load [0-9.]+ ms, 16 hosts. paths [0-9.]+ ms, search \(rings, trees\) [0-9.]+ ms$' \
