@@ -8,6 +8,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "base/shm_leftovers.hpp"
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/observe/dump_signal.hpp"
 #include "runtime/observe/flight_dump.hpp"
@@ -110,23 +111,31 @@ void Communicator::connect() {
   plan.options.slots = settings_.slots;
   plan.options.socketsPerPeer = settings_.socketsPerPeer;
   plan.bindHost = [&] { return bootstrap::chooseAddress(&job_.rendezvous).host(); };
-  plan.exchange = [&](const std::string& mine) {
-    return bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline);
-  };
   plan.describe = [&](int peer) {
     return fmt::format("rank {} ({})", peer, describe(peers_[static_cast<size_t>(peer)]));
   };
   // No rank announces anything before its communicator exists: only deaths are seen in init.
+  // A member killed before every peer mapped its segments leaves their names in /dev/shm (no
+  // launcher may be there to sweep them, and the survivors may go on: shrink), so they go first.
   const auto failIfPeerGone = [&](PeerWatch& watch) {
-    if (const auto trouble = watch.look(-1, false))
-      raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
-            trouble->peer, describe(peers_[static_cast<size_t>(trouble->peer)]));
+    const auto trouble = watch.look(-1, false);
+    if (!trouble) return;
+    removeSharedMemory(segmentNamePrefix(job_.secret) + tag_ + "-" + std::to_string(trouble->peer) +
+                       "-");
+    raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
+          trouble->peer, describe(peers_[static_cast<size_t>(trouble->peer)]));
   };
-  // While connecting, before any transport can carry notes: a transport that waits for a peer
-  // (ucx's hello) gives up as soon as a local peer is gone, not at the timeout.
+  // While connecting, before any transport can carry notes: the address exchange, and a transport
+  // that waits for a peer (ucx's hello), give up as soon as a local peer is gone, not at the
+  // timeout (a survivor of a shrink may die while the new communicator is made).
   PeerWatch connecting(rank_, peers_, std::vector<transport::Transport*>(peers_.size()), job_.store,
                        tag_);
-  plan.options.checkPeers = [&] { failIfPeerGone(connecting); };
+  const std::function<void()> checkPeers = [&] { failIfPeerGone(connecting); };
+  plan.options.checkPeers = checkPeers;
+  plan.exchange = [&](const std::string& mine) {
+    return bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline,
+                                checkPeers);
+  };
   connections_ = std::make_unique<Connections>(std::move(plan), deadline);
   peerWatch_ =
       std::make_unique<PeerWatch>(rank_, peers_, connections_->noteCarriers(), job_.store, tag_);

@@ -113,11 +113,12 @@ class Store {
 std::unique_ptr<Store> connectStore(const SockAddr& server, const Secret& secret,
                                     const Deadline& deadline, const Claim& claim = {});
 
-// Collectives over a store, namespaced by prefix (each call needs a fresh prefix).
+// Collectives over a store, namespaced by prefix (each call needs a fresh prefix). whileWaiting,
+// when given, runs about every 100 ms while they wait and may throw to give up early (e.g. when a
+// peer's process is gone).
 std::vector<std::string> allgather(Store& store, const std::string& prefix, int rank, int nranks,
-                                   const std::string& value, const Deadline& deadline);
-// whileWaiting, when given, runs about every 100 ms while the barrier waits and may throw to give
-// up early (e.g. when a peer's process is gone).
+                                   const std::string& value, const Deadline& deadline,
+                                   const std::function<void()>& whileWaiting = nullptr);
 void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline,
              const std::function<void()>& whileWaiting = nullptr);
 

@@ -12,10 +12,26 @@ void checkRank(const char* what, const std::string& prefix, int rank, int nranks
           prefix, rank, nranks);
 }
 
+// The value at key once set. With whileWaiting, the wait is cut into 100 ms slices with a call of
+// it after each (it may throw to give up early). A timeout rethrows the store's own error.
+std::string waitForKey(Store& store, const std::string& key, const Deadline& deadline,
+                       const std::function<void()>& whileWaiting) {
+  for (;;) {
+    const bool sliced = whileWaiting && deadline.remainingMs() > 100;
+    try {
+      return store.get(key, sliced ? Deadline::after(std::chrono::milliseconds(100)) : deadline);
+    } catch (const Error& error) {
+      if (error.code() != ErrorCode::kTimeout || !sliced) throw;
+    }
+    whileWaiting();
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> allgather(Store& store, const std::string& prefix, int rank, int nranks,
-                                   const std::string& value, const Deadline& deadline) {
+                                   const std::string& value, const Deadline& deadline,
+                                   const std::function<void()>& whileWaiting) {
   checkRank("allgather", prefix, rank, nranks);
   store.set(prefix + "/" + std::to_string(rank), value);
   std::vector<std::string> values(static_cast<size_t>(nranks));
@@ -25,7 +41,8 @@ std::vector<std::string> allgather(Store& store, const std::string& prefix, int 
       continue;
     }
     try {
-      values[static_cast<size_t>(peer)] = store.get(prefix + "/" + std::to_string(peer), deadline);
+      values[static_cast<size_t>(peer)] =
+          waitForKey(store, prefix + "/" + std::to_string(peer), deadline, whileWaiting);
     } catch (const Error& error) {
       if (error.code() != ErrorCode::kTimeout) throw;
       raise(ErrorCode::kTimeout, "allgather '{}': rank {} never contributed ({})", prefix, peer,
@@ -43,19 +60,12 @@ void barrier(Store& store, const std::string& prefix, int nranks, const Deadline
     raise(ErrorCode::kInvalidUsage, "barrier '{}': {} arrivals for {} ranks (prefix reused?)",
           prefix, arrived, nranks);
   if (arrived == nranks) store.set(prefix + "/done", "1");
-  for (;;) {
-    const bool sliced = whileWaiting && deadline.remainingMs() > 100;
-    try {
-      store.get(prefix + "/done",
-                sliced ? Deadline::after(std::chrono::milliseconds(100)) : deadline);
-      return;
-    } catch (const Error& error) {
-      if (error.code() != ErrorCode::kTimeout) throw;
-      if (!sliced)
-        raise(ErrorCode::kTimeout, "barrier '{}': only {} of {} ranks arrived before the deadline",
-              prefix, store.add(prefix + "/count", 0), nranks);
-    }
-    whileWaiting();
+  try {
+    waitForKey(store, prefix + "/done", deadline, whileWaiting);
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::kTimeout) throw;
+    raise(ErrorCode::kTimeout, "barrier '{}': only {} of {} ranks arrived before the deadline",
+          prefix, store.add(prefix + "/count", 0), nranks);
   }
 }
 

@@ -19,8 +19,8 @@
 #include <system_error>
 
 #include "base/auth.hpp"
+#include "base/shm_leftovers.hpp"
 #include "tools/launch/line_prefixer.hpp"
-#include "tools/launch/shm_leftovers.hpp"
 #include "tools/launch/spawn.hpp"
 
 namespace tutti::launch {
@@ -163,7 +163,7 @@ class Job {
   }
 
   void removeLeftSharedMemory() {
-    const auto removed = detail::removeSharedMemory(segmentNamePrefix(ranksSecret_));
+    const auto removed = removeSharedMemory(segmentNamePrefix(ranksSecret_));
     if (removed.empty()) return;
     fmt::print(stderr,
                "{}: removed {} shared-memory segment{} that ranks killed during init left "

@@ -164,8 +164,13 @@ Mapping OwnSegment::map(size_t offset, size_t bytes) const {
 void OwnSegment::unlink() {
   if (!linked_) return;
   linked_ = false;
-  if (shm_unlink(name_.c_str()) != 0)
-    log::warn("shm: shm_unlink {}: {} (errno {})", name_, std::strerror(errno), errno);
+  unlinkSegmentName(name_);
+}
+
+void unlinkSegmentName(const std::string& name) {
+  // ENOENT: a peer's connected() was first.
+  if (shm_unlink(name.c_str()) != 0 && errno != ENOENT)
+    log::warn("shm: shm_unlink {}: {} (errno {})", name, std::strerror(errno), errno);
 }
 
 Mapping mapPeerSegment(const std::string& name, const SegmentHeader& expect, size_t offset,

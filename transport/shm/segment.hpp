@@ -92,6 +92,11 @@ class OwnSegment {
   bool linked_ = false;
 };
 
+// Removes a segment's name (its mappings stay valid); a name already removed is no error. Every
+// rank removes its peers' names as well as its own once all have mapped them, so that a peer that
+// dies before it removes its own leaves nothing behind.
+void unlinkSegmentName(const std::string& name);
+
 // Opens the segment `name`, which `expect.rank` created, checks its header against `expect`
 // (every field), and maps [offset, offset + bytes) of it read-write.
 Mapping mapPeerSegment(const std::string& name, const SegmentHeader& expect, size_t offset,

@@ -9,9 +9,11 @@
 // size, never a SIGBUS later. Senders write only into FIFOs that their receiver has allocated:
 // connect() is collective among the peers and data flows only after the barrier that follows it.
 //
-// Lifetime: connected() unlinks the segment's name (everybody has mapped it by then), so a job
-// that crashes afterwards leaks nothing; the destructor unlinks it if connected() never ran.
-// Hence all connect() calls must come before connected().
+// Lifetime: connected() unlinks the segment's name and those of the peers' segments it mapped
+// (everybody has mapped them by then; a peer killed before its own connected() leaves nothing,
+// which matters to survivors that go on: tutti_comm_shrink), so a job that crashes afterwards
+// leaks nothing; the destructor unlinks it if connected() never ran. Hence all connect() calls
+// must come before connected().
 //
 // Failure: a dead peer is not noticed here (the runtime's job); nothing in here can crash on what
 // a peer writes into the shared memory: sizes and counters read from it are checked. A rank's
@@ -89,12 +91,18 @@ class ShmTransport final : public Transport {
 
   void watch(const std::vector<int>& peers, const std::vector<std::string>& addresses) override {
     detail::checkPeers(options_, peers, addresses, "shm");
-    for (int peer : peers)
+    for (int peer : peers) {
       peerHeaders_[peer] =
           mapPeerSegment(addresses[peer], headerOf(peer), 0, SegmentHeader::kBytes);
+      peerNames_.push_back(addresses[peer]);
+    }
   }
 
-  void connected() override { segment_.unlink(); }
+  void connected() override {
+    segment_.unlink();
+    for (const std::string& name : peerNames_) unlinkSegmentName(name);
+    peerNames_.clear();
+  }
 
   SendConn& send(int peer) override { return link(peer).sender; }
   RecvConn& recv(int peer) override { return link(peer).receiver; }
@@ -154,7 +162,8 @@ class ShmTransport final : public Transport {
   OwnSegment segment_;
   Mapping ownHeader_;
   std::vector<std::unique_ptr<Link>> links_;
-  std::vector<Mapping> peerHeaders_;  // each connected peer's header page, for its departure note
+  std::vector<Mapping> peerHeaders_;    // each connected peer's header page, for its departure note
+  std::vector<std::string> peerNames_;  // the peers' segments mapped, until connected()
   PeerMemory peerMemory_;
 };
 

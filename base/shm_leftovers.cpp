@@ -1,4 +1,4 @@
-#include "tools/launch/shm_leftovers.hpp"
+#include "base/shm_leftovers.hpp"
 
 #include <dirent.h>
 #include <sys/mman.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <memory>
 
-namespace tutti::launch::detail {
+namespace tutti {
 
 std::vector<std::string> removeSharedMemory(const std::string& prefix) {
   std::vector<std::string> removed;
@@ -21,4 +21,4 @@ std::vector<std::string> removeSharedMemory(const std::string& prefix) {
   return removed;
 }
 
-}  // namespace tutti::launch::detail
+}  // namespace tutti
