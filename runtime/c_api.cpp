@@ -7,6 +7,7 @@
 #include "base/log.hpp"
 #include "runtime/init.hpp"
 #include "runtime/operations.hpp"
+#include "runtime/shrink_agreement.hpp"
 #include "transport/peer_memory.hpp"
 #include "tutti/tutti.h"
 
@@ -213,6 +214,24 @@ tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t
     std::unique_ptr<rt::Communicator> child;
     c.engine().run([&] { child = c.split(color, key); });
     if (child) *newcomm = new tuttiComm{std::move(child)};
+  });
+}
+
+tuttiResult_t tutti_comm_shrink(tuttiComm_t comm, const int* exclude_ranks, int exclude_count,
+                                tuttiComm_t* newcomm, int flags) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    checkOut(newcomm, "newcomm");
+    *newcomm = nullptr;
+    if ((flags & ~TUTTI_SHRINK_DEAD) != 0)
+      raise(ErrorCode::kInvalidArgument,
+            "rank {}: shrink flags {:#x} hold unknown bits (known: TUTTI_SHRINK_DEAD = {:#x})",
+            c.rank(), static_cast<unsigned>(flags), TUTTI_SHRINK_DEAD);
+    const std::vector<int> excluded =
+        rt::checkedExclusions(c.rank(), c.size(), exclude_ranks, exclude_count);
+    std::unique_ptr<rt::Communicator> child;
+    c.engine().run([&] { child = c.shrink(excluded, (flags & TUTTI_SHRINK_DEAD) != 0); });
+    *newcomm = new tuttiComm{std::move(child)};
   });
 }
 

@@ -13,6 +13,7 @@
 #include "runtime/observe/dump_signal.hpp"
 #include "runtime/observe/flight_dump.hpp"
 #include "runtime/observe/trace.hpp"
+#include "runtime/shrink_agreement.hpp"
 #include "runtime/topology_plan.hpp"
 
 namespace tutti::runtime {
@@ -176,6 +177,7 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
 }
 
 void Communicator::setAlgorithm(const std::string& algorithm) {
+  failure_.throwIfRetired();
   const std::vector<std::string> choices = allReduceChoices();
   if (std::find(choices.begin(), choices.end(), algorithm) == choices.end())
     raise(ErrorCode::kInvalidArgument, "rank {}: algorithm '{}' is not one of {}", rank_, algorithm,
@@ -224,13 +226,41 @@ void Communicator::abort() {
       Error(ErrorCode::kInvalidUsage, fmt::format("rank {}: the communicator was aborted", rank_)));
 }
 
+Settings Communicator::childSettings() const {
+  // Split and shrink are operations of this communicator: their waits use the current timeout,
+  // and the new communicator (its connect included) starts with it.
+  Settings child = settings_;
+  child.timeout = timeout();
+  return child;
+}
+
+std::unique_ptr<Communicator> Communicator::childOf(const std::vector<int>& members,
+                                                    const std::string& childTag,
+                                                    const Settings& settings) {
+  std::vector<PeerInfo> peers;
+  std::vector<int> newRanks(static_cast<size_t>(size()), -1);  // by this communicator's rank
+  for (int member : members) {
+    newRanks[static_cast<size_t>(member)] = static_cast<int>(peers.size());
+    PeerInfo info = peers_[static_cast<size_t>(member)];
+    info.rank = static_cast<int>(peers.size());
+    peers.push_back(info);
+  }
+  const int newRank = newRanks[static_cast<size_t>(rank_)];
+  if (newRank < 0) return nullptr;
+  // A given ring stays given: the members in its order. A planned one is planned afresh.
+  std::vector<int> ringOrder;
+  if (cpuRing_.given)
+    for (int onRing : cpuRing_.order)
+      if (const int member = newRanks[static_cast<size_t>(onRing)]; member >= 0)
+        ringOrder.push_back(member);
+  return create(job_, childTag, newRank, std::move(peers), settings, ringOrder);
+}
+
 std::unique_ptr<Communicator> Communicator::split(int color, int key) {
+  failure_.throwIfRetired();
   const int n = size();
-  // Split is one of this communicator's operations: its waits use the current timeout, and the
-  // new communicator (its connect included) starts with it.
-  Settings childSettings = settings_;
-  childSettings.timeout = timeout();
-  const Deadline deadline = Deadline::after(childSettings.timeout);
+  const Settings settings = childSettings();
+  const Deadline deadline = Deadline::after(settings.timeout);
   const std::string prefix = tag_ + "/split" + std::to_string(splits_++);
   const auto all = bootstrap::allgather(
       *job_.store, prefix, rank_, n, std::to_string(color) + " " + std::to_string(key), deadline);
@@ -250,25 +280,42 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key) {
   std::stable_sort(members.begin(), members.end(), [](const Member& a, const Member& b) {
     return a.key != b.key ? a.key < b.key : a.rank < b.rank;
   });
-  std::vector<PeerInfo> peers;
-  std::vector<int> newRanks(static_cast<size_t>(n), -1);  // by this communicator's rank
-  for (const Member& member : members) {
-    newRanks[static_cast<size_t>(member.rank)] = static_cast<int>(peers.size());
-    PeerInfo info = peers_[static_cast<size_t>(member.rank)];
-    info.rank = static_cast<int>(peers.size());
-    peers.push_back(info);
-  }
-  // A given ring stays given: the members in its order. A planned one is planned afresh.
-  std::vector<int> ringOrder;
-  if (cpuRing_.given)
-    for (int onRing : cpuRing_.order)
-      if (const int newRank = newRanks[static_cast<size_t>(onRing)]; newRank >= 0)
-        ringOrder.push_back(newRank);
+  std::vector<int> ranks;
+  for (const Member& member : members) ranks.push_back(member.rank);
   // Tags name shm segments too, so they use no '/'.
-  const std::string childTag =
-      tag_ + ".s" + std::to_string(splits_ - 1) + "c" + std::to_string(color);
-  return create(job_, childTag, newRanks[static_cast<size_t>(rank_)], std::move(peers),
-                childSettings, ringOrder);
+  return childOf(ranks, tag_ + ".s" + std::to_string(splits_ - 1) + "c" + std::to_string(color),
+                 settings);
+}
+
+std::unique_ptr<Communicator> Communicator::shrink(const std::vector<int>& excluded,
+                                                   bool excludeGone) {
+  failure_.throwIfRetired();
+  const Settings settings = childSettings();
+  const int round = shrinks_++;
+  const ShrinkRound agreement{
+      *job_.store, tag_ + "/shrink" + std::to_string(round), rank_, size(),
+      excludeGone ? std::function([this] { return peerWatch_->gonePeers(); }) : nullptr};
+  const ShrinkDecision decision =
+      agreeOnExcluded(agreement, excluded, Deadline::after(settings.timeout));
+  std::vector<int> survivors;
+  for (int rank = 0; rank < size(); ++rank)
+    if (!std::binary_search(decision.excluded.begin(), decision.excluded.end(), rank))
+      survivors.push_back(rank);
+  auto child = childOf(survivors, tag_ + ".k" + std::to_string(round), settings);
+  if (!child)
+    raise(ErrorCode::kInvalidUsage,
+          "rank {}: this rank is excluded from the shrunk communicator: the survivors (decided by "
+          "rank {}) exclude ranks {}",
+          rank_, decision.decidedBy, formatRanks(decision.excluded));
+  const std::optional<Error> before = failure();
+  failure_.retire(Error(
+      ErrorCode::kInvalidUsage,
+      fmt::format("rank {}: this communicator was shrunk (tutti_comm_shrink excluded ranks {}) "
+                  "into one of {} ranks, in which this rank is rank {}; use that one{}",
+                  rank_, decision.excluded.empty() ? "none" : formatRanks(decision.excluded),
+                  child->size(), child->rank(),
+                  before ? fmt::format(" (it had failed before: {})", before->what()) : "")));
+  return child;
 }
 
 }  // namespace tutti::runtime

@@ -127,6 +127,12 @@ class Communicator {
   // places, or, when this communicator's order was given (TUTTI_RING_ORDER), is that order with
   // the other ranks left out.
   std::unique_ptr<Communicator> split(int color, int key);
+  // The survivors' communicator (tutti_comm_shrink): every rank of this one but those excluded,
+  // renumbered in order. The callers agree on the excluded ranks over the store
+  // (shrink_agreement.hpp): the union of every caller's `excluded` (checked, sorted) and, with
+  // `excludeGone`, of the ranks each finds gone. Collective over the survivors. Once it
+  // succeeds, this communicator is retired: every later operation fails saying it was shrunk.
+  std::unique_ptr<Communicator> shrink(const std::vector<int>& excluded, bool excludeGone);
 
  private:
   Communicator() = default;
@@ -138,6 +144,12 @@ class Communicator {
     return next;
   }
   void connect();
+  // The settings of a communicator made from this one: the current timeout bounds its init.
+  Settings childSettings() const;
+  // A communicator of `members` (this one's ranks, in the new order) tagged `childTag`; nullptr
+  // when this rank is not a member. Collective over the members.
+  std::unique_ptr<Communicator> childOf(const std::vector<int>& members,
+                                        const std::string& childTag, const Settings& settings);
 
   JobBootstrap job_;
   std::string tag_;
@@ -160,6 +172,7 @@ class Communicator {
   std::atomic<uint64_t> sequence_{0};
   std::atomic<uint64_t> collectives_{0};
   int splits_ = 0;
+  int shrinks_ = 0;
   std::atomic<int> device_{-1};
   int anySourceStart_ = 0;
   FailureState failure_;

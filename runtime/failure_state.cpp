@@ -10,6 +10,13 @@ bool FailureState::keep(const Error& error) {
   return true;
 }
 
+void FailureState::retire(const Error& why) {
+  std::lock_guard lock(mutex_);
+  failure_ = why;
+  failed_.store(true, std::memory_order_release);
+  retired_.store(true, std::memory_order_release);
+}
+
 std::optional<Error> FailureState::failure() const {
   std::lock_guard lock(mutex_);
   return failure_;

@@ -79,7 +79,8 @@ PeerWatch::PeerWatch(int rank, const std::vector<PeerInfo>& peers,
       carriers_(std::move(carriers)),
       store_(std::move(store)),
       tag_(std::move(tag)),
-      departed_(peers.size()) {}
+      departed_(peers.size()),
+      lost_(peers.size()) {}
 
 std::string PeerWatch::storeKey(int rank) const {
   return tag_ + "/left/" + std::to_string(rank);
@@ -192,7 +193,16 @@ std::optional<PeerTrouble> PeerWatch::explainLost(int peer) {
   if (gaveUp(departure)) return troubleOf(peer, departure);
   if (auto died = lookAtDeadPeers(-1, true); died && died->kind == PeerTrouble::Kind::kDied)
     return died;
+  lost_[static_cast<size_t>(peer)] = true;
   return std::nullopt;
+}
+
+std::vector<int> PeerWatch::gonePeers() {
+  std::vector<int> gone;
+  for (const PeerInfo& peer : peers_)
+    if (lost_[static_cast<size_t>(peer.rank)] || (local(peer) && processGone(peer.pid)))
+      gone.push_back(peer.rank);
+  return gone;
 }
 
 Error describeTrouble(const PeerTrouble& trouble, const PeerInfo& peer, const std::string& where,

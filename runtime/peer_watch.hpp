@@ -54,6 +54,11 @@ class PeerWatch {
   // Why the connection to `peer` failed (closed, reset): what it announced, else a peer on this
   // host that died without a word (a peer that cannot reach the store leaves no note there).
   std::optional<PeerTrouble> explainLost(int peer);
+  // The peers this rank knows to be gone: local ones whose process has exited (the kernel is
+  // asked now) and any whose connection broke with nothing to explain it (explainLost found no
+  // note and no local death: a remote peer's process or host vanished). What tutti_comm_shrink's
+  // TUTTI_SHRINK_DEAD excludes. From the waiters' thread, as explainLost.
+  std::vector<int> gonePeers();
   // What `peer` announced, from its transport, else (when `askStore`) from the store.
   transport::Departure departureOf(int peer, bool askStore);
 
@@ -73,6 +78,7 @@ class PeerWatch {
   std::string tag_;
   std::atomic<bool> announced_{false};
   std::vector<transport::Departure> departed_;  // of local peers found gone; the waiters' thread's
+  std::vector<bool> lost_;  // peers whose connection broke unexplained; the waiters' thread's
   std::chrono::steady_clock::time_point lastLivenessCheck_{};
   std::chrono::steady_clock::time_point lastStoreCheck_{};
 };

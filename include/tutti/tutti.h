@@ -86,6 +86,21 @@ tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks);
  * (TUTTI_SPLIT_NOCOLOR) returns a null communicator. Collective over the parent. */
 #define TUTTI_SPLIT_NOCOLOR (-1)
 tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm);
+/* The survivors' communicator, for going on after ranks are lost (as ncclCommShrink): every rank
+ * of comm except the excluded ones, renumbered in order of their ranks in comm. Called by every
+ * rank that stays; an excluded rank does not call it (it destroys comm). The excluded ranks are
+ * exclude_ranks[0..exclude_count) and, with TUTTI_SHRINK_DEAD, the ranks this rank finds gone (a
+ * process on this host that exited, a peer whose connection broke unexplained). The callers
+ * agree over the rendezvous store, within comm's timeout: the union of what every caller
+ * excludes, so a rank that saw a death and one that did not get the same communicator; a rank
+ * neither calling nor excluded fails the callers with tuttiTimeout naming it. comm may have
+ * failed (a dead peer); once the shrink succeeds every later call on comm fails (tuttiInvalidUsage,
+ * saying it was shrunk), and comm must still be destroyed. The rendezvous's host (rank 0 under
+ * tutti_comm_init_env) must be alive. docs/elastic.md. */
+#define TUTTI_SHRINK_DEFAULT 0
+#define TUTTI_SHRINK_DEAD 1
+tuttiResult_t tutti_comm_shrink(tuttiComm_t comm, const int* exclude_ranks, int exclude_count,
+                                tuttiComm_t* newcomm, int flags);
 tuttiResult_t tutti_comm_destroy(tuttiComm_t comm);
 /* Callable from any thread: unblocks every wait on comm, which then fails. */
 tuttiResult_t tutti_comm_abort(tuttiComm_t comm);

@@ -178,6 +178,14 @@ class Comm {
     check(tutti_comm_split(handle_, color, key, &child));
     return Comm(child);
   }
+  // The survivors' communicator (tutti_comm_shrink): this one without `excluded` and, with
+  // TUTTI_SHRINK_DEAD in flags, without the ranks found gone.
+  Comm shrink(const std::vector<int>& excluded, int flags = TUTTI_SHRINK_DEFAULT) const {
+    tuttiComm_t child = nullptr;
+    check(tutti_comm_shrink(handle_, excluded.data(), static_cast<int>(excluded.size()), &child,
+                            flags));
+    return Comm(child);
+  }
   void abort() { check(tutti_comm_abort(handle_)); }
   // The stall timeout of the operations that start after the call (tutti_comm_set_timeout).
   void setTimeout(std::chrono::milliseconds timeout) {
