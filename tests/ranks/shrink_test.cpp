@@ -106,6 +106,30 @@ TEST_CASE("excluding a live rank renumbers the others in order, even where only 
   CHECK_THAT(tutti_get_last_error(), Contains("was shrunk"));
 }
 
+TEST_CASE("callers that name different ranks agree on the union", "[shrink]") {
+  ThreadWorld world(4);
+  REQUIRE(world.ok());
+  // Rank 0 names rank 2, rank 1 names rank 3: neither can finish alone, each waiting for the rank
+  // it did not name, until it reads the other's proposal.
+  const auto sizes = onEveryRank<int>(4, [&](int rank) {
+    if (rank >= 2) return -1;
+    tutti_comm_set_timeout(world.comm(rank), 5000);
+    const int excluded = rank == 0 ? 2 : 3;
+    tuttiComm_t child = nullptr;
+    if (tutti_comm_shrink(world.comm(rank), &excluded, 1, &child, 0) != tuttiSuccess) return -2;
+    int size = 0;
+    tutti_comm_size(child, &size);
+    int32_t value = rank + 1, total = 0;
+    if (tutti_allreduce(&value, &total, 1, tuttiInt32, tuttiSum, child, nullptr) != tuttiSuccess ||
+        total != 3)
+      size = -3;
+    tutti_comm_destroy(child);
+    return size;
+  });
+  CHECK(sizes[0] == 2);
+  CHECK(sizes[1] == 2);
+}
+
 TEST_CASE("a shrink some ranks never call times out on the callers, naming the others",
           "[shrink][timeout]") {
   tutti::tests::Warnings().expect();  // the timeouts are warnings
