@@ -34,11 +34,15 @@ std::vector<int> parseRanks(const std::string& text, int size, const std::string
   return ranks;
 }
 
-std::string joinedRanks(const std::vector<bool>& marked) {
+std::vector<int> markedRanks(const std::vector<bool>& marked) {
   std::vector<int> ranks;
   for (size_t rank = 0; rank < marked.size(); ++rank)
     if (marked[rank]) ranks.push_back(static_cast<int>(rank));
-  return formatRanks(ranks);
+  return ranks;
+}
+
+std::string joinedRanks(const std::vector<bool>& marked) {
+  return formatRanks(markedRanks(marked));
 }
 
 class Round {
@@ -141,11 +145,19 @@ class Round {
     return decision;
   }
 
+  // The round's deadline, or a store's answer from now when that is later: a decision taken in
+  // time is posted and read even at the deadline's edge.
+  Deadline deadlineForStore() const {
+    return deadline_.remainingMs() > std::chrono::milliseconds(kStoreAnswer).count()
+               ? deadline_
+               : Deadline::after(kStoreAnswer);
+  }
+
   // The first to claim it posts its union; a later claimer takes the posted one.
   ShrinkDecision decide() {
     if (round_.store.add(key("decider"), 1) != 1) {
       try {
-        return readDecision(deadline_);
+        return readDecision(deadlineForStore());
       } catch (const Error& error) {
         if (error.code() != ErrorCode::kTimeout) throw;
         raise(ErrorCode::kTimeout,
@@ -154,12 +166,10 @@ class Round {
               round_.rank, error.what());
       }
     }
-    ShrinkDecision decision;
-    for (int rank = 0; rank < round_.size; ++rank)
-      if (excluded_[static_cast<size_t>(rank)]) decision.excluded.push_back(rank);
-    decision.decidedBy = round_.rank;
+    ShrinkDecision decision{markedRanks(excluded_), round_.rank};
     round_.store.set(key("decision"),
-                     std::to_string(round_.rank) + ";" + formatRanks(decision.excluded), deadline_);
+                     std::to_string(round_.rank) + ";" + formatRanks(decision.excluded),
+                     deadlineForStore());
     return decision;
   }
 
