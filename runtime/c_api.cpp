@@ -235,6 +235,36 @@ tuttiResult_t tutti_comm_shrink(tuttiComm_t comm, const int* exclude_ranks, int 
   });
 }
 
+tuttiResult_t tutti_comm_grow_id(tuttiComm_t comm, tuttiUniqueId* id) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    checkOut(id, "id");
+    const auto bytes = c.growId().encode();
+    std::memcpy(id->internal, bytes.data(), bytes.size());
+  });
+}
+
+tuttiResult_t tutti_comm_grow(tuttiComm_t comm, int new_size, const tuttiUniqueId* id, int rank,
+                              tuttiComm_t* newcomm) {
+  return guard([&] {
+    checkOut(newcomm, "newcomm");
+    *newcomm = nullptr;
+    std::unique_ptr<rt::Communicator> child;
+    if (comm) {
+      rt::Communicator& c = commOf(comm);
+      c.engine().run([&] { child = c.grow(new_size); });
+    } else {
+      if (!id)
+        raise(ErrorCode::kInvalidArgument,
+              "id is NULL: a newcomer (comm NULL) needs the grow token of tutti_comm_grow_id");
+      std::array<char, tutti::bootstrap::kUniqueIdBytes> bytes;
+      std::memcpy(bytes.data(), id->internal, bytes.size());
+      child = rt::initGrowing(tutti::bootstrap::UniqueId::decode(bytes), rank, new_size);
+    }
+    *newcomm = new tuttiComm{std::move(child)};
+  });
+}
+
 tuttiResult_t tutti_comm_destroy(tuttiComm_t comm) {
   return guard([&] {
     if (!comm) raise(ErrorCode::kInvalidArgument, "the communicator is NULL");

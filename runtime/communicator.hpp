@@ -133,6 +133,20 @@ class Communicator {
   // `excludeGone`, of the ranks each finds gone. Collective over the survivors. Once it
   // succeeds, this communicator is retired: every later operation fails saying it was shrunk.
   std::unique_ptr<Communicator> shrink(const std::vector<int>& excluded, bool excludeGone);
+  // A join token for growing this communicator (tutti_comm_grow_id): the rendezvous, the job
+  // secret and a fresh key under which the store tells newcomers what they join (this
+  // communicator's tag, its next grow round, its size). Local: one member makes it.
+  bootstrap::UniqueId growId();
+  // The enlarged communicator of newSize ranks (tutti_comm_grow): this one's ranks keep their
+  // numbers, newcomers (initGrowing) take the others. Collective over the members and the
+  // newcomers. This communicator stays as it was.
+  std::unique_ptr<Communicator> grow(int newSize);
+  // What members and newcomers share in a grow: every rank's record, with the size it expects,
+  // allgathered under the round's prefix; then the communicator of them all, tagged
+  // `tag`.g`round`.
+  static std::unique_ptr<Communicator> grown(JobBootstrap job, const std::string& tag, int round,
+                                             int rank, int newSize, const PeerInfo& self,
+                                             const Settings& settings);
 
  private:
   Communicator() = default;
@@ -173,6 +187,7 @@ class Communicator {
   std::atomic<uint64_t> collectives_{0};
   int splits_ = 0;
   int shrinks_ = 0;
+  int grows_ = 0;
   std::atomic<int> device_{-1};
   int anySourceStart_ = 0;
   FailureState failure_;

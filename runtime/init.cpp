@@ -1,5 +1,6 @@
 #include "runtime/init.hpp"
 
+#include <sstream>
 #include <thread>
 
 #include "runtime/bootstrap/pmix_share.hpp"
@@ -68,6 +69,33 @@ std::unique_ptr<Communicator> initFromEnv() {
     if (storeServer) storeServer->waitForClientsToLeave(Deadline::after(std::chrono::seconds(2)));
     throw;
   }
+}
+
+std::unique_ptr<Communicator> initGrowing(const bootstrap::UniqueId& id, int rank, int newSize) {
+  checkRankAndSize(rank, newSize);
+  if (id.joinKey.empty())
+    raise(ErrorCode::kInvalidArgument,
+          "rank {}: the id is not a grow token (tutti_comm_grow_id makes one; "
+          "tutti_get_unique_id's ids start worlds)",
+          rank);
+  const Settings settings = Settings::fromConfig();
+  const Deadline deadline = Deadline::after(settings.timeout);
+  const PeerInfo self = PeerInfo::local(rank, settings);
+  JobBootstrap job{nullptr, nullptr, SockAddr::resolve(id.host, id.port), id.secret};
+  job.store =
+      bootstrap::connectStore(job.rendezvous, id.secret, deadline, claimOf(self, newSize, ""));
+  std::istringstream growing(job.store->get("grow/" + id.joinKey, deadline));
+  std::string tag;
+  int round = 0, members = 0;
+  if (!(growing >> tag >> round >> members))
+    raise(ErrorCode::kRemote, "rank {}: the store's record of grow token {} is malformed", rank,
+          id.joinKey);
+  if (rank < members || members >= newSize)
+    raise(ErrorCode::kInvalidArgument,
+          "rank {}: not a newcomer's rank: the communicator to grow has {} ranks, so newcomers "
+          "to a communicator of {} are ranks {}..{}",
+          rank, members, newSize, members, newSize - 1);
+  return Communicator::grown(std::move(job), tag, round, rank, newSize, self, settings);
 }
 
 std::vector<std::unique_ptr<Communicator>> initAll(int nranks) {

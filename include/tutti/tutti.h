@@ -101,6 +101,15 @@ tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t
 #define TUTTI_SHRINK_DEAD 1
 tuttiResult_t tutti_comm_shrink(tuttiComm_t comm, const int* exclude_ranks, int exclude_count,
                                 tuttiComm_t* newcomm, int flags);
+/* Growing a communicator (as ncclCommGrow): one member makes a grow token and hands it to the
+ * newcomers out of band, as a unique id; then every member calls tutti_comm_grow(comm, new_size,
+ * NULL, -1, &newcomm) and every newcomer tutti_comm_grow(NULL, new_size, &token, rank, &newcomm),
+ * rank in [comm's size, new_size). The members keep their ranks. The token names the job's
+ * rendezvous and carries its secret: newcomers prove it to the store. comm stays as it was.
+ * docs/elastic.md. */
+tuttiResult_t tutti_comm_grow_id(tuttiComm_t comm, tuttiUniqueId* id);
+tuttiResult_t tutti_comm_grow(tuttiComm_t comm, int new_size, const tuttiUniqueId* id, int rank,
+                              tuttiComm_t* newcomm);
 tuttiResult_t tutti_comm_destroy(tuttiComm_t comm);
 /* Callable from any thread: unblocks every wait on comm, which then fails. */
 tuttiResult_t tutti_comm_abort(tuttiComm_t comm);

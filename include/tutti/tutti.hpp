@@ -186,6 +186,24 @@ class Comm {
                             flags));
     return Comm(child);
   }
+  // A grow token for this communicator (tutti_comm_grow_id), for the newcomers.
+  tuttiUniqueId growId() const {
+    tuttiUniqueId id;
+    check(tutti_comm_grow_id(handle_, &id));
+    return id;
+  }
+  // The enlarged communicator of newSize ranks, on a member (tutti_comm_grow).
+  Comm grow(int newSize) const {
+    tuttiComm_t child = nullptr;
+    check(tutti_comm_grow(handle_, newSize, nullptr, -1, &child));
+    return Comm(child);
+  }
+  // A newcomer's: rank `rank` of the grown communicator that `token` names.
+  static Comm joinGrowing(const tuttiUniqueId& token, int rank, int newSize) {
+    tuttiComm_t handle = nullptr;
+    check(tutti_comm_grow(nullptr, newSize, &token, rank, &handle));
+    return Comm(handle);
+  }
   void abort() { check(tutti_comm_abort(handle_)); }
   // The stall timeout of the operations that start after the call (tutti_comm_set_timeout).
   void setTimeout(std::chrono::milliseconds timeout) {

@@ -26,6 +26,9 @@ struct UniqueId {
   std::string host;  // numeric address of the rendezvous
   int port = 0;
   Secret secret;
+  // A grow token's (tutti_comm_grow_id): where the store tells newcomers what they join. Empty:
+  // a plain id.
+  std::string joinKey;
 
   std::array<char, kUniqueIdBytes> encode() const;
   // Throws kInvalidArgument ("not a tutti unique id ...") for bytes that do not decode.

@@ -9,7 +9,8 @@
 //       10     2  reserved, zero
 //       12    16  secret (zero when absent)
 //       28    64  numeric host, NUL-terminated, zero-padded
-//       92    28  reserved, zero
+//       92    28  join key of a grow token (tutti_comm_grow_id): lowercase hex, NUL-padded;
+//                 all zero in a plain id
 //      120     8  checksum: BLAKE2b of bytes 0..119, first 8 bytes
 //
 // decode() checks every field, so bytes that are not a unique id (a truncated copy, another
@@ -56,6 +57,10 @@ bool allZero(std::span<const std::byte> bytes) {
   return std::ranges::all_of(bytes, [](std::byte b) { return b == std::byte{0}; });
 }
 
+bool isLowerHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
 bool same(std::span<const std::byte> a, std::span<const std::byte> b) {
   return std::ranges::equal(a, b);
 }
@@ -81,7 +86,10 @@ std::array<char, kUniqueIdBytes> UniqueId::encode() const {
     out.raw(std::as_bytes(std::span(secret.bytes)));
   else
     out.zeros(secret.bytes.size());
-  out.raw(host).zeros(kHostBytes - host.size()).zeros(kTailBytes);
+  if (joinKey.size() >= kTailBytes || !std::ranges::all_of(joinKey, isLowerHex))
+    raise(ErrorCode::kInvalidArgument, "unique id join key '{}' is not up to {} hex digits",
+          joinKey, kTailBytes - 1);
+  out.raw(host).zeros(kHostBytes - host.size()).raw(joinKey).zeros(kTailBytes - joinKey.size());
   out.raw(checksum(bytes));
   return bytes;
 }
@@ -105,7 +113,7 @@ UniqueId UniqueId::decode(const std::array<char, kUniqueIdBytes>& bytes) {
   const auto tail = in.raw(kTailBytes);
   const auto sum = in.raw(kChecksumBytes);
   in.end();
-  if (!allZero(reserved) || !allZero(tail)) in.fail("reserved bytes are not zero");
+  if (!allZero(reserved)) in.fail("reserved bytes are not zero");
   if (!present && !allZero(secretBytes)) in.fail("secret bytes without flag");
   const char* host = reinterpret_cast<const char*>(hostBytes.data());
   const size_t hostLength = strnlen(host, kHostBytes);
@@ -113,6 +121,12 @@ UniqueId UniqueId::decode(const std::array<char, kUniqueIdBytes>& bytes) {
   if (hostLength == 0) in.fail("empty host");
   if (!allZero(hostBytes.subspan(hostLength))) in.fail("bytes after the host's NUL");
   id.host.assign(host, hostLength);
+  const char* key = reinterpret_cast<const char*>(tail.data());
+  const size_t keyLength = strnlen(key, kTailBytes);
+  if (keyLength == kTailBytes || !allZero(tail.subspan(keyLength)))
+    in.fail("join key is not NUL-terminated and zero-padded");
+  id.joinKey.assign(key, keyLength);
+  if (!std::ranges::all_of(id.joinKey, isLowerHex)) in.fail("join key is not hex");
   if (familyOf(id.host) != family) in.fail("host is not a numeric IPv{} address", family);
   if (!same(sum, checksum(bytes))) in.fail("checksum mismatch");
   id.secret.present = present == 1;

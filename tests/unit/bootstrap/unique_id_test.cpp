@@ -31,6 +31,12 @@ TEST_CASE("unique id round trip", "[bootstrap][unique_id]") {
     CHECK(back.port == id.port);
     CHECK(back.secret.present);
     CHECK(back.secret.bytes == id.secret.bytes);
+    CHECK(back.joinKey.empty());
+  }
+  SECTION("a grow token's join key, up to 27 hex digits") {
+    UniqueId id = sample();
+    id.joinKey = "0123456789abcdef0123456789a";
+    CHECK(UniqueId::decode(id.encode()).joinKey == id.joinKey);
   }
   SECTION("IPv6 without a secret") {
     UniqueId id;
@@ -68,6 +74,11 @@ TEST_CASE("unique id encode refuses what it cannot represent", "[bootstrap][uniq
   CHECK(errorOf([&] { id.encode(); }).code() == ErrorCode::kInvalidArgument);
   id.port = 65536;
   CHECK(errorOf([&] { id.encode(); }).code() == ErrorCode::kInvalidArgument);
+  id = sample();
+  id.joinKey = "0123456789abcdef0123456789ab";  // 28 digits: no room for the NUL
+  CHECK(errorOf([&] { id.encode(); }).code() == ErrorCode::kInvalidArgument);
+  id.joinKey = "G00D";
+  CHECK(errorOf([&] { id.encode(); }).code() == ErrorCode::kInvalidArgument);
 }
 
 TEST_CASE("unique id decode rejects each corrupted field", "[bootstrap][unique_id]") {
@@ -101,9 +112,13 @@ TEST_CASE("unique id decode rejects each corrupted field", "[bootstrap][unique_i
   SECTION("reserved bytes") {
     bytes[10] = 1;
     expectRejected(bytes, "reserved");
+  }
+  SECTION("join key") {
+    bytes[100] = 1;  // after an empty key's NUL
+    expectRejected(bytes, "join key is not NUL-terminated and zero-padded");
     bytes = good;
-    bytes[100] = 1;
-    expectRejected(bytes, "reserved");
+    bytes[92] = 'x';
+    expectRejected(bytes, "join key is not hex");
   }
   SECTION("secret bytes without the flag") {
     UniqueId id = sample();
