@@ -11,6 +11,9 @@ line means). Scenarios:
                after it starts its shrink (before the agreement, during it, while the new
                communicator is made, or after): the 2 survivors end with a communicator of 2,
                shrinking again where the new communicator's init or its first call failed
+  regrow       one rank but 0 is SIGKILLed; the 3 survivors shrink, then grow back to 4 with a
+               newcomer process that reads the grow token from a file: the survivors keep their
+               shrunk ranks, the newcomer is rank 3, all finish their cases on the 4
   partial      only ranks 0 and 1 call shrink: it must fail on them with a timeout that names
                ranks 2 and 3, and ranks 2 and 3 (in a barrier instead) must fail too; no hang
 
@@ -24,8 +27,10 @@ still hold both communicators nor after they exit.
 """
 
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -62,6 +67,22 @@ def survivors_went_on(job, survivors, excluded, or_excluded=None):
     return problems
 
 
+def ended_clean(job, prefixes, ranks):
+    """What must hold at the end: no segment of the job in /dev/shm while the ranks still hold
+    their communicators, nor after they exit; each of ranks exits 0 when released."""
+    problems = []
+    leaked = leaked_segments(prefixes)
+    if leaked:
+        problems.append(f"/dev/shm holds {leaked} while the ranks run")
+    codes = job.release(10)
+    if [codes[r] for r in ranks] != [0] * len(ranks):
+        problems.append(f"exit codes {codes}, expected 0 on ranks {ranks}")
+    leaked = leaked_segments(prefixes)
+    if leaked:
+        problems.append(f"/dev/shm still holds {leaked}")
+    return problems
+
+
 def killed(shrink_rank, rng, victims, transport, dies_in_shrink=None):
     """victims are SIGKILLed during the run; dies_in_shrink, when given, kills itself 0-40 ms
     into its shrink."""
@@ -88,17 +109,52 @@ def killed(shrink_rank, rng, victims, transport, dies_in_shrink=None):
                                    or job.ranks[r].find("corrupt") for r in survivors), BOUND_S)
         # One that dies in its shrink is excluded by the first one or, once gone, by the next.
         problems += survivors_went_on(job, survivors, victims, sorted(gone))
-        leaked = leaked_segments(prefixes)
-        if leaked:
-            problems.append(f"/dev/shm holds {leaked} while the survivors run")
-        codes = job.release(10)
-        if [codes[r] for r in survivors] != [0] * len(survivors):
-            problems.append(f"exit codes {codes}, expected 0 on the survivors {survivors}")
-        leaked = leaked_segments(prefixes)
-        if leaked:
-            problems.append(f"/dev/shm still holds {leaked}")
+        problems += ended_clean(job, prefixes, survivors)
     finally:
         job.release(5)
+    return name, problems, job
+
+
+def regrow(shrink_rank, rng, transport):
+    """A random rank but 0 is SIGKILLed; the 3 survivors shrink, finish their cases, then grow
+    back to 4 with a newcomer process (SHRINK_RANK_NEWCOMER) that got the grow token through a
+    file; all 4 run the cases again."""
+    victim = rng.randrange(1, NRANKS)
+    survivors = [r for r in range(NRANKS) if r != victim]
+    name = f"rank {victim} killed over {transport}, a newcomer grows the survivors back to 4"
+    token = os.path.join(tempfile.mkdtemp(), "token")
+    world = {r: {"TUTTI_WORLD_SIZE": str(NRANKS)} for r in range(NRANKS)}
+    job = Job([shrink_rank, "--seed", str(rng.randrange(1 << 32)), "--dead", "1",
+               "--token-file", token], NRANKS + 1,
+              env={"TUTTI_TRANSPORT": transport, "TUTTI_TIMEOUT": "30"}, held=(NRANKS,),
+              overrides={**world, NRANKS: {"SHRINK_RANK_NEWCOMER": str(NRANKS - 1)}})
+    problems = []
+    try:
+        if not job.wait_all("ready", 30):
+            return name, ["the ranks never became ready"], job
+        prefixes = job.shm_prefixes()
+        time.sleep(rng.uniform(0.0, 0.3))
+        job.signal(victim, signal.SIGKILL)
+        job.start_held()
+        everyone = survivors + [NRANKS]
+        job.wait_until(lambda: all(job.ranks[r].find("done-grown") or job.ranks[r].find("failed")
+                                   or job.ranks[r].find("corrupt") for r in everyone), BOUND_S)
+        problems += survivors_went_on(job, survivors, [victim])
+        expected = {r: f"grown rank {r} to {position}/{NRANKS}"
+                    for position, r in enumerate(survivors)}
+        expected[NRANKS] = f"grown newcomer {NRANKS - 1} to {NRANKS - 1}/{NRANKS}"
+        for r, line in expected.items():
+            rank = job.ranks[r]
+            if rank.find("grown") != line:
+                problems.append(f"expected '{line}', got {rank.find('grown')} "
+                                f"({rank.find('grow-failed')})")
+            if not rank.find("done-grown"):
+                problems.append(f"rank {r} did not finish its cases on the grown communicator")
+        problems += job.corrupt()
+        problems += ended_clean(job, prefixes | job.shm_prefixes(), everyone)
+    finally:
+        job.release(5)
+        shutil.rmtree(os.path.dirname(token), ignore_errors=True)
     return name, problems, job
 
 
@@ -156,6 +212,9 @@ def main():
         for transport in ("shm", "tcp"):
             victim, dies = rng.sample(range(1, NRANKS), 2)
             runs.append(killed(args.shrink_rank, rng, [victim], transport, dies))
+    elif args.scenario == "regrow":
+        for transport in ("shm", "tcp"):
+            runs.append(regrow(args.shrink_rank, rng, transport))
     elif args.scenario == "explicit":
         runs.append(explicit(args.shrink_rank, seed))
     elif args.scenario == "partial":

@@ -13,6 +13,9 @@
 //   shrink-failed rank R: MESSAGE           the shrink failed (exit 5)
 //   old rank R: MESSAGE                     what the shrunk world says to a later call
 //   done rank R cases K                     every case on the new communicator passed (exit 0)
+//   grown rank R to N/M, done-grown rank R cases K, grow-failed rank R: MESSAGE   with
+//                                           --token-file, the same for the communicator grown
+//                                           back by one newcomer (exit 6 when the grow failed)
 //   corrupt rank R: PROBLEM                 a call succeeded with wrong data (exit 4)
 // A rank that does not call shrink (--callers) calls a barrier on the world instead and reports
 // its result as "error" (exit 3). Every rank waits for its stdin to close before it destroys its
@@ -20,11 +23,14 @@
 //
 //   shrink_rank [--seed S] [--ops N] [--after K] [--max-bytes B] [--dead 0|1]
 //               [--exclude R,R..] [--named-by R,R..] [--callers R,R..] [--timeout-ms MS]
-//               [--die-in-shrink R --die-after-ms MS]
+//               [--die-in-shrink R --die-after-ms MS] [--token-file PATH]
 // --exclude: the ranks excluded explicitly, named by the ranks in --named-by (default: all
 // callers); the other callers name nobody. --ops -1 (default): until a call fails.
 // --die-in-shrink: rank R SIGKILLs itself MS ms after it starts its shrink (a death during it),
 // calling nothing after the shrink.
+// --token-file: after their cases the survivors grow back by one rank: rank 0 of them writes the
+// grow token to PATH, where the newcomer (a process started with SHRINK_RANK_NEWCOMER=R, R the
+// survivors' count, instead of the launch variables) reads it; all then run the cases again.
 #include <signal.h>
 #include <unistd.h>
 
@@ -54,6 +60,7 @@ struct Args {
   std::vector<int> callers;  // empty: every rank not excluded
   long timeoutMs = 0;        // 0: TUTTI_TIMEOUT
   int dieInShrink = -1;
+  std::string tokenFile;  // set: grow back by one newcomer after the shrink
   int dieAfterMs = 0;
 };
 
@@ -102,6 +109,8 @@ Args parse(int argc, char** argv) {
       args.callers = rankList(value);
     else if (arg == "--timeout-ms")
       args.timeoutMs = std::atol(value.c_str());
+    else if (arg == "--token-file")
+      args.tokenFile = value;
     else if (arg == "--die-in-shrink")
       args.dieInShrink = std::atoi(value.c_str());
     else if (arg == "--die-after-ms")
@@ -164,10 +173,70 @@ tuttiComm_t shrinkOrRelease(tuttiComm_t comm, const std::vector<int>& excluded, 
   }
 }
 
+// Runs the cases on the grown communicator `grown`, reports and ends the rank.
+[[noreturn]] void finishGrown(const Args& args, tuttiComm_t grown, const std::string& me,
+                              std::vector<tuttiComm_t> comms) {
+  int rank = 0, size = 0;
+  tutti_comm_rank(grown, &rank);
+  tutti_comm_size(grown, &size);
+  say("grown " + me + " to " + std::to_string(rank) + "/" + std::to_string(size));
+  comms.push_back(grown);
+  const long cases = static_cast<long>(args.after) * static_cast<long>(std::size(kAllKinds));
+  if (!runCases(grown, me, args.seed + 100, cases, args.maxBytes, false)) release(comms, 3);
+  say("done-grown " + me + " cases " + std::to_string(cases));
+  release(comms, 0);
+}
+
+// A survivor grows `survivors` to newSize; rank 0 of it hands the newcomer the grow token through
+// --token-file (written whole, then renamed into place).
+[[noreturn]] void growBack(const Args& args, tuttiComm_t survivors, int newSize,
+                           const std::string& me, std::vector<tuttiComm_t> comms) {
+  int rank = 0;
+  tutti_comm_rank(survivors, &rank);
+  if (rank == 0) {
+    tuttiUniqueId token;
+    if (tutti_comm_grow_id(survivors, &token) != tuttiSuccess) usage(tutti_get_last_error());
+    const std::string partial = args.tokenFile + ".partial";
+    std::FILE* out = std::fopen(partial.c_str(), "wb");
+    if (!out || std::fwrite(&token, sizeof(token), 1, out) != 1 || std::fclose(out) != 0 ||
+        std::rename(partial.c_str(), args.tokenFile.c_str()) != 0)
+      usage("cannot write " + args.tokenFile);
+  }
+  tuttiComm_t grown = nullptr;
+  if (tutti_comm_grow(survivors, newSize, nullptr, -1, &grown) != tuttiSuccess) {
+    say("grow-failed " + me + ": " + tutti_get_last_error());
+    release(comms, 6);
+  }
+  finishGrown(args, grown, me, std::move(comms));
+}
+
+// The newcomer (SHRINK_RANK_NEWCOMER=its rank): waits for the token file, then joins.
+[[noreturn]] void joinGrowing(const Args& args, int rank) {
+  const std::string me = "newcomer " + std::to_string(rank);
+  tuttiUniqueId token;
+  for (int tries = 0;; ++tries) {
+    if (std::FILE* in = std::fopen(args.tokenFile.c_str(), "rb")) {
+      const bool read = std::fread(&token, sizeof(token), 1, in) == 1;
+      std::fclose(in);
+      if (read) break;
+    }
+    if (tries == 6000) usage("no token in " + args.tokenFile + " after 60 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  tuttiComm_t grown = nullptr;
+  if (tutti_comm_grow(nullptr, rank + 1, &token, rank, &grown) != tuttiSuccess) {
+    say("grow-failed " + me + ": " + tutti_get_last_error());
+    release({}, 6);
+  }
+  finishGrown(args, grown, me, {});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
+  if (const char* newcomer = std::getenv("SHRINK_RANK_NEWCOMER"))
+    joinGrowing(args, std::atoi(newcomer));
   tuttiComm_t world = nullptr;
   if (tutti_comm_init_env(&world) != tuttiSuccess) {
     std::fprintf(stderr, "shrink_rank: init: %s\n", tutti_get_last_error());
@@ -217,6 +286,7 @@ int main(int argc, char** argv) {
     if (runCases(survivors, me, args.seed + static_cast<uint64_t>(shrinks), cases, args.maxBytes,
                  false)) {
       say("done " + me + " cases " + std::to_string(cases));
+      if (!args.tokenFile.empty()) growBack(args, survivors, newSize + 1, me, comms);
       release(comms, 0);
     }
     if (!args.dead || shrinks == 3) release(comms, 3);
