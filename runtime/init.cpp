@@ -90,7 +90,7 @@ std::unique_ptr<Communicator> initGrowing(const bootstrap::UniqueId& id, int ran
   if (!(growing >> tag >> round >> members))
     raise(ErrorCode::kRemote, "rank {}: the store's record of grow token {} is malformed", rank,
           id.joinKey);
-  if (rank < members || members >= newSize)
+  if (rank < members)
     raise(ErrorCode::kInvalidArgument,
           "rank {}: not a newcomer's rank: the communicator to grow has {} ranks, so newcomers "
           "to a communicator of {} are ranks {}..{}",
