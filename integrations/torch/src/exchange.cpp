@@ -74,12 +74,13 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::alltoall_base(at::Tensor& output, 
   const char* op = "alltoall_base";
   checkTensor(input, op);
   checkTensor(output, op);
+  checkSameDevice(input, output, op);
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "tutti: ", op,
               ": the output and input dtypes differ (", output.scalar_type(), ", ",
               input.scalar_type(), ")");
   const std::vector<int64_t> sendRows = rowsPerRank(input, inputSplitSizes, size_, op, "input");
   const std::vector<int64_t> recvRows = rowsPerRank(output, outputSplitSizes, size_, op, "output");
-  return run(c10d::OpType::ALLTOALL_BASE, op, {output}, [&](TuttiWork& work) {
+  return run(c10d::OpType::ALLTOALL_BASE, op, input.device(), {output}, [&](TuttiWork& work) {
     at::Tensor source = stagedInput(input, work);
     at::Tensor destination = stagedOutput(output, work);
     const std::vector<PeerBlock> sends = blocksOf(source, sendRows);
@@ -102,11 +103,12 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::alltoall(std::vector<at::Tensor>& 
   for (const auto* list : {&inputs, &outputs})
     for (const at::Tensor& tensor : *list) {
       checkTensor(tensor, op);
+      checkSameDevice(inputs[0], tensor, op);
       TORCH_CHECK(tensor.scalar_type() == inputs[0].scalar_type(), "tutti: ", op,
                   " needs tensors of one dtype; got ", inputs[0].scalar_type(), " and ",
                   tensor.scalar_type());
     }
-  return run(c10d::OpType::ALLTOALL, op, outputs, [&](TuttiWork& work) {
+  return run(c10d::OpType::ALLTOALL, op, inputs[0].device(), outputs, [&](TuttiWork& work) {
     std::vector<PeerBlock> sends, recvs;
     for (int peer = 0; peer < size_; ++peer) {
       at::Tensor source = stagedInput(inputs[static_cast<size_t>(peer)], work);
@@ -122,7 +124,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::send(std::vector<at::Tensor>& tens
                                                    int /*tag*/) {
   const char* op = "send";
   at::Tensor& tensor = theOnlyTensor(tensors, op);
-  return run(c10d::OpType::SEND, op, tensors, [&](TuttiWork& work) {
+  return run(c10d::OpType::SEND, op, tensor.device(), tensors, [&](TuttiWork& work) {
     at::Tensor source = stagedInput(tensor, work);
     return tutti_send(source.data_ptr(), elementCount(source), dtypeOf(source), dstRank, comm(),
                       work.requestSlot());
@@ -133,7 +135,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::recv(std::vector<at::Tensor>& tens
                                                    int /*tag*/) {
   const char* op = "recv";
   at::Tensor& tensor = theOnlyTensor(tensors, op);
-  return run(c10d::OpType::RECV, op, tensors, [&](TuttiWork& work) {
+  return run(c10d::OpType::RECV, op, tensor.device(), tensors, [&](TuttiWork& work) {
     at::Tensor destination = stagedOutput(tensor, work);
     *work.sourceSlot() = srcRank;
     return tutti_recv(destination.data_ptr(), elementCount(destination), dtypeOf(destination),
@@ -145,7 +147,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::recvAnysource(std::vector<at::Tens
                                                             int /*tag*/) {
   const char* op = "recvAnysource";
   at::Tensor& tensor = theOnlyTensor(tensors, op);
-  return run(c10d::OpType::RECVANYSOURCE, op, tensors, [&](TuttiWork& work) {
+  return run(c10d::OpType::RECVANYSOURCE, op, tensor.device(), tensors, [&](TuttiWork& work) {
     at::Tensor destination = stagedOutput(tensor, work);
     return tutti_recv_any(destination.data_ptr(), elementCount(destination), dtypeOf(destination),
                           work.sourceSlot(), comm(), work.requestSlot());

@@ -13,6 +13,7 @@ void checkWorldSized(const at::Tensor& large, const at::Tensor& small, int size,
                      const char* largeName) {
   checkTensor(large, op);
   checkTensor(small, op);
+  checkSameDevice(small, large, op);
   TORCH_CHECK(large.scalar_type() == small.scalar_type(), "tutti: ", op,
               ": the output and input dtypes differ (", large.scalar_type(), ", ",
               small.scalar_type(), ")");
@@ -40,7 +41,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::allgather(
   TORCH_CHECK(static_cast<int>(outputList.size()) == size_, "tutti: ", op, ": the output list has ",
               outputList.size(), " tensors, not the world size ", size_);
   checkSameShape(input, outputList, op, "output");
-  return run(c10d::OpType::ALLGATHER, op, outputList, [&](TuttiWork& work) {
+  return run(c10d::OpType::ALLGATHER, op, input.device(), outputList, [&](TuttiWork& work) {
     at::Tensor source = stagedInput(input, work);
     at::Tensor gathered = at::empty({input.numel() * size_}, input.options());
     scatterOnSuccess(gathered, outputList, work);
@@ -66,6 +67,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::allgather_coalesced(
                 list.size(), " tensors for ", inputs.size(), " inputs");
     for (size_t i = 0; i < list.size(); ++i) {
       checkTensor(list[i], op);
+      checkSameDevice(inputs[0], list[i], op);
       TORCH_CHECK(
           list[i].scalar_type() == inputs[i].scalar_type() && list[i].numel() == inputs[i].numel(),
           "tutti: ", op, ": output ", i, " of list ", rank, " is ", list[i].numel(), " ",
@@ -74,20 +76,21 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::allgather_coalesced(
       outputs.push_back(list[i]);
     }
   }
-  return run(c10d::OpType::ALLGATHER_COALESCED, op, outputs, [&](TuttiWork& work) {
-    at::Tensor flat = flattenedInputs(inputs, work);
-    at::Tensor gathered = at::empty({flat.numel() * size_}, flat.options());
-    scatterOnSuccess(gathered, outputs, work);
-    return tutti_allgather(flat.data_ptr(), gathered.data_ptr(), elementCount(flat), dtypeOf(flat),
-                           comm(), work.requestSlot());
-  });
+  return run(c10d::OpType::ALLGATHER_COALESCED, op, inputs[0].device(), outputs,
+             [&](TuttiWork& work) {
+               at::Tensor flat = flattenedInputs(inputs, work);
+               at::Tensor gathered = at::empty({flat.numel() * size_}, flat.options());
+               scatterOnSuccess(gathered, outputs, work);
+               return tutti_allgather(flat.data_ptr(), gathered.data_ptr(), elementCount(flat),
+                                      dtypeOf(flat), comm(), work.requestSlot());
+             });
 }
 
 ProcessGroupTutti::WorkPtr ProcessGroupTutti::_allgather_base(
     at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& /*opts*/) {
   const char* op = "_allgather_base";
   checkWorldSized(output, input, size_, op, "output");
-  return run(c10d::OpType::_ALLGATHER_BASE, op, {output}, [&](TuttiWork& work) {
+  return run(c10d::OpType::_ALLGATHER_BASE, op, input.device(), {output}, [&](TuttiWork& work) {
     at::Tensor source = stagedInput(input, work);
     at::Tensor destination = stagedOutput(output, work);
     return tutti_allgather(source.data_ptr(), destination.data_ptr(), elementCount(source),
@@ -106,7 +109,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::reduce_scatter(
               inputList.size(), " tensors, not the world size ", size_);
   checkSameShape(output, inputList, op, "input");
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
-  return run(c10d::OpType::REDUCE_SCATTER, op, outputs, [&](TuttiWork& work) {
+  return run(c10d::OpType::REDUCE_SCATTER, op, output.device(), outputs, [&](TuttiWork& work) {
     at::Tensor source = flattenedInputs(inputList, work);
     at::Tensor destination = stagedOutput(output, work);
     return tutti_reduce_scatter(source.data_ptr(), destination.data_ptr(),
@@ -120,13 +123,14 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::_reduce_scatter_base(
   const char* op = "_reduce_scatter_base";
   checkWorldSized(input, output, size_, op, "input");
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
-  return run(c10d::OpType::_REDUCE_SCATTER_BASE, op, {output}, [&](TuttiWork& work) {
-    at::Tensor source = stagedInput(input, work);
-    at::Tensor destination = stagedOutput(output, work);
-    return tutti_reduce_scatter(source.data_ptr(), destination.data_ptr(),
-                                elementCount(destination), dtypeOf(destination), reduceOp, comm(),
-                                work.requestSlot());
-  });
+  return run(c10d::OpType::_REDUCE_SCATTER_BASE, op, output.device(), {output},
+             [&](TuttiWork& work) {
+               at::Tensor source = stagedInput(input, work);
+               at::Tensor destination = stagedOutput(output, work);
+               return tutti_reduce_scatter(source.data_ptr(), destination.data_ptr(),
+                                           elementCount(destination), dtypeOf(destination),
+                                           reduceOp, comm(), work.requestSlot());
+             });
 }
 
 }  // namespace tutti_torch

@@ -43,6 +43,13 @@ tuttiComm_t ProcessGroupTutti::comm() const {
   return comm_.get();
 }
 
+void ProcessGroupTutti::checkGroupDevice(c10::Device device, const char* op) {
+  if (!cudaDevice_) cudaDevice_ = device;
+  TORCH_CHECK(device == *cudaDevice_, "tutti: ", op, ": this group's CUDA tensors are on ",
+              *cudaDevice_, "; got one on ", device,
+              " (one GPU per process and group; make a group for the other)");
+}
+
 ProcessGroupTutti::WorkPtr ProcessGroupTutti::allreduce(std::vector<at::Tensor>& tensors,
                                                         const c10d::AllreduceOptions& opts) {
   const char* op = "allreduce";
@@ -50,7 +57,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::allreduce(std::vector<at::Tensor>&
     return sparseAllreduce(tensors, opts);
   at::Tensor& tensor = theOnlyTensor(tensors, op);
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
-  return run(c10d::OpType::ALLREDUCE, op, tensors, [&](TuttiWork& work) {
+  return run(c10d::OpType::ALLREDUCE, op, tensor.device(), tensors, [&](TuttiWork& work) {
     at::Tensor buffer = stagedOutput(tensor, work);
     return tutti_allreduce(buffer.data_ptr(), buffer.data_ptr(), elementCount(buffer),
                            dtypeOf(buffer), reduceOp, comm(), work.requestSlot());
@@ -64,12 +71,13 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::allreduce_coalesced(
   TORCH_CHECK(!tensors.empty(), "tutti: ", op, " got no tensors");
   checkOneDtype(tensors, op);
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
-  return run(c10d::OpType::ALLREDUCE_COALESCED, op, tensors, [&](TuttiWork& work) {
-    at::Tensor flat = flattenedInputs(tensors, work);
-    scatterOnSuccess(flat, tensors, work);
-    return tutti_allreduce(flat.data_ptr(), flat.data_ptr(), elementCount(flat), dtypeOf(flat),
-                           reduceOp, comm(), work.requestSlot());
-  });
+  return run(c10d::OpType::ALLREDUCE_COALESCED, op, tensors[0].device(), tensors,
+             [&](TuttiWork& work) {
+               at::Tensor flat = flattenedInputs(tensors, work);
+               scatterOnSuccess(flat, tensors, work);
+               return tutti_allreduce(flat.data_ptr(), flat.data_ptr(), elementCount(flat),
+                                      dtypeOf(flat), reduceOp, comm(), work.requestSlot());
+             });
 }
 
 ProcessGroupTutti::WorkPtr ProcessGroupTutti::broadcast(std::vector<at::Tensor>& tensors,
@@ -77,7 +85,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::broadcast(std::vector<at::Tensor>&
   const char* op = "broadcast";
   at::Tensor& tensor = theOnlyTensor(tensors, op);
   TORCH_CHECK(opts.rootTensor == 0, "tutti: ", op, ": rootTensor must be 0");
-  return run(c10d::OpType::BROADCAST, op, tensors, [&](TuttiWork& work) {
+  return run(c10d::OpType::BROADCAST, op, tensor.device(), tensors, [&](TuttiWork& work) {
     at::Tensor buffer = stagedOutput(tensor, work);
     return tutti_broadcast(buffer.data_ptr(), buffer.data_ptr(), elementCount(buffer),
                            dtypeOf(buffer), static_cast<int>(opts.rootRank), comm(),
@@ -93,7 +101,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::reduce(std::vector<at::Tensor>& te
   TORCH_CHECK(opts.rootTensor == 0, "tutti: ", op, ": rootTensor must be 0");
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
   const bool isRoot = opts.rootRank == rank_;
-  return run(c10d::OpType::REDUCE, op, tensors, [&](TuttiWork& work) {
+  return run(c10d::OpType::REDUCE, op, tensor.device(), tensors, [&](TuttiWork& work) {
     at::Tensor buffer = isRoot ? stagedOutput(tensor, work) : stagedInput(tensor, work);
     return tutti_reduce(buffer.data_ptr(), isRoot ? buffer.data_ptr() : nullptr,
                         elementCount(buffer), dtypeOf(buffer), reduceOp,
@@ -102,7 +110,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::reduce(std::vector<at::Tensor>& te
 }
 
 ProcessGroupTutti::WorkPtr ProcessGroupTutti::barrier(const c10d::BarrierOptions& /*opts*/) {
-  return run(c10d::OpType::BARRIER, "barrier", {},
+  return run(c10d::OpType::BARRIER, "barrier", c10::Device(c10::kCPU), {},
              [&](TuttiWork& work) { return tutti_barrier(comm(), work.requestSlot()); });
 }
 

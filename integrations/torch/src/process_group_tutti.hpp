@@ -3,8 +3,9 @@
 // signatures, so one class serves both (GroupBase below).
 //
 // Every collective issues tutti's asynchronous form and returns at once; a CompletionThread
-// completes the works (and their futures) in issue order. Tensors must be dense CPU tensors;
-// non-contiguous outputs are reduced in a contiguous copy that is copied back on completion.
+// completes the works (and their futures) in issue order. Tensors must be dense CPU or CUDA
+// tensors (docs/torch.md, CUDA tensors); non-contiguous outputs are reduced in a contiguous copy
+// that is copied back on completion.
 #pragma once
 
 #include <torch/version.h>
@@ -96,18 +97,23 @@ class ProcessGroupTutti : public GroupBase {
     void operator()(tuttiComm* comm) const;
   };
 
-  // Issues one operation: issue(work) calls tutti (setting work.requestSlot()) and returns its
-  // result. Under the issue lock, so that works queue for completion in tutti's order even when
-  // several threads (autograd's, the main one) issue at once.
+  // Issues one operation on tensors of device: issue(work) calls tutti (setting
+  // work.requestSlot()) and returns its result. Under the issue lock, so that works queue for
+  // completion in tutti's order even when several threads (autograd's, the main one) issue at once.
   template <typename Issue>
-  WorkPtr run(c10d::OpType type, const char* op, std::vector<at::Tensor> outputs, Issue&& issue) {
-    auto work = c10::make_intrusive<TuttiWork>(rank_, type, std::move(outputs));
+  WorkPtr run(c10d::OpType type, const char* op, c10::Device device,
+              std::vector<at::Tensor> outputs, Issue&& issue) {
+    auto work = c10::make_intrusive<TuttiWork>(rank_, type, device, std::move(outputs));
     std::lock_guard lock(issueMutex_);
+    if (device.is_cuda()) checkGroupDevice(device, op);
     const tuttiResult_t result = issue(*work);
     TORCH_CHECK(result == tuttiSuccess, "tutti: ", op, ": ", tutti_get_last_error());
     completions_.enqueue(work);
     return work;
   }
+  // The first CUDA device the group is given becomes its device; tensors on another are an
+  // error naming both (one GPU per process and group, as NCCL's backend has it).
+  void checkGroupDevice(c10::Device device, const char* op);
   // allreduce of one sparse COO tensor (sparse_allreduce.cpp).
   WorkPtr sparseAllreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts);
   // Exchanges blocks with every rank (sends[i] to rank i, recvs[i] from rank i) as one tutti
@@ -117,6 +123,7 @@ class ProcessGroupTutti : public GroupBase {
 
   std::unique_ptr<tuttiComm, CommCloser> comm_;
   std::mutex issueMutex_;
+  std::optional<c10::Device> cudaDevice_;  // under issueMutex_
   // Declared after comm_: destroyed first, completing what is in flight while comm_ still exists.
   CompletionThread completions_;
 };

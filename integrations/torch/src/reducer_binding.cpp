@@ -31,6 +31,10 @@ std::vector<bucketing::TensorBuffer> buffersOf(const std::vector<at::Tensor>& te
   for (size_t i = 0; i < tensors.size(); ++i) {
     const at::Tensor& tensor = tensors[i];
     checkTensor(tensor, what);
+    // Its buckets are host memory that its engine reads in place.
+    TORCH_CHECK(tensor.device().is_cpu(), "tutti: ", what,
+                ": tutti's Reducer takes CPU tensors only; tensor ", i, " ('", names[i],
+                "') is on ", tensor.device());
     TORCH_CHECK(tensor.is_contiguous(), "tutti: ", what, ": tensor ", i, " ('", names[i],
                 "') is not contiguous");
     buffers.push_back({names[i], tensor.sizes().vec(), toTuttiType(tensor.scalar_type(), what),

@@ -37,7 +37,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::gather(std::vector<std::vector<at:
   const int root = static_cast<int>(opts.rootRank);
   const std::vector<at::Tensor>& outputList =
       rootList(outputs, input, root == rank_, size_, op, "output");
-  return run(c10d::OpType::GATHER, op, outputList, [&](TuttiWork& work) {
+  return run(c10d::OpType::GATHER, op, input.device(), outputList, [&](TuttiWork& work) {
     const size_t none = static_cast<size_t>(size_);
     std::vector<PeerBlock> sends(none, {nullptr, 0}), recvs(none, {nullptr, 0});
     at::Tensor source = stagedInput(input, work);
@@ -58,7 +58,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::scatter(std::vector<at::Tensor>& o
   const int root = static_cast<int>(opts.rootRank);
   const std::vector<at::Tensor>& inputList =
       rootList(inputs, output, root == rank_, size_, op, "input");
-  return run(c10d::OpType::SCATTER, op, outputs, [&](TuttiWork& work) {
+  return run(c10d::OpType::SCATTER, op, output.device(), outputs, [&](TuttiWork& work) {
     const size_t none = static_cast<size_t>(size_);
     std::vector<PeerBlock> sends(none, {nullptr, 0}), recvs(none, {nullptr, 0});
     at::Tensor destination = stagedOutput(output, work);

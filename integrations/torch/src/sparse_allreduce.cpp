@@ -55,7 +55,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::sparseAllreduce(std::vector<at::Te
   TORCH_CHECK(opts.reduceOp == c10d::ReduceOp::SUM, "tutti: ", op,
               " supports ReduceOp SUM only (as gloo)");
   const at::Tensor input = tensor.coalesce();
-  return run(c10d::OpType::ALLREDUCE, op, tensors, [&](TuttiWork& work) {
+  return run(c10d::OpType::ALLREDUCE, op, tensor.device(), tensors, [&](TuttiWork& work) {
     std::vector<int64_t> mine{input._nnz()};
     for (int64_t extent : input.sizes()) mine.push_back(extent);
     const size_t fields = mine.size();

@@ -35,12 +35,17 @@ tuttiRedOp_t toTuttiOp(const c10d::ReduceOp& reduceOp, const char* op) {
 
 void checkTensor(const at::Tensor& tensor, const char* op) {
   TORCH_CHECK(tensor.defined(), "tutti: ", op, " got an undefined tensor");
-  TORCH_CHECK(tensor.device().is_cpu(), "tutti: ", op,
-              " supports CPU tensors only; got a tensor on ", tensor.device(),
-              " (use the nccl or gloo backend for it)");
+  TORCH_CHECK(tensor.device().is_cpu() || tensor.device().is_cuda(), "tutti: ", op,
+              " supports CPU and CUDA tensors only; got a tensor on ", tensor.device());
   TORCH_CHECK(tensor.layout() == at::kStrided, "tutti: ", op,
               " supports dense tensors only; got layout ", tensor.layout());
   toTuttiType(tensor.scalar_type(), op);
+}
+
+void checkSameDevice(const at::Tensor& first, const at::Tensor& tensor, const char* op) {
+  TORCH_CHECK(tensor.device() == first.device(), "tutti: ", op,
+              " needs all its tensors on one device; got ", first.device(), " and ",
+              tensor.device());
 }
 
 at::Tensor& theOnlyTensor(std::vector<at::Tensor>& tensors, const char* op) {
@@ -53,6 +58,7 @@ at::Tensor& theOnlyTensor(std::vector<at::Tensor>& tensors, const char* op) {
 void checkOneDtype(at::TensorList tensors, const char* op) {
   for (const at::Tensor& tensor : tensors) {
     checkTensor(tensor, op);
+    checkSameDevice(tensors[0], tensor, op);
     TORCH_CHECK(tensor.scalar_type() == tensors[0].scalar_type(), "tutti: ", op,
                 " needs tensors of one dtype; got ", tensors[0].scalar_type(), " and ",
                 tensor.scalar_type());
@@ -64,6 +70,7 @@ void checkSameShape(const at::Tensor& reference, at::TensorList tensors, const c
   for (size_t i = 0; i < tensors.size(); ++i) {
     const at::Tensor& tensor = tensors[i];
     checkTensor(tensor, op);
+    checkSameDevice(reference, tensor, op);
     TORCH_CHECK(tensor.scalar_type() == reference.scalar_type(), "tutti: ", op, ": ", what, "[", i,
                 "] is ", tensor.scalar_type(), " but the input is ", reference.scalar_type());
     TORCH_CHECK(tensor.numel() == reference.numel(), "tutti: ", op, ": ", what, "[", i, "] has ",

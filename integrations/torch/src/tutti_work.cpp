@@ -5,10 +5,14 @@
 #include <exception>
 #include <string>
 
+#include "integrations/torch/src/cuda_sync.hpp"
+
 namespace tutti_torch {
 
-TuttiWork::TuttiWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs)
+TuttiWork::TuttiWork(int rank, c10d::OpType type, c10::Device device,
+                     std::vector<at::Tensor> outputs)
     : c10d::Work(rank, type),
+      cudaDevice_(device.is_cuda() ? std::optional(device) : std::nullopt),
       outputs_(std::move(outputs)),
       future_(
           c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
@@ -33,6 +37,7 @@ int TuttiWork::sourceRank() const {
 }
 
 tuttiRequest_t* TuttiWork::requestSlot() {
+  if (cudaDevice_) waitForCurrentStream(*cudaDevice_);
   return &request_;
 }
 
@@ -65,6 +70,9 @@ void TuttiWork::waitAndComplete() {
     TORCH_CHECK(failure.empty(), "tutti: ", c10d::opTypeToString(retrieveOpType()),
                 " failed: ", failure);
     for (auto& finishing : finishing_) finishing();
+    // The copies back ran on this thread's stream; whoever the future or wait() releases may
+    // read the results on another.
+    if (cudaDevice_ && !finishing_.empty()) waitForCurrentStream(*cudaDevice_);
   } catch (...) {
     error = std::current_exception();
   }

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <ATen/core/ivalue.h>
+#include <c10/core/Device.h>
 
 #include <functional>
+#include <optional>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
@@ -15,8 +17,9 @@ namespace tutti_torch {
 
 class TuttiWork : public c10d::Work {
  public:
-  // outputs: what the future holds once done (torch's collectives return their tensor list).
-  TuttiWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs);
+  // device: where the call's tensors are. outputs: what the future holds once done (torch's
+  // collectives return their tensor list).
+  TuttiWork(int rank, c10d::OpType type, c10::Device device, std::vector<at::Tensor> outputs);
   ~TuttiWork() override;
 
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
@@ -27,6 +30,9 @@ class TuttiWork : public c10d::Work {
 
   // Filled while the operation is issued, before the work is queued for completion.
   // Where tutti writes the request; left null when nothing was issued (an empty exchange).
+  // Every issue passes it to the tutti call that reads the tensors, after staging them: so for
+  // CUDA tensors it first waits for the current stream, which holds the caller's work on them
+  // and the staging copies.
   tuttiRequest_t* requestSlot();
   // Where a receive's sender goes: set when issued for a receive from one rank, written by
   // tutti_recv_any by the time its request completes.
@@ -34,11 +40,13 @@ class TuttiWork : public c10d::Work {
   void keepAlive(at::Tensor tensor);
   void onSuccess(std::function<void()> finishing);
 
-  // Called once, on the completion thread: waits for the request, runs the finishing steps,
-  // then completes the work and its future (with the error, if any).
+  // Called once, on the completion thread: waits for the request, runs the finishing steps
+  // (for CUDA tensors, until they have run on the device), then completes the work and its
+  // future (with the error, if any).
   void waitAndComplete();
 
  private:
+  std::optional<c10::Device> cudaDevice_;  // set for CUDA tensors
   tuttiRequest_t request_ = nullptr;
   int sourceRank_ = -1;  // a receive's sender; -1: not a receive
   std::vector<at::Tensor> outputs_;
