@@ -2,22 +2,13 @@
 message on the rank that made the mistake, no hang, and the group still usable afterwards. Last,
 collectives that differ between ranks (sizes), caught on every rank by TUTTI_CHECK_CALLS=1."""
 import sys
-from typing import Callable, List
+from typing import List
 
 import torch
 import torch.distributed as dist
 
 import world
-
-
-def expect_error(words: str, call: Callable[[], object]) -> None:
-    try:
-        call()
-    except RuntimeError as error:
-        assert words in str(error), f"expected '{words}' in: {error}"
-        print(f"rank {dist.get_rank()}: as expected: {str(error).splitlines()[0]}")
-        return
-    raise AssertionError(f"no error; expected one saying '{words}'")
+from mistakes import expect_error, group_still_works
 
 
 def local_mistakes(rank: int, size: int) -> None:
@@ -25,7 +16,7 @@ def local_mistakes(rank: int, size: int) -> None:
                  lambda: dist.all_reduce(torch.ones(3, dtype=torch.bool)))
     expect_error("supports ReduceOp SUM, PRODUCT, MIN, MAX and AVG",
                  lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32), op=dist.ReduceOp.BAND))
-    # CUDA tensors are taken; a device that is neither is refused.
+    # CUDA tensors are taken (test_cuda.py); a device that is neither is refused.
     with torch.inference_mode():  # torch 1.13 has no autograd kernel for c10d ops on meta
         expect_error("supports CPU and CUDA tensors only; got a tensor on meta",
                      lambda: dist.all_reduce(torch.empty(3, device="meta")))
@@ -42,9 +33,7 @@ def local_mistakes(rank: int, size: int) -> None:
     # A receive from any source of nothing: an empty send sends no message to take.
     expect_error("count 0", lambda: dist.recv(torch.empty(0)))
     # None of that reached the peers: the group still works.
-    tensor = torch.full((4,), float(rank + 1))
-    dist.all_reduce(tensor)
-    assert torch.equal(tensor, torch.full((4,), float(size * (size + 1) // 2))), tensor
+    group_still_works(rank, size)
 
 
 def worker(args: List[str]) -> None:
