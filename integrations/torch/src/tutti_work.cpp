@@ -14,9 +14,11 @@ TuttiWork::TuttiWork(int rank, c10d::OpType type, c10::Device device,
     : c10d::Work(rank, type),
       cudaDevice_(device.is_cuda() ? std::optional(device) : std::nullopt),
       outputs_(std::move(outputs)),
-      future_(
-          c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
-}
+      // On CUDA tensors a CUDA future, as NCCL's: it records events when completed, so that its
+      // waiters and then() callbacks, on whatever stream, are ordered after the results.
+      future_(c10::make_intrusive<c10::ivalue::Future>(
+          c10::ListType::create(c10::TensorType::get()),
+          cudaDevice_ ? std::vector{*cudaDevice_} : std::vector<c10::Device>{})) {}
 
 // A work dropped before it was queued (issuing failed after tutti accepted it) owns its request.
 TuttiWork::~TuttiWork() {

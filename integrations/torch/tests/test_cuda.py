@@ -4,8 +4,8 @@ runs several ranks on one GPU; with more GPUs each rank takes its own).
 Skipped, with the reason, where torch has no CUDA or sees no GPU (Debian's torch is built
 without CUDA). Inputs are seeded per rank and each process regenerates every rank's to compute
 the reference on the CPU; they are small integers, so float sums are exact whatever the order.
-The results are read on a stream other than the one the operation was issued on, after wait()
-or the future, as a training loop does. Then the mistakes: CPU and CUDA tensors in one call,
+The results are read on a stream other than the one the operation was issued on, after wait(),
+the future or a then() callback, as a training loop and DDP's hooks do. Then the mistakes: CPU and CUDA tensors in one call,
 and (with two GPUs) a second device in the same group.
 """
 import sys
@@ -61,6 +61,13 @@ def collectives(rank: int, size: int, device: torch.device) -> None:
             future = dist.all_reduce(tensor, op=dist.ReduceOp.MAX, async_op=True).get_future()
         result = future.wait()[0]
         equal(read_elsewhere(result), torch.stack(inputs).max(0).values, f"future max {dtype}")
+
+        # A callback chained on the future (as DDP's hooks are) sees the result.
+        with torch.cuda.stream(stream):
+            tensor = inputs[rank].to(device, copy=True)
+            work = dist.all_reduce(tensor, async_op=True)
+            doubled = work.get_future().then(lambda done: done.value()[0] * 2)
+        equal(read_elsewhere(doubled.wait()), torch.stack(inputs).sum(0) * 2, f"then() {dtype}")
 
     case = 10
     inputs = everyone(size, case, (6, 2 * 17), torch.float32)
