@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/types.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "tests/cuda/device_timer.hpp"
 #include "tests/cuda/one_gpu_ring.hpp"
 #include "tests/cuda/sweep_cli.hpp"
