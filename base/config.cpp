@@ -57,6 +57,12 @@ const std::vector<Var>& table() {
        "it fails"},
       {"TUTTI_SECRET", Type::kString, "", "", 0, 0,
        "job secret, 32 hex digits; ranks that cannot prove it are refused"},
+      {"TUTTI_ELASTIC_DIR", Type::kString, "", "", 0, 0,
+       "set by tuttirun --elastic for the program, not read by tutti: the job's private "
+       "directory, where survivors write grow tokens for replacements (docs/elastic.md)"},
+      {"TUTTI_GROW_TOKEN_FILE", Type::kString, "", "", 0, 0,
+       "set by tuttirun --elastic for a replacement, not read by tutti: the file in which the "
+       "survivors put the grow token it joins with (docs/elastic.md)"},
       {"TUTTI_FLIGHT_RECORDER_ENTRIES", Type::kInt, "2048", "", 0, 1 << 20,
        "operations each communicator remembers for dumps and traces (0: none)"},
       {"TUTTI_DUMP_DIR", Type::kString, "", "", 0, 0,

@@ -45,9 +45,20 @@ std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& 
   return env;
 }
 
+std::vector<std::pair<std::string, std::string>> elasticEnvironment(const std::string& dir,
+                                                                    int replacement) {
+  std::vector<std::pair<std::string, std::string>> env = {{"TUTTI_ELASTIC_DIR", dir}};
+  if (replacement > 0)
+    env.emplace_back("TUTTI_GROW_TOKEN_FILE",
+                     dir + "/grow-" + std::to_string(replacement) + ".token");
+  return env;
+}
+
 std::vector<std::string> launcherVariables() {
+  auto variables = rankEnvironment(Options{}, 0, 0, "");
+  for (auto& variable : elasticEnvironment("", 1)) variables.push_back(variable);
   std::vector<std::string> names;
-  for (const auto& variable : rankEnvironment(Options{}, 0, 0, "")) names.push_back(variable.first);
+  for (const auto& variable : variables) names.push_back(variable.first);
   return names;
 }
 

@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <filesystem>
 #include <optional>
 #include <system_error>
 
@@ -88,13 +90,39 @@ class SignalRelay {
 struct Rank {
   detail::Child child;
   bool reaped = false;
+  int localRank = 0;  // a replacement takes the one of the rank it replaces (its device)
   RankExit exit;
   std::optional<detail::LinePrefixer> out, err;
 };
 
+// The directory an elastic job's ranks share (grow tokens): 0700, so that only the job's user
+// reads what the survivors write there; removed with everything in it at the job's end.
+class ElasticDir {
+ public:
+  explicit ElasticDir(bool wanted) {
+    if (!wanted) return;
+    std::string pattern = (std::filesystem::temp_directory_path() / "tuttirun-elastic-XXXXXX");
+    if (!mkdtemp(pattern.data()))
+      throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
+    path_ = pattern;
+  }
+  ~ElasticDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  ElasticDir(const ElasticDir&) = delete;
+  ElasticDir& operator=(const ElasticDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 class Job {
  public:
-  explicit Job(const Options& options) : options_(options), ranks_(options.nranks) {}
+  explicit Job(const Options& options)
+      : options_(options), ranks_(options.nranks), elasticDir_(options.elasticReplacements > 0) {}
 
   Result run() {
     SignalRelay relay;
@@ -129,21 +157,15 @@ class Job {
  private:
   // Starts every rank; false when the program cannot be exec'd (the started ones are killed).
   bool startAll() {
-    int port = findFreePort();
-    const std::string secret = ranksSecret_.hex();
+    port_ = findFreePort();
     for (int r = 0; r < options_.nranks; ++r) {
-      detail::SpawnRequest request;
-      request.argv = &options_.argv;
-      request.env = rankEnvironment(options_, r, port, secret);
-      request.captureOutput = options_.prefixOutput;
-      request.inheritStdin = r == 0 && !isatty(0);
       Rank& rank = ranks_[r];
       rank.exit.rank = r;
+      rank.localRank = r;
       try {
-        rank.child = detail::spawnChild(request);
+        spawn(rank);
       } catch (const detail::ExecFailure& failure) {
-        fmt::print(stderr, "{}: cannot execute '{}': {}\n", options_.launcherName,
-                   options_.argv.front(), std::strerror(failure.err));
+        reportExecFailure(failure);
         killStarted(r);
         result_.execFailed = true;
         result_.exitCode = 127;
@@ -152,13 +174,68 @@ class Job {
         killStarted(r);
         throw;
       }
-      rank.exit.pid = rank.child.pid;
-      if (options_.prefixOutput) {
-        std::string prefix = fmt::format("[{}] ", r);
-        rank.out.emplace(1, prefix);
-        rank.err.emplace(2, prefix);
-      }
     }
+    return true;
+  }
+
+  // Starts rank (its exit.rank, exit.replacement and localRank set); throws as spawnChild does.
+  void spawn(Rank& rank) {
+    detail::SpawnRequest request;
+    request.argv = &options_.argv;
+    request.env = rankEnvironment(options_, rank.exit.rank, port_, ranksSecret_.hex());
+    for (auto& [name, value] : request.env)
+      if (name == "TUTTI_LOCAL_RANK") value = std::to_string(rank.localRank);
+    if (!elasticDir_.path().empty()) {
+      auto elastic = elasticEnvironment(elasticDir_.path(), rank.exit.replacement);
+      request.env.insert(request.env.end(), elastic.begin(), elastic.end());
+    }
+    request.captureOutput = options_.prefixOutput;
+    request.inheritStdin = rank.exit.rank == 0 && rank.exit.replacement == 0 && !isatty(0);
+    rank.child = detail::spawnChild(request);
+    rank.exit.pid = rank.child.pid;
+    if (options_.prefixOutput) {
+      std::string prefix =
+          rank.exit.replacement == 0
+              ? fmt::format("[{}] ", rank.exit.rank)
+              : fmt::format("[{} replacement {}] ", rank.exit.rank, rank.exit.replacement);
+      rank.out.emplace(1, prefix);
+      rank.err.emplace(2, prefix);
+    }
+  }
+
+  void reportExecFailure(const detail::ExecFailure& failure) const {
+    fmt::print(stderr, "{}: cannot execute '{}': {}\n", options_.launcherName,
+               options_.argv.front(), std::strerror(failure.err));
+  }
+
+  // An elastic job's answer to a failed rank: a fresh process as the newcomer of the survivors'
+  // grown communicator. False when none is left to start (or it cannot be), and the job stops.
+  bool replace(const Rank& failed) {
+    const int left = options_.elasticReplacements - result_.replacementsStarted;
+    if (left == 0 || stopping_) {
+      if (options_.elasticReplacements > 0 && !stopping_)
+        fmt::print(stderr, "{}: {}; no replacements left (--elastic {} spent): stopping the job\n",
+                   options_.launcherName, failed.exit.describe(), options_.elasticReplacements);
+      return false;
+    }
+    Rank& rank = ranks_.emplace_back();
+    rank.exit.rank = options_.nranks - 1;
+    rank.exit.replacement = ++result_.replacementsStarted;
+    rank.localRank = failed.localRank;
+    try {
+      spawn(rank);
+    } catch (const detail::ExecFailure& failure) {
+      reportExecFailure(failure);
+      ranks_.pop_back();
+      fmt::print(stderr, "{}: {}; no replacement could be started: stopping the job\n",
+                 options_.launcherName, failed.exit.describe());
+      return false;
+    }
+    fmt::print(stderr,
+               "{}: {}; started replacement {} (pid {}) to join the survivors as rank {} of {}; "
+               "{} replacement{} left\n",
+               options_.launcherName, failed.exit.describe(), rank.exit.replacement, rank.exit.pid,
+               rank.exit.rank, options_.nranks, left - 1, left - 1 == 1 ? "" : "s");
     return true;
   }
 
@@ -230,7 +307,9 @@ class Job {
   }
 
   void reap() {
-    for (auto& rank : ranks_) {
+    std::vector<size_t> failed;
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      Rank& rank = ranks_[i];
       if (rank.reaped) continue;
       int status = 0;
       pid_t pid = waitpid(rank.child.pid, &status, WNOHANG);
@@ -238,11 +317,15 @@ class Job {
       rank.reaped = true;
       rank.exit.signaled = WIFSIGNALED(status);
       rank.exit.code = rank.exit.signaled ? WTERMSIG(status) : WEXITSTATUS(status);
-      if (rank.exit.failed() && result_.firstFailure < 0 && !result_.timedOut) {
-        result_.firstFailure = rank.exit.rank;
-        fmt::print(stderr, "{}: {}\n", options_.launcherName, rank.exit.describe());
-        startGrace();
-      }
+      if (rank.exit.failed()) failed.push_back(i);
+    }
+    // After the loop: a replacement joins ranks_.
+    for (size_t i : failed) {
+      if (result_.firstFailure >= 0 || result_.timedOut || replace(ranks_[i])) continue;
+      result_.firstFailure = static_cast<int>(i);
+      if (options_.elasticReplacements == 0 || stopping_)
+        fmt::print(stderr, "{}: {}\n", options_.launcherName, ranks_[i].exit.describe());
+      startGrace();
     }
   }
 
@@ -293,7 +376,9 @@ class Job {
   }
 
   const Options& options_;
-  std::vector<Rank> ranks_;
+  std::deque<Rank> ranks_;  // a replacement's output sources stay where they are
+  ElasticDir elasticDir_;
+  int port_ = 0;
   Result result_;
   Clock::time_point timeoutAt_ = kNever;
   Clock::time_point termAt_ = kNever;
@@ -305,12 +390,15 @@ class Job {
 }  // namespace
 
 std::string RankExit::describe() const {
+  const std::string who =
+      replacement == 0 ? fmt::format("rank {} (pid {})", rank, pid)
+                       : fmt::format("replacement {} (rank {}, pid {})", replacement, rank, pid);
   if (signaled) {
-    const char* name = strsignal(code);
-    return fmt::format("rank {} (pid {}) was killed by signal {} ({})", rank, pid, code,
-                       name ? name : "unknown");
+    const char* signalName = strsignal(code);
+    return fmt::format("{} was killed by signal {} ({})", who, code,
+                       signalName ? signalName : "unknown");
   }
-  return fmt::format("rank {} (pid {}) exited with code {}", rank, pid, code);
+  return fmt::format("{} exited with code {}", who, code);
 }
 
 Result spawnRanks(const Options& options) {

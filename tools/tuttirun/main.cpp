@@ -1,9 +1,10 @@
 // tuttirun: runs N local ranks of a program with the TUTTI_* environment (see tools/launch).
 //
-//   tuttirun -n N [-p] [--grace S] [--timeout S] [-x NAME=VALUE]... [--] prog args...
+//   tuttirun -n N [-p] [--grace S] [--timeout S] [--elastic R] [-x NAME=VALUE]... [--] prog args...
 //
-// Exit status: 0 when every rank exits 0; the first failing rank's status (128+signal when killed);
-// 124 on --timeout; 127 when prog cannot be executed; 2 on bad usage.
+// Exit status: 0 when every rank exits 0 (with --elastic: every rank not replaced); the status of
+// the failing rank that stopped the job (128+signal when killed); 124 on --timeout; 127 when prog
+// cannot be executed; 2 on bad usage.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,18 @@ int main(int argc, char** argv) {
                  "kill the job after this many seconds (0: none)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--elastic", options.elasticReplacements,
+                 "replace a failed rank with a fresh process, which joins the survivors' grown\n"
+                 "communicator (docs/elastic.md), up to this many times in the job")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& value) -> std::string {
+            if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos ||
+                value.size() > 7 || std::stol(value) > 1'000'000)
+              return "expected a number of replacements from 0 to 1000000, got '" + value + "'";
+            return "";
+          },
+          "N", "replacements"));
   app.add_option("-x", extraEnv, "extra environment variable for every rank (repeatable)")
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
