@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""tuttirun --elastic with real processes: 4 ranks of examples/elastic_regression (seeded linear
+regression, gradients averaged by the bucketing layer), one SIGKILLed at step 20 or later. Scenarios:
+
+  replace    --elastic 1: the 3 survivors shrink, tuttirun starts a replacement, they grow back
+             to 4 and it gets the model by broadcast; the job must exit 0, tuttirun must name
+             the dead rank and say no replacement is left, and all 4 ranks must end at the last
+             step with the same parameters (bitwise), within tolerance of an uninterrupted run's
+  spent      --elastic 1, and the replacement is killed too once it joined: tuttirun must stop
+             the job with the replacement's status (137), saying --elastic 1 is spent
+  no-elastic --elastic 0 (as before the flag): the job fails with 137 naming the dead rank, and no
+             replacement is started
+  shrunk     no --elastic, a long --grace: the survivors shrink and finish on 3 ranks (the
+             Reducer averaging over 3); their parameters must agree with each other bitwise and
+             with the uninterrupted run's within tolerance, and the job still exits 137
+  bad-flag   --elastic -1, x, 1.5: usage error 2 naming the value
+
+Tolerance: the parameters are float64, each step's gradient the sum over the world of the same
+64 per-sample terms; a different world size only changes the order of that sum (and a *W/W
+scaling), so each step's gradient differs by a few ulps (< 64 * 2^-53 relative to the sum of the
+terms' magnitudes); gradient descent with this small a rate on a least-squares loss does not
+amplify a perturbation, so after 60 steps the difference is below 60 such errors, < 1e-12 at the
+parameters' scale (~1). 1e-9 leaves a margin and is still far below what a skipped or repeated
+step, or gradients averaged over the wrong world size, changes (>= 1e-3 here: the run is 60 steps
+from convergence, not at the optimum, where any trajectory would agree).
+
+  elastic_run.py TUTTIRUN EXAMPLE SCENARIO [--seed S]   (FAULT_SEED overrides the seed)
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from job import driver_args  # noqa: E402
+
+NRANKS, STEPS, BOUND_S, TOLERANCE = 4, 60, 60, 1e-9
+
+
+class Launch:
+    """tuttirun running the example, its stdout and stderr read line by line."""
+
+    def __init__(self, argv, env):
+        self.lines = []
+        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, errors="replace")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def await_line(self, pattern):
+        """The first match of pattern in a line; None when the job ends or BOUND_S passes first."""
+        deadline = time.monotonic() + BOUND_S
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                match = re.search(pattern, line)
+                if match:
+                    return match
+            if self.proc.poll() is not None and not re.search(pattern, "\n".join(self.lines)):
+                time.sleep(0.2)  # the reader may still hold the last lines
+                return next((m for m in map(lambda l: re.search(pattern, l), self.lines) if m),
+                            None)
+            time.sleep(0.01)
+        return None
+
+    def finish(self):
+        try:
+            return self.proc.wait(BOUND_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return "hung"
+
+    def output(self):
+        return "\n".join(self.lines)
+
+
+def finals(lines):
+    """{rank: (step, [parameters])} from the "final" lines."""
+    result = {}
+    for line in lines:
+        match = re.match(r"final rank (\d+) step (\d+) weight (.*) bias (\S+)$", line)
+        if match:
+            values = [float.fromhex(v) for v in match[3].split()] + [float.fromhex(match[4])]
+            result[int(match[1])] = (int(match[2]), values)
+    return result
+
+
+def compare(got, reference, ranks):
+    """Problems with the final parameters of ranks against the uninterrupted run's."""
+    problems = []
+    if sorted(got) != ranks:
+        return [f"final parameters from ranks {sorted(got)}, expected {ranks}"]
+    first = got[ranks[0]]
+    for r in ranks:
+        step, values = got[r]
+        if step != STEPS:
+            problems.append(f"rank {r} ended at step {step}, not {STEPS}")
+        if values != first[1]:
+            problems.append(f"rank {r}'s parameters differ from rank {ranks[0]}'s: {values} vs "
+                            f"{first[1]}")
+    worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(first[1], reference))
+    print(f"largest difference from the uninterrupted run: {worst:.3g} "
+          f"({'bitwise equal' if first[1] == reference else 'not bitwise'})")
+    if worst > TOLERANCE:
+        problems.append(f"parameters {first[1]} differ from the uninterrupted run's {reference} "
+                        f"by {worst:.3g} > {TOLERANCE}")
+    return problems
+
+
+def run(tuttirun, example, options, env, step_ms):
+    return Launch([tuttirun] + options + ["-n", str(NRANKS), example, "--steps", str(STEPS),
+                                          "--step-ms", str(step_ms)], env)
+
+
+def kill_at_step(launch, victim, step=20):
+    """SIGKILLs rank victim once it reports step `step`; its pid, or None."""
+    match = launch.await_line(rf"^rank {victim} pid (\d+) step {step}$")
+    if match:
+        os.kill(int(match[1]), signal.SIGKILL)
+        return int(match[1])
+    return None
+
+
+def scenario(name, tuttirun, example, rng, env):
+    if name == "bad-flag":
+        problems = []
+        for value in ["-1", "x", "1.5"]:
+            launch = Launch([tuttirun, "--elastic", value, "-n", "2", example], env)
+            code = launch.finish()
+            expected = f"--elastic: expected a number of replacements from 0 to 1000000, " \
+                       f"got '{value}'"
+            if code != 2 or expected not in launch.output():
+                problems.append(f"--elastic {value}: exit {code}, output {launch.output()!r}")
+        return problems
+
+    reference = run(tuttirun, example, [], env, 0)
+    if reference.finish() != 0 or len(finals(reference.lines)) != NRANKS:
+        return [f"the uninterrupted run failed:\n{reference.output()}"]
+    expected = finals(reference.lines)[0][1]
+
+    victim = rng.randrange(1, NRANKS)  # rank 0 hosts the store the survivors agree over
+    print(f"victim: rank {victim}")
+    options = {"replace": ["--elastic", "1"], "spent": ["--elastic", "1", "--grace", "1"],
+               "no-elastic": ["--elastic", "0", "--grace", "1"], "shrunk": ["--grace", "60"]}[name]
+    launch = run(tuttirun, example, options, env, 20)
+    pid = kill_at_step(launch, victim)
+    if pid is None:
+        launch.finish()
+        return [f"rank {victim} never reported step 20:\n{launch.output()}"]
+    died = f"rank {victim} (pid {pid}) was killed by signal 9 (Killed)"
+    replacement = None
+    if name == "spent":
+        joined = launch.await_line(r"^rank 3 pid (\d+) joined at step (\d+)$")
+        if joined:
+            replacement = int(joined[1])
+            os.kill(replacement, signal.SIGKILL)
+    code = launch.finish()
+    out = launch.output()
+    problems = []
+
+    def expect(condition, what):
+        if not condition:
+            problems.append(what)
+
+    if name == "replace":
+        expect(code == 0, f"exit {code}, expected 0")
+        expect(f"{died}; started replacement 1 (pid" in out and
+               f"to join the survivors as rank 3 of 4; 0 replacements left" in out,
+               "tuttirun did not say it replaced the dead rank")
+        expect(re.search(r"^rank 3 pid \d+ joined at step (2\d|3\d)$", out, re.M),
+               "the replacement did not join at the step of the death")
+        problems += compare(finals(launch.lines), expected, list(range(NRANKS)))
+    elif name == "spent":
+        expect(replacement is not None, "the replacement never joined")
+        expect(code == 128 + signal.SIGKILL, f"exit {code}, expected 137")
+        expect(f"replacement 1 (rank 3, pid {replacement}) was killed by signal 9 (Killed); "
+               f"no replacements left (--elastic 1 spent): stopping the job" in out,
+               "tuttirun did not say the replacements were spent")
+        expect(not finals(launch.lines), "ranks finished although the job was stopped")
+    elif name == "no-elastic":
+        expect(code == 128 + signal.SIGKILL, f"exit {code}, expected 137")
+        expect(f"tuttirun: {died}\n" in out + "\n", "tuttirun did not name the dead rank")
+        expect("replacement" not in out, "a replacement was started without --elastic")
+    elif name == "shrunk":
+        expect(code == 128 + signal.SIGKILL, f"exit {code}, expected 137 (the dead rank's)")
+        problems += compare(finals(launch.lines), expected, list(range(NRANKS - 1)))
+    if problems:
+        problems.append(f"output:\n{out}")
+    return problems
+
+
+def main():
+    args, seed, rng = driver_args(["tuttirun", "example", "scenario"])
+    print(f"seed {seed}")
+    with tempfile.TemporaryDirectory() as tmp:
+        # The elastic directory tuttirun makes goes under TMPDIR: it must be gone at the end.
+        env = dict(os.environ, TMPDIR=tmp)
+        problems = scenario(args.scenario, args.tuttirun, args.example, rng, env)
+        if os.listdir(tmp):
+            problems.append(f"left in TMPDIR: {os.listdir(tmp)}")
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    if not problems:
+        print(f"ok: {args.scenario}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
