@@ -31,12 +31,12 @@ int findFreePort() {
 }
 
 std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& options, int rank,
-                                                                 int port,
+                                                                 int localRank, int port,
                                                                  const std::string& secret) {
   std::vector<std::pair<std::string, std::string>> env = {
       {"TUTTI_RANK", std::to_string(rank)},
       {"TUTTI_WORLD_SIZE", std::to_string(options.nranks)},
-      {"TUTTI_LOCAL_RANK", std::to_string(rank)},
+      {"TUTTI_LOCAL_RANK", std::to_string(localRank)},
       {"TUTTI_ADDR", "127.0.0.1"},
       {"TUTTI_PORT", std::to_string(port)},
       {"TUTTI_SECRET", secret},
@@ -55,7 +55,7 @@ std::vector<std::pair<std::string, std::string>> elasticEnvironment(const std::s
 }
 
 std::vector<std::string> launcherVariables() {
-  auto variables = rankEnvironment(Options{}, 0, 0, "");
+  auto variables = rankEnvironment(Options{}, 0, 0, 0, "");
   for (auto& variable : elasticEnvironment("", 1)) variables.push_back(variable);
   std::vector<std::string> names;
   for (const auto& variable : variables) names.push_back(variable.first);

@@ -182,9 +182,8 @@ class Job {
   void spawn(Rank& rank) {
     detail::SpawnRequest request;
     request.argv = &options_.argv;
-    request.env = rankEnvironment(options_, rank.exit.rank, port_, ranksSecret_.hex());
-    for (auto& [name, value] : request.env)
-      if (name == "TUTTI_LOCAL_RANK") value = std::to_string(rank.localRank);
+    request.env =
+        rankEnvironment(options_, rank.exit.rank, rank.localRank, port_, ranksSecret_.hex());
     if (!elasticDir_.path().empty()) {
       auto elastic = elasticEnvironment(elasticDir_.path(), rank.exit.replacement);
       request.env.insert(request.env.end(), elastic.begin(), elastic.end());
@@ -222,13 +221,20 @@ class Job {
     rank.exit.rank = options_.nranks - 1;
     rank.exit.replacement = ++result_.replacementsStarted;
     rank.localRank = failed.localRank;
+    std::string whyNot;
     try {
       spawn(rank);
     } catch (const detail::ExecFailure& failure) {
-      reportExecFailure(failure);
+      whyNot =
+          fmt::format("cannot execute '{}': {}", options_.argv.front(), std::strerror(failure.err));
+    } catch (const std::exception& error) {  // out of processes or descriptors
+      whyNot = error.what();
+    }
+    if (!whyNot.empty()) {
       ranks_.pop_back();
-      fmt::print(stderr, "{}: {}; no replacement could be started: stopping the job\n",
-                 options_.launcherName, failed.exit.describe());
+      --result_.replacementsStarted;
+      fmt::print(stderr, "{}: {}; no replacement could be started ({}): stopping the job\n",
+                 options_.launcherName, failed.exit.describe(), whyNot);
       return false;
     }
     fmt::print(stderr,

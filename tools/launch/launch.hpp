@@ -72,7 +72,7 @@ Result spawnRanks(const Options& options);
 // The environment of one rank: TUTTI_RANK, TUTTI_WORLD_SIZE, TUTTI_LOCAL_RANK, TUTTI_ADDR,
 // TUTTI_PORT, TUTTI_SECRET, then the extra variables. Exposed for tests.
 std::vector<std::pair<std::string, std::string>> rankEnvironment(const Options& options, int rank,
-                                                                 int port,
+                                                                 int localRank, int port,
                                                                  const std::string& secret);
 
 // What an elastic job adds for a rank: TUTTI_ELASTIC_DIR, and for the k-th replacement (k > 0)
