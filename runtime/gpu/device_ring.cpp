@@ -77,6 +77,7 @@ struct DeviceRing::State {
   std::optional<SharedDeviceMemory> inbox;     // the FIFOs this rank receives on
   std::optional<SharedDeviceMemory> next;      // the next rank's inbox, which this rank sends to
   std::unique_ptr<PinnedPool::Lease> control;  // [0] the abort flag, [1] the released ticket
+  CUdeviceptr abortOnDevice = 0, ticketOnDevice = 0;  // the two words as the GPU sees them
   CUstream own = nullptr;
   CUevent last = nullptr;  // recorded after every kernel: the next one waits for it
   bool launchedBefore = false;
@@ -168,6 +169,11 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   s.control = pool.take(2 * sizeof(uint32_t), s.context);
   std::atomic_ref<uint32_t>(*s.word(0)).store(0);
   std::atomic_ref<uint32_t>(*s.word(1)).store(0);
+  {
+    ContextScope scope(s.context);
+    s.abortOnDevice = onDevice(s.word(0));
+    s.ticketOnDevice = onDevice(s.word(1));
+  }
 
   FdMailbox mailbox(members.job, members.rank, members.pids);
   const int prev = (members.rank + n - 1) % n, next = (members.rank + 1) % n;
@@ -237,7 +243,7 @@ std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* 
     a.fromPrev[ch] = fifoAt(s.inbox->data(), ch, protocol);
     a.toNext[ch] = fifoAt(s.next->data(), ch, protocol);
   }
-  a.abortFlag = reinterpret_cast<uint32_t*>(onDevice(s.word(0)));
+  a.abortFlag = reinterpret_cast<uint32_t*>(s.abortOnDevice);
   a.spinBudget = device::kNoSpinBudget;  // the host watches the time (runtime/device_path.cpp)
   a.status = reinterpret_cast<device::Status*>(onDevice(statuses->data()));
 
@@ -274,7 +280,7 @@ std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(con
     std::lock_guard lock(s.mutex);
     ticket = ++s.tickets;
     ContextScope scope(s.context);
-    check(driver().waitValue32(s.own, onDevice(s.word(1)), ticket, CU_STREAM_WAIT_VALUE_GEQ),
+    check(driver().waitValue32(s.own, s.ticketOnDevice, ticket, CU_STREAM_WAIT_VALUE_GEQ),
           "cuStreamWaitValue32");
   }
   return {launch(call, s.own), ticket};

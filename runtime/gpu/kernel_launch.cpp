@@ -62,10 +62,42 @@ std::string commonProblem(Collective c, kernels::DataType dtype, kernels::RedOp 
   return "";
 }
 
+// Which kernel a launch runs: what picks it, so that a launch looks it up without formatting
+// its name (the name is built once per context, on the first launch).
+struct KernelId {
+  enum Kind { kReducing, kCopying, kDividing } kind;
+  kernels::DataType dtype;  // reducing, dividing
+  kernels::RedOp op;        // reducing (avg: sum)
+  Protocol protocol;        // reducing, copying
+  auto operator<=>(const KernelId&) const = default;
+};
+
+KernelId collectiveKernel(Collective c, kernels::DataType dtype, kernels::RedOp op,
+                          Protocol protocol) {
+  if (!device::reducing(c)) return {KernelId::kCopying, {}, {}, protocol};
+  return {KernelId::kReducing, dtype, op == kernels::RedOp::kAvg ? kernels::RedOp::kSum : op,
+          protocol};
+}
+
+KernelId divideKernel(kernels::DataType dtype) {
+  return {KernelId::kDividing, dtype, {}, {}};
+}
+
+std::string nameOf(const KernelId& k) {
+  switch (k.kind) {
+    case KernelId::kReducing:
+      return fmt::format("tutti_reduce_{}_{}_{}", protocolName(k.protocol),
+                         kernels::typeName(k.dtype), kernels::opName(k.op));
+    case KernelId::kCopying: return fmt::format("tutti_copy_{}", protocolName(k.protocol));
+    case KernelId::kDividing: return fmt::format("tutti_divide_{}", kernels::typeName(k.dtype));
+  }
+  return "";
+}
+
 // The kernels' module of each context, loaded on first use, and the functions found in it.
 class Modules {
  public:
-  CUfunction function(CUcontext context, const std::string& name) {
+  CUfunction function(CUcontext context, const KernelId& kernel) {
     std::lock_guard lock(mutex_);
     CUmodule& module = modules_[context];
     if (!module) {
@@ -74,8 +106,9 @@ class Modules {
       check(driver().loadModule(&module, kernels::collectiveFatbin().data),
             "cuModuleLoadData(the device collectives' fatbin)");
     }
-    CUfunction& f = functions_[{module, name}];
+    CUfunction& f = functions_[{context, kernel}];
     if (!f) {
+      const std::string name = nameOf(kernel);
       const CUresult found = driver().moduleFunction(&f, module, name.c_str());
       if (found != CUDA_SUCCESS)
         raise(ErrorCode::kSystem,
@@ -89,7 +122,7 @@ class Modules {
  private:
   std::mutex mutex_;
   std::map<CUcontext, CUmodule> modules_;
-  std::map<std::pair<CUmodule, std::string>, CUfunction> functions_;
+  std::map<std::pair<CUcontext, KernelId>, CUfunction> functions_;
 };
 
 Modules& modules() {
@@ -97,12 +130,12 @@ Modules& modules() {
   return *once;
 }
 
-// Launches kernel `name` with `l` on stream, one block per channel.
-void launchNamed(const std::string& name, device::Launch l, CUstream stream) {
+// Launches `kernel` with `l` on stream, one block per channel.
+void launchKernel(const KernelId& kernel, device::Launch l, CUstream stream) {
   CUcontext context = nullptr;
   check(driver().streamContext(stream, &context), "cuStreamGetCtx");
   ContextScope scope(context);
-  const CUfunction f = modules().function(context, name);
+  const CUfunction f = modules().function(context, kernel);
   void* params[] = {&l};
   check(driver().launchKernel(f, static_cast<unsigned>(l.nchannels), 1, 1, device::kBlockThreads, 1,
                               1, 0, stream, params, nullptr),
@@ -113,20 +146,34 @@ void launchNamed(const std::string& name, device::Launch l, CUstream stream) {
 void launch(device::Launch l, kernels::DataType dtype, kernels::RedOp op, Protocol protocol,
             CUstream stream) {
   if (!device::reducing(l.collective)) l.count *= kernels::typeSize(dtype);
-  launchNamed(kernelName(l.collective, dtype, op, protocol), l, stream);
+  launchKernel(collectiveKernel(l.collective, dtype, op, protocol), l, stream);
+}
+
+// What a ring's and a tree's launch share, from their arguments.
+template <typename Args>
+device::Launch launchOf(Collective c, device::Algorithm algorithm, const Args& a) {
+  device::Launch l{};
+  l.collective = c;
+  l.algorithm = algorithm;
+  l.src = a.src;
+  l.dst = a.dst;
+  l.count = a.count;
+  l.nchannels = a.nchannels;
+  l.abortFlag = a.abortFlag;
+  l.spinBudget = a.spinBudget;
+  l.status = a.status;
+  return l;
 }
 
 }  // namespace
 
 std::string kernelName(Collective collective, kernels::DataType dtype, kernels::RedOp op,
                        Protocol protocol) {
-  if (!device::reducing(collective)) return fmt::format("tutti_copy_{}", protocolName(protocol));
-  return fmt::format("tutti_reduce_{}_{}_{}", protocolName(protocol), kernels::typeName(dtype),
-                     kernels::opName(op == kernels::RedOp::kAvg ? kernels::RedOp::kSum : op));
+  return nameOf(collectiveKernel(collective, dtype, op, protocol));
 }
 
 std::string divideKernelName(kernels::DataType dtype) {
-  return fmt::format("tutti_divide_{}", kernels::typeName(dtype));
+  return nameOf(divideKernel(dtype));
 }
 
 std::string whyNoKernels() {
@@ -198,20 +245,11 @@ void launchRing(Collective c, const RingCollectiveArgs& a, CUstream stream) {
   const std::string problem = ringProblem(c, a);
   if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "device ring collective: {}", problem);
   if (a.count == 0) return;
-  device::Launch l{};
-  l.collective = c;
-  l.algorithm = device::Algorithm::kRing;
-  l.src = a.src;
-  l.dst = a.dst;
-  l.count = a.count;
+  device::Launch l = launchOf(c, device::Algorithm::kRing, a);
   l.nranks = a.nranks;
   l.position = a.position;
   l.root = a.root;
-  l.nchannels = a.nchannels;
   for (int ch = 0; ch < a.nchannels; ++ch) l.ring[ch] = {a.fromPrev[ch], a.toNext[ch]};
-  l.abortFlag = a.abortFlag;
-  l.spinBudget = a.spinBudget;
-  l.status = a.status;
   launch(l, a.dtype, a.op, a.protocol, stream);
 }
 
@@ -219,18 +257,9 @@ void launchTreeAllReduce(const TreeAllReduceArgs& a, CUstream stream) {
   const std::string problem = treeProblem(a);
   if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "device tree all-reduce: {}", problem);
   if (a.count == 0) return;
-  device::Launch l{};
-  l.collective = Collective::kAllReduce;
-  l.algorithm = device::Algorithm::kTree;
-  l.src = a.src;
-  l.dst = a.dst;
-  l.count = a.count;
+  device::Launch l = launchOf(Collective::kAllReduce, device::Algorithm::kTree, a);
   l.nranks = 1;
-  l.nchannels = a.nchannels;
   for (int ch = 0; ch < a.nchannels; ++ch) l.tree[ch] = a.links[ch];
-  l.abortFlag = a.abortFlag;
-  l.spinBudget = a.spinBudget;
-  l.status = a.status;
   launch(l, a.dtype, a.op, a.protocol, stream);
 }
 
@@ -247,7 +276,7 @@ void launchDivide(void* data, size_t count, kernels::DataType dtype, int divisor
   l.nranks = divisor;
   l.nchannels = static_cast<int>(
       std::min<size_t>((count + kElementsPerBlock - 1) / kElementsPerBlock, device::kMaxChannels));
-  launchNamed(divideKernelName(dtype), l, stream);
+  launchKernel(divideKernel(dtype), l, stream);
 }
 
 int collectiveBlocksPerSm(Collective c, kernels::DataType dtype, kernels::RedOp op,
@@ -258,7 +287,8 @@ int collectiveBlocksPerSm(Collective c, kernels::DataType dtype, kernels::RedOp 
   check(driver().currentContext(&context), "cuCtxGetCurrent");
   if (!context) raise(ErrorCode::kInvalidUsage, "collectiveBlocksPerSm: no current context");
   int blocks = 0;
-  check(driver().occupancy(&blocks, modules().function(context, kernelName(c, dtype, op, protocol)),
+  check(driver().occupancy(&blocks,
+                           modules().function(context, collectiveKernel(c, dtype, op, protocol)),
                            device::kBlockThreads, 0),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return blocks;
