@@ -8,7 +8,6 @@
 #include <dlfcn.h>
 #include <nccl.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -112,10 +111,10 @@ int main(int argc, char** argv) {
   Options o;
   o.minText = "1M";
   o.maxText = "1G";
-  CLI::App app{"NCCL's one-rank all-reduce beside cudaMemcpy device to device"};
-  addSweepOptions(app, o);
-  CLI11_PARSE(app, argc, argv);
-  if (!finishSweep("nccl_one_rank_bench", o, 4)) return 2;
+  const int status =
+      parseSweep(argc, argv, "nccl_one_rank_bench",
+                 "NCCL's one-rank all-reduce beside cudaMemcpy device to device", o, 4);
+  if (status >= 0) return status;
   return runOnGpu("nccl_one_rank_bench", [&] {
     std::string why;
     const Nccl nccl = loadNccl(why);

@@ -5,7 +5,6 @@
 // case's result is checked once against kernels::reduce on the host (the same functors) over its
 // first elements. Prints a table; -J writes JSON. Exit status 77 without a GPU, 1 on a wrong
 // result.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -135,9 +134,8 @@ int main(int argc, char** argv) {
   Options o;
   o.minText = "1M";
   o.maxText = "1G";
-  CLI::App app{"kernels/cuda's reduce against cudaMemcpy device to device"};
-  addSweepOptions(app, o);
-  CLI11_PARSE(app, argc, argv);
-  if (!finishSweep("reduce_kernel_bench", o, 4)) return 2;
+  const int status = parseSweep(argc, argv, "reduce_kernel_bench",
+                                "kernels/cuda's reduce against cudaMemcpy device to device", o, 4);
+  if (status >= 0) return status;
   return runOnGpu("reduce_kernel_bench", [&] { return run(o); });
 }

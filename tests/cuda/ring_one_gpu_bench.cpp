@@ -5,7 +5,6 @@
 // rank's stream waits for to the end of the slowest rank, over -n iterations after -w warm-ups.
 // Each row's data is checked once before it is timed (nccl-tests' -c 1). Exit status 77 without
 // a GPU, 1 if a result was wrong or a kernel had to be aborted.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -26,10 +25,7 @@ using std::chrono::milliseconds;
 // A whole timed row (-n all-reduces of up to 256 MiB) ends in seconds; this means a hang.
 constexpr milliseconds kLimit{120000};
 
-struct Options : SweepOptions {
-  std::vector<int> ranks = {2, 4};
-  int channels = 8;
-};
+struct Options : SweepOptions, RingSweep {};
 
 struct ProtocolSetup {
   const char* name;
@@ -244,18 +240,10 @@ int main(int argc, char** argv) {
   Options o;
   o.minText = "1K";
   o.maxText = "256M";
-  CLI::App app{"The ring all-reduce kernel with several ranks on one GPU, nccl-tests' table"};
-  addSweepOptions(app, o);
-  app.add_option("--ranks", o.ranks, "ranks sharing the GPU, one table each")->delimiter(',');
-  app.add_option("--channels", o.channels, "channels (blocks per rank)")
-      ->check(CLI::Range(1, tutti::kernels::device::kMaxChannels));
-  CLI11_PARSE(app, argc, argv);
-  if (!finishSweep("ring_one_gpu_bench", o, sizeof(float))) return 2;
-  for (int n : o.ranks) {
-    if (n < 1) {
-      std::fprintf(stderr, "ring_one_gpu_bench: --ranks %d: want at least 1\n", n);
-      return 2;
-    }
-  }
+  const int status = parseSweep(argc, argv, "ring_one_gpu_bench",
+                                "The ring all-reduce kernel with several ranks on one GPU, "
+                                "nccl-tests' table",
+                                o, sizeof(float), &o);
+  if (status >= 0) return status;
   return runOnGpu("ring_one_gpu_bench", [&] { return run(o); });
 }

@@ -12,7 +12,6 @@
 
 #include "kernels/device/chain_broadcast.hpp"
 #include "kernels/device/chain_reduce.hpp"
-#include "kernels/device/group.hpp"
 #include "kernels/device/ll.hpp"
 #include "kernels/device/ring_allgather.hpp"
 #include "kernels/device/ring_allreduce.hpp"
@@ -49,7 +48,9 @@ class DeviceRing {
   }
   void setSpinBudget(uint64_t spins) { spinBudget_ = spins; }
 
-  // Threads per rank and channel: 1 runs device::HostGroup, more a HostTeam (a block's threads).
+  // Threads per rank and channel, a HostTeam (a block's threads). One group type whatever the
+  // size, a team of one included: each group type instantiates every schedule for every dtype x
+  // op again, minutes of compile time (device::HostGroup runs in the CPU stand-in driver).
   void setTeamSize(int threads) { teamSize_ = threads; }
   int teamSize() const { return teamSize_; }
 
@@ -162,11 +163,6 @@ class DeviceRing {
       if (r == absent) continue;
       for (int c = 0; c < nchannels_; ++c) {
         device::Status* out = &status[static_cast<size_t>((r * nchannels_ + c) * teamSize_)];
-        if (teamSize_ == 1) {
-          threads.emplace_back(
-              [&schedule, r, c, out] { *out = schedule(device::HostGroup{}, r, c); });
-          continue;
-        }
         teams.push_back(std::make_unique<HostTeam>(teamSize_));
         for (int m = 0; m < teamSize_; ++m) {
           threads.emplace_back([&schedule, r, c, out = out + m, member = teams.back()->member(m)] {
