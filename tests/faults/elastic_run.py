@@ -49,7 +49,8 @@ class Launch:
         self.lines = []
         self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, errors="replace")
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self):
         for line in self.proc.stdout:
@@ -63,8 +64,8 @@ class Launch:
                 match = re.search(pattern, line)
                 if match:
                     return match
-            if self.proc.poll() is not None and not re.search(pattern, "\n".join(self.lines)):
-                time.sleep(0.2)  # the reader may still hold the last lines
+            if self.proc.poll() is not None:
+                self.drain()
                 return next((m for m in map(lambda l: re.search(pattern, l), self.lines) if m),
                             None)
             time.sleep(0.01)
@@ -72,11 +73,18 @@ class Launch:
 
     def finish(self):
         try:
-            return self.proc.wait(BOUND_S)
+            code = self.proc.wait(BOUND_S)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            return "hung"
+            code = "hung"
+        self.drain()
+        return code
+
+    def drain(self):
+        # The process can end before the reader has taken its last lines from the pipe (seen on
+        # a loaded CI machine: exit 2 with no output yet); the pipe closes with the process.
+        self.reader.join(BOUND_S)
 
     def output(self):
         return "\n".join(self.lines)
