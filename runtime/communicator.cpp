@@ -169,11 +169,30 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
     std::vector<pid_t> pids;
     for (const PeerInfo& peer : peers_) pids.push_back(static_cast<pid_t>(peer.pid));
     deviceRing_ = std::make_unique<gpu::DeviceRing>(
-        gpu::RingMembers{tag_, rank_, std::move(pids), device, settings_.gpuChannels}, stagingPool_,
-        Deadline::after(timeout()));
+        gpu::RingMembers{tag_, rank_, std::move(pids), device, kernelPlan(device).channels},
+        stagingPool_, Deadline::after(timeout()));
     deviceRing_->setDrainWait(timeout());
   }
   return *deviceRing_;
+}
+
+const gpu::KernelPlan& Communicator::kernelPlan(int device) {
+  if (!kernelPlan_) {
+    const std::vector<std::string> records = bootstrap::allgather(
+        *job_.store, tag_ + "/gpu-facts", rank_, size(), gpu::encodeGpuFacts(gpu::gpuFacts(device)),
+        Deadline::after(timeout()));
+    std::vector<gpu::GpuFacts> facts;
+    std::vector<int64_t> processes;
+    for (int r = 0; r < size(); ++r) {
+      facts.push_back(gpu::decodeGpuFacts(records[static_cast<size_t>(r)], rank_, r));
+      processes.push_back(peers_[static_cast<size_t>(r)].pid);
+    }
+    kernelPlan_ = gpu::planKernels(facts, processes, settings_.gpuChannels);
+    if (!kernelPlan_->declined.empty() && rank_ == 0)
+      log::warn("gpu: device buffers are staged through host memory, not run as device kernels: {}",
+                kernelPlan_->declined);
+  }
+  return *kernelPlan_;
 }
 
 void Communicator::setAlgorithm(const std::string& algorithm) {

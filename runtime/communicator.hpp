@@ -16,6 +16,7 @@
 #include "runtime/engine.hpp"
 #include "runtime/failure_state.hpp"
 #include "runtime/gpu/device_ring.hpp"
+#include "runtime/gpu/gpu_sharing.hpp"
 #include "runtime/gpu/pinned_pool.hpp"
 #include "runtime/observe/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
@@ -117,6 +118,10 @@ class Communicator {
   // first use: collective over the ranks, which all come to it with their first collective that
   // runs as kernels. Called by the thread that issues the operations.
   gpu::DeviceRing& deviceRing(int device);
+  // Whether and with how many channels the device kernels run on the ranks' GPUs (gpu_sharing.hpp):
+  // settled at the first call, collective over the ranks, which exchange their GPU's facts
+  // through the store. Called by the thread that issues the operations.
+  const gpu::KernelPlan& kernelPlan(int device);
   // The rank a receive from any source looks at first: the one after the rank the last one took
   // from, so that senders whose messages wait together are taken in turn. Operations run one at
   // a time, so only the running one uses it.
@@ -181,6 +186,7 @@ class Communicator {
   // Before the engine: its queued operations use the pool until it has drained.
   gpu::PinnedPool stagingPool_;
   std::unique_ptr<gpu::DeviceRing> deviceRing_;  // holds leases of stagingPool_
+  std::optional<gpu::KernelPlan> kernelPlan_;
   std::unique_ptr<Engine> engine_;
   bool connected_ = false;  // created in full: traced and watched for SIGUSR1
   std::atomic<uint64_t> sequence_{0};

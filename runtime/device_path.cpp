@@ -91,6 +91,10 @@ bool runsAsKernels(const Communicator& comm, const CollectiveCall& call) {
   return call.collective != Collective::kAllToAll && gpu::whyNoKernels().empty();
 }
 
+bool gpusRunKernels(Communicator& comm, int device) {
+  return comm.kernelPlan(device).declined.empty();
+}
+
 std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& call, int device,
                                       uint64_t sequence, const OpSignature& signature, bool async,
                                       void* stream) {

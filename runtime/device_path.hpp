@@ -20,6 +20,10 @@ namespace tutti::runtime {
 // device kernels: TUTTI_GPU_PATH=kernels, libtutti has the kernels, two ranks or more, all on
 // this host, and a ring collective (not alltoall).
 bool runsAsKernels(const Communicator& comm, const CollectiveCall& call);
+// And whether the ranks' GPUs let them run (Communicator::kernelPlan: not when ranks share a GPU
+// without MPS, or it cannot hold a channel for each): settled at the first call that passes
+// runsAsKernels, collective over the ranks; `device` is this rank's.
+bool gpusRunKernels(Communicator& comm, int device);
 
 // Runs `call` as device kernels on `device`'s ring: on `stream` (a CUstream) when given, returning
 // at once; otherwise on the ring's own stream, in the engine's order, blocking (nullptr returned)

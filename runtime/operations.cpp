@@ -362,7 +362,8 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
   if (comm.size() == 1)
     return issue(comm, sequence, signature, aloneOnDeviceTask(comm, call, sequence, *device),
                  async);
-  if (device->kind == gpu::MemoryKind::kDevice && group.depth == 0 && runsAsKernels(comm, call))
+  if (device->kind == gpu::MemoryKind::kDevice && group.depth == 0 && runsAsKernels(comm, call) &&
+      gpusRunKernels(comm, device->device))
     return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
   auto staged = std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device);
   return issue(comm, sequence, signature,
@@ -590,10 +591,12 @@ void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* str
   if (group.depth == 0 && runsAsKernels(comm, call)) {
     const gpu::StreamTarget target =
         checkOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), stream);
-    const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
-    runAsKernels(comm, call, target.device, sequence, signatureOf(call, bytes, ordinal), true,
-                 target.stream);
-    return;
+    if (gpusRunKernels(comm, target.device)) {
+      const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+      runAsKernels(comm, call, target.device, sequence, signatureOf(call, bytes, ordinal), true,
+                   target.stream);
+      return;
+    }
   }
   gpu::StreamTarget target;
   auto staged =

@@ -73,6 +73,7 @@ Loaded load() {
   resolve(handle, "cuStreamWaitValue32_v2", d.waitValue32, missing);
   resolve(handle, "cuDeviceGetCount", d.deviceCount, missing);
   resolve(handle, "cuDeviceGet", d.device, missing);
+  resolve(handle, "cuDeviceGetUuid_v2", d.deviceUuid, missing);
   resolve(handle, "cuDevicePrimaryCtxRetain", d.retainPrimaryContext, missing);
   resolve(handle, "cuMemAlloc_v2", d.alloc, missing);
   resolve(handle, "cuMemFree_v2", d.free, missing);

@@ -32,6 +32,7 @@ struct Driver {
   decltype(&::cuStreamWaitValue32_v2) waitValue32;
   decltype(&::cuDeviceGetCount) deviceCount;
   decltype(&::cuDeviceGet) device;
+  decltype(&::cuDeviceGetUuid_v2) deviceUuid;
   decltype(&::cuDevicePrimaryCtxRetain) retainPrimaryContext;
   decltype(&::cuMemAlloc_v2) alloc;
   decltype(&::cuMemFree_v2) free;

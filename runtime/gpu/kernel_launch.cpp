@@ -1,6 +1,7 @@
 #include "runtime/gpu/kernel_launch.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -279,19 +280,41 @@ void launchDivide(void* data, size_t count, kernels::DataType dtype, int divisor
   launchKernel(divideKernel(dtype), l, stream);
 }
 
+namespace {
+
+int blocksPerSm(const KernelId& kernel, const char* caller) {
+  CUcontext context = nullptr;
+  check(driver().currentContext(&context), "cuCtxGetCurrent");
+  if (!context) raise(ErrorCode::kInvalidUsage, "{}: no current context", caller);
+  int blocks = 0;
+  check(driver().occupancy(&blocks, modules().function(context, kernel), device::kBlockThreads, 0),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
+}  // namespace
+
 int collectiveBlocksPerSm(Collective c, kernels::DataType dtype, kernels::RedOp op,
                           Protocol protocol) {
   const std::string problem = kernelProblem(c, dtype, op, protocol);
   if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "collectiveBlocksPerSm: {}", problem);
-  CUcontext context = nullptr;
-  check(driver().currentContext(&context), "cuCtxGetCurrent");
-  if (!context) raise(ErrorCode::kInvalidUsage, "collectiveBlocksPerSm: no current context");
-  int blocks = 0;
-  check(driver().occupancy(&blocks,
-                           modules().function(context, collectiveKernel(c, dtype, op, protocol)),
-                           device::kBlockThreads, 0),
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-  return blocks;
+  return blocksPerSm(collectiveKernel(c, dtype, op, protocol), "collectiveBlocksPerSm");
+}
+
+int fewestCollectiveBlocksPerSm() {
+  int fewest = std::numeric_limits<int>::max();
+  for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+    fewest = std::min(
+        fewest, blocksPerSm({KernelId::kCopying, {}, {}, protocol}, "fewestCollectiveBlocksPerSm"));
+    for (int t = 0; t < kernels::kNumDataTypes; ++t)
+      for (int o = 0; o < kernels::kNumRedOps; ++o)
+        if (static_cast<kernels::RedOp>(o) != kernels::RedOp::kAvg)  // avg runs sum's kernel
+          fewest =
+              std::min(fewest, blocksPerSm({KernelId::kReducing, static_cast<kernels::DataType>(t),
+                                            static_cast<kernels::RedOp>(o), protocol},
+                                           "fewestCollectiveBlocksPerSm"));
+  }
+  return fewest;
 }
 
 }  // namespace tutti::runtime::gpu

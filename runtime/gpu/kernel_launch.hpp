@@ -81,6 +81,9 @@ void launchDivide(void* data, size_t count, kernels::DataType dtype, int divisor
 // other's blocks, so all of them (ranks x channels) must be resident together.
 int collectiveBlocksPerSm(Collective collective, kernels::DataType dtype, kernels::RedOp op,
                           Protocol protocol);
+// The fewest blocks of any of the collectives' kernels one multiprocessor holds: what a rank
+// sharing the GPU can count on, whatever it launches.
+int fewestCollectiveBlocksPerSm();
 
 // The kernel that runs `collective` for (dtype, op, protocol): tutti_copy_<protocol> or
 // tutti_reduce_<protocol>_<dtype>_<op> (avg: sum); avg's division: tutti_divide_<dtype>.

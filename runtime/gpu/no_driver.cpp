@@ -3,6 +3,7 @@
 #include "base/error.hpp"
 #include "runtime/gpu/device_ring.hpp"
 #include "runtime/gpu/gpu.hpp"
+#include "runtime/gpu/gpu_sharing.hpp"
 #include "runtime/gpu/pinned_pool.hpp"
 #include "runtime/gpu/stream_order.hpp"
 
@@ -49,6 +50,11 @@ void copyToDevice(void*, const void*, size_t, const BufferKind&) {
 
 void copyOnDevice(void*, const void*, size_t, const BufferKind&) {
   requireDriver();
+}
+
+GpuFacts gpuFacts(int) {
+  requireDriver();
+  return {};
 }
 
 struct PinnedPool::State {};

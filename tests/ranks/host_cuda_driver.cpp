@@ -203,9 +203,8 @@ device::Status hostDividing(const device::Launch& l, int channel) {
 #define HOST_COPYING(proto, Proto) {"tutti_copy_" #proto, &hostCopying<device::Proto>},
 #define HOST_DIVIDING(divide, tname, T) {"tutti_divide_" #tname, &hostDividing<T>},
 // The kernels by the names the fatbin gives them (the same lists).
-const std::map<std::string, HostKernel> kKernels = {
-    TUTTI_REDUCING_KERNELS(HOST_REDUCING) TUTTI_COPYING_KERNELS(HOST_COPYING)
-        TUTTI_DIVIDING_KERNELS(HOST_DIVIDING)};
+const std::map<std::string, HostKernel> kKernels = {TUTTI_REDUCING_KERNELS(
+    HOST_REDUCING) TUTTI_COPYING_KERNELS(HOST_COPYING) TUTTI_DIVIDING_KERNELS(HOST_DIVIDING)};
 
 int moduleToken;  // the one "module": any image loads as the table above
 std::atomic<long> kernelsLaunched{0};
@@ -229,6 +228,14 @@ struct Event {
   uint64_t reached = 0;   // records their streams have reached
 };
 
+// What a test sets through the environment, for ranks sharing a GPU: HOST_CUDA_MPS=0 (contexts
+// are not MPS clients; by default they are), HOST_CUDA_MULTIPROCESSORS (default 8) and
+// HOST_CUDA_BLOCKS_PER_SM (a kernel's occupancy, default kMaxChannels).
+int environmentInt(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  return text && *text ? std::atoi(text) : fallback;
+}
+
 }  // namespace
 
 extern "C" {
@@ -247,8 +254,21 @@ CUresult cuDriverGetVersion(int* version) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute, CUdevice) {
-  *value = 1;
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: *value = environmentInt("HOST_CUDA_MPS", 1); break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *value = environmentInt("HOST_CUDA_MULTIPROCESSORS", 8);
+      break;
+    default: *value = 1;
+  }
+  return CUDA_SUCCESS;
+}
+
+// Device d's UUID: the same in every process, as a GPU's is.
+CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device) {
+  if (device < 0 || device >= 2) return CUDA_ERROR_INVALID_DEVICE;
+  for (int i = 0; i < 16; ++i) uuid->bytes[i] = static_cast<char>(0x10 * device + i);
   return CUDA_SUCCESS;
 }
 
@@ -627,7 +647,7 @@ CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* 
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, CUfunction, int, size_t) {
-  *blocks = device::kMaxChannels;
+  *blocks = environmentInt("HOST_CUDA_BLOCKS_PER_SM", device::kMaxChannels);
   return CUDA_SUCCESS;
 }
 

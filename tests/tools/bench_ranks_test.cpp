@@ -15,9 +15,14 @@
 
 namespace {
 
-tutti::test::ProcessResult bench(std::vector<std::string> args, std::string env = "") {
+// tutti-bench with args, under env(1) with `env` (NAME=VALUE each) when given.
+tutti::test::ProcessResult bench(std::vector<std::string> args,
+                                 const std::vector<std::string>& env = {}) {
   args.insert(args.begin(), tutti::test::requiredEnv("TUTTIBENCH"));
-  if (!env.empty()) args.insert(args.begin(), {"env", env});
+  if (!env.empty()) {
+    args.insert(args.begin(), env.begin(), env.end());
+    args.insert(args.begin(), "env");
+  }
   return tutti::test::run(args, 120);
 }
 
@@ -224,16 +229,62 @@ TEST_CASE("--device cuda: every collective on GPU buffers, staged by tutti, chec
   CHECK(wrong.out.find("FAILED") != std::string::npos);
   // Without a driver: --device cuda says why; auto falls back to host memory.
   auto none = bench({"allreduce", "--ranks", "2", "-e", "64", "--device", "cuda"},
-                    "TUTTI_CUDA_DRIVER=none");
+                    {"TUTTI_CUDA_DRIVER=none"});
   CHECK(none.status != 0);
   CHECK(none.err.find("--device cuda: no GPU path: TUTTI_CUDA_DRIVER=none") != std::string::npos);
-  auto host = bench({"allreduce", "--ranks", "2", "-e", "64"}, "TUTTI_CUDA_DRIVER=none");
+  auto host = bench({"allreduce", "--ranks", "2", "-e", "64"}, {"TUTTI_CUDA_DRIVER=none"});
   CHECK(host.status == 0);
   CHECK(host.out.find("buffers host") != std::string::npos);
   auto registered =
       bench({"allreduce", "--ranks", "2", "--device", "cuda", "--buffers", "registered"});
   CHECK(registered.status == 2);
   CHECK(registered.err.find("--buffers registered is host memory") != std::string::npos);
+}
+
+TEST_CASE(
+    "--device cuda, processes sharing a GPU: kernels under MPS within its blocks, else staged",
+    "[shared-gpu]") {
+  // Three processes on the stand-in's two GPUs: ranks 0 and 2 share device 0. 1 MiB asks for two
+  // channels, 64 KiB for one; the log says how the ring was joined, or why it was not.
+  const std::vector<std::string> args = {"allreduce", "--ranks", "3",  "-b",       "64K",
+                                         "-e",        "1M",      "-f", "16",       "-n",
+                                         "2",         "-w",      "1",  "--device", "cuda"};
+  const auto checked = [](const tutti::test::ProcessResult& r) {
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0);
+    auto table = tutti::test::parseTable(r.out);
+    REQUIRE(table);
+    CHECK(table->ok);
+    REQUIRE(table->rows.size() == 2u);
+    for (const auto& row : table->rows) {
+      CHECK(row.outOfPlace.wrong == 0);
+      CHECK(row.inPlace.wrong == 0);
+    }
+  };
+  const std::string joined = "joined the device ring of 3 ranks on device 0 (";
+  auto roomy = bench(args, {"TUTTI_DEBUG=INFO"});
+  checked(roomy);
+  CHECK(roomy.err.find(joined + "8 channels") != std::string::npos);
+  // Five blocks at once on each GPU: two each for device 0's two ranks.
+  auto tight =
+      bench(args, {"TUTTI_DEBUG=INFO", "HOST_CUDA_MULTIPROCESSORS=1", "HOST_CUDA_BLOCKS_PER_SM=5"});
+  checked(tight);
+  CHECK(tight.err.find(joined + "2 channels") != std::string::npos);
+  const std::string device0 = "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f";
+  const std::string staged =
+      "device buffers are staged through host memory, not run as device "
+      "kernels: ";
+  auto noMps = bench(args, {"TUTTI_DEBUG=INFO", "HOST_CUDA_MPS=0"});
+  checked(noMps);
+  CHECK(noMps.err.find(staged + "ranks 0, 2 share " + device0 + " without MPS") !=
+        std::string::npos);
+  CHECK(noMps.err.find("joined the device ring") == std::string::npos);
+  auto full = bench(args, {"HOST_CUDA_MULTIPROCESSORS=1", "HOST_CUDA_BLOCKS_PER_SM=1"});
+  checked(full);
+  CHECK(full.err.find(staged + device0 +
+                      " holds 1 of the collective kernels' blocks at once, "
+                      "fewer than one channel for each of its 2 ranks (0, 2)") !=
+        std::string::npos);
 }
 
 TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench][json]") {

@@ -1,0 +1,31 @@
+// gpuFacts (gpu_sharing.hpp) from the driver.
+#include <cstring>
+
+#include "runtime/gpu/driver.hpp"
+#include "runtime/gpu/gpu_sharing.hpp"
+#include "runtime/gpu/kernel_launch.hpp"
+
+namespace tutti::runtime::gpu {
+
+GpuFacts gpuFacts(int device) {
+  const Driver& d = driver();
+  CUdevice handle = 0;
+  check(d.device(&handle, device), "cuDeviceGet");
+  GpuFacts facts;
+  CUuuid uuid{};
+  check(d.deviceUuid(&uuid, handle), "cuDeviceGetUuid");
+  static_assert(sizeof(uuid.bytes) == sizeof(facts.uuid));
+  std::memcpy(facts.uuid.data(), uuid.bytes, sizeof(uuid.bytes));
+  int multiprocessors = 0;
+  check(d.deviceAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
+        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+  // A driver older than the attribute does not say: taken as no MPS, which only ever stages.
+  int mps = 0;
+  if (d.deviceAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, handle) != CUDA_SUCCESS) mps = 0;
+  facts.mps = mps != 0;
+  ContextScope scope(primaryContext(device));
+  facts.residentBlocks = multiprocessors * fewestCollectiveBlocksPerSm();
+  return facts;
+}
+
+}  // namespace tutti::runtime::gpu

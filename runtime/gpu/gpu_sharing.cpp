@@ -1,0 +1,97 @@
+#include "runtime/gpu/gpu_sharing.hpp"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <span>
+
+#include "base/byte_codec.hpp"
+#include "base/error.hpp"
+
+namespace tutti::runtime::gpu {
+namespace {
+
+constexpr uint32_t kFactsVersion = 1;
+// Far above any GPU (an H200 holds 132 x 8 blocks of 256 threads), low enough to be no overflow.
+constexpr int kMostResidentBlocks = 1 << 20;
+
+std::string rankList(const std::vector<int>& ranks) {
+  return fmt::format("{}", fmt::join(ranks, ", "));
+}
+
+}  // namespace
+
+std::string encodeGpuFacts(const GpuFacts& facts) {
+  ByteWriter out;
+  out.u32(kFactsVersion)
+      .raw(std::as_bytes(std::span(facts.uuid)))
+      .i32(facts.residentBlocks)
+      .u8(facts.mps ? 1 : 0);
+  return std::string(out.bytes());
+}
+
+GpuFacts decodeGpuFacts(const std::string& bytes, int rank, int from) {
+  const std::string what = fmt::format("rank {}: rank {}'s GPU facts", rank, from);
+  ByteReader in(bytes, ErrorCode::kRemote, what);
+  if (const uint32_t version = in.u32(); version != kFactsVersion)
+    in.fail("version {}, this rank's is {} (do they run the same tutti build?)", version,
+            kFactsVersion);
+  GpuFacts facts;
+  in.rawInto(std::as_writable_bytes(std::span(facts.uuid)));
+  facts.residentBlocks = in.i32();
+  if (facts.residentBlocks < 0 || facts.residentBlocks > kMostResidentBlocks)
+    in.fail("{} resident blocks (0 to {})", facts.residentBlocks, kMostResidentBlocks);
+  const uint8_t mps = in.u8();
+  if (mps > 1) in.fail("MPS flag {} (0 or 1)", mps);
+  facts.mps = mps == 1;
+  in.end();
+  return facts;
+}
+
+std::string uuidText(const std::array<uint8_t, 16>& uuid) {
+  std::string text = "GPU-";
+  for (size_t i = 0; i < uuid.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    text += fmt::format("{:02x}", uuid[i]);
+  }
+  return text;
+}
+
+KernelPlan planKernels(const std::vector<GpuFacts>& ranks, const std::vector<int64_t>& processes,
+                       int maxChannels) {
+  if (processes.size() != ranks.size())
+    raise(ErrorCode::kInternal, "planKernels: {} ranks' facts, {} processes", ranks.size(),
+          processes.size());
+  std::map<std::array<uint8_t, 16>, std::vector<int>> byGpu;
+  for (size_t r = 0; r < ranks.size(); ++r) byGpu[ranks[r].uuid].push_back(static_cast<int>(r));
+  KernelPlan plan{maxChannels, ""};
+  for (const auto& [uuid, sharing] : byGpu) {
+    const int k = static_cast<int>(sharing.size());
+    int resident = kMostResidentBlocks;
+    bool mps = true;
+    std::set<int64_t> sharingProcesses;
+    for (int r : sharing) {
+      const auto at = static_cast<size_t>(r);
+      resident = std::min(resident, ranks[at].residentBlocks);
+      mps = mps && ranks[at].mps;
+      sharingProcesses.insert(processes[at]);
+    }
+    if (sharingProcesses.size() > 1 && !mps)
+      return {
+          0, fmt::format("ranks {} share {} without MPS: the GPU runs different processes' kernels "
+                         "in turns, and each rank's kernel waits for the others' (start the MPS "
+                         "control daemon, nvidia-cuda-mps-control -d, to run them as kernels)",
+                         rankList(sharing), uuidText(uuid))};
+    if (resident / k < 1)
+      return {0,
+              fmt::format("{} holds {} of the collective kernels' blocks at once, fewer than one "
+                          "channel for each of its {} ranks ({})",
+                          uuidText(uuid), resident, k, rankList(sharing))};
+    plan.channels = std::min(plan.channels, resident / k);
+  }
+  return plan;
+}
+
+}  // namespace tutti::runtime::gpu

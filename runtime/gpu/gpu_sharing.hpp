@@ -1,0 +1,49 @@
+// Ranks sharing a GPU (issue 18, item 5; NCCL refuses them). A rank's device kernel spins on FIFOs
+// that its ring neighbours' kernels fill, so the kernels of one collective must all run at once.
+// Kernels of different processes run on one GPU at the same time only under MPS: without it the
+// GPU takes their contexts in turns, and every wait would last until the next switch. Under MPS
+// every block of them, ranks x channels, must also be resident together, or a block waits for one
+// the GPU cannot schedule. So at the first collective on device buffers the ranks exchange what
+// their GPU is and holds (GpuFacts), and each derives the same plan from the same facts: how many
+// channels a launch may use, or why the device buffers are staged instead.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tutti::runtime::gpu {
+
+struct GpuFacts {
+  std::array<uint8_t, 16> uuid{};  // the GPU (cuDeviceGetUuid), the same in every process
+  int residentBlocks = 0;  // blocks of the collective kernels it holds at once: multiprocessors
+                           // times the fewest any of the kernels fits on one
+  bool mps = false;        // contexts on it are MPS clients (CU_DEVICE_ATTRIBUTE_MPS_ENABLED)
+};
+
+// This rank's GPU, `device` (needs the driver and the kernels: they exist when the plan matters).
+GpuFacts gpuFacts(int device);
+
+// The record passed to the other ranks, and back: kRemote naming `from` (as seen by `rank`) for a
+// record that is short, long or out of range.
+std::string encodeGpuFacts(const GpuFacts& facts);
+GpuFacts decodeGpuFacts(const std::string& bytes, int rank, int from);
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L names it.
+std::string uuidText(const std::array<uint8_t, 16>& uuid);
+
+struct KernelPlan {
+  int channels = 0;      // the most channels a launch uses, alike on every rank
+  std::string declined;  // why the device buffers are staged instead; "" when the kernels run
+};
+
+// The plan from every rank's facts and process ([rank]; ranks of one process share its context,
+// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU, its ranks share the
+// blocks it holds (the fewest any of them reports), which caps the channels; a GPU that ranks of
+// several processes share without MPS, or that holds less than a channel per rank, declines the
+// kernels.
+KernelPlan planKernels(const std::vector<GpuFacts>& ranks, const std::vector<int64_t>& processes,
+                       int maxChannels);
+
+}  // namespace tutti::runtime::gpu

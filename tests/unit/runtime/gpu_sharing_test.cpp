@@ -1,0 +1,158 @@
+// Ranks sharing a GPU (runtime/gpu/gpu_sharing.hpp): the facts record round trips and refuses
+// what a peer could send wrong (kRemote naming both ranks); the plan, against an independent
+// search over channel counts on random layouts (fixed seed), and its refusals by name: a GPU that
+// processes share without MPS, one that holds less than a channel per rank.
+#include "runtime/gpu/gpu_sharing.hpp"
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/byte_codec.hpp"
+#include "tests/error_of.hpp"
+
+using namespace tutti;
+using namespace tutti::runtime::gpu;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr uint64_t kSeed = 20261202;
+
+GpuFacts gpu(uint8_t id, int residentBlocks, bool mps) {
+  GpuFacts facts;
+  facts.uuid.fill(id);
+  facts.residentBlocks = residentBlocks;
+  facts.mps = mps;
+  return facts;
+}
+
+std::string remoteError(const std::string& bytes) {
+  return tests::messageOf(ErrorCode::kRemote, [&] { decodeGpuFacts(bytes, 1, 3); });
+}
+
+// Whether `channels` per launch fit: no GPU is shared by several processes unless all its ranks
+// run under MPS, and every rank on a GPU can count on room for all its ranks' channels.
+bool fits(const std::vector<GpuFacts>& ranks, const std::vector<int64_t>& processes, int channels) {
+  for (size_t a = 0; a < ranks.size(); ++a) {
+    int sharing = 0;
+    for (size_t b = 0; b < ranks.size(); ++b) {
+      if (ranks[b].uuid != ranks[a].uuid) continue;
+      ++sharing;
+      if (processes[b] != processes[a] && !(ranks[a].mps && ranks[b].mps)) return false;
+    }
+    for (size_t b = 0; b < ranks.size(); ++b)
+      if (ranks[b].uuid == ranks[a].uuid && ranks[b].residentBlocks < channels * sharing)
+        return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("GPU facts: random records round trip", "[runtime][gpu-sharing]") {
+  std::mt19937_64 rng(kSeed);
+  INFO("seed " << kSeed);
+  for (int trial = 0; trial < 200; ++trial) {
+    GpuFacts sent;
+    for (uint8_t& byte : sent.uuid) byte = static_cast<uint8_t>(rng());
+    sent.residentBlocks = static_cast<int>(rng() % (1 << 20));
+    sent.mps = rng() % 2 == 1;
+    const GpuFacts got = decodeGpuFacts(encodeGpuFacts(sent), 0, 1);
+    CHECK(got.uuid == sent.uuid);
+    CHECK(got.residentBlocks == sent.residentBlocks);
+    CHECK(got.mps == sent.mps);
+  }
+}
+
+TEST_CASE("GPU facts: what a peer sends wrong is refused naming it", "[runtime][gpu-sharing]") {
+  const std::string good = encodeGpuFacts(gpu(7, 1056, true));
+  for (size_t length = 0; length < good.size(); ++length)
+    CHECK_THAT(remoteError(good.substr(0, length)), Contains("rank 1: rank 3's GPU facts"));
+  CHECK_THAT(remoteError(good + "x"), Contains("rank 3's GPU facts"));
+  std::string version = good;
+  version[0] = 9;
+  CHECK_THAT(remoteError(version), Contains("version 9"));
+  for (const int blocks : {-1, (1 << 20) + 1}) {
+    ByteWriter out;
+    out.u32(1).zeros(16).i32(blocks).u8(0);
+    CHECK_THAT(remoteError(std::string(out.bytes())),
+               Contains(std::to_string(blocks) + " resident blocks"));
+  }
+  ByteWriter flag;
+  flag.u32(1).zeros(16).i32(8).u8(2);
+  CHECK_THAT(remoteError(std::string(flag.bytes())), Contains("MPS flag 2"));
+}
+
+TEST_CASE("GPU facts: UUIDs read as nvidia-smi writes them", "[runtime][gpu-sharing]") {
+  std::array<uint8_t, 16> uuid{};
+  for (size_t i = 0; i < uuid.size(); ++i) uuid[i] = static_cast<uint8_t>(0xa0 + i);
+  CHECK(uuidText(uuid) == "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
+}
+
+TEST_CASE("kernel plan: channels are what every GPU holds for each of its ranks",
+          "[runtime][gpu-sharing]") {
+  SECTION("one GPU per rank: the channels asked for, unless a GPU holds fewer") {
+    const KernelPlan plan = planKernels({gpu(1, 1056, false), gpu(2, 1056, false)}, {10, 11}, 8);
+    CHECK(plan.declined.empty());
+    CHECK(plan.channels == 8);
+    CHECK(planKernels({gpu(1, 5, false), gpu(2, 1056, false)}, {10, 11}, 8).channels == 5);
+  }
+  SECTION("four processes on one GPU under MPS share its blocks") {
+    const std::vector<GpuFacts> ranks(4, gpu(1, 20, true));
+    const KernelPlan plan = planKernels(ranks, {10, 11, 12, 13}, 8);
+    CHECK(plan.declined.empty());
+    CHECK(plan.channels == 5);
+  }
+  SECTION("the fewest blocks any sharer reports counts (MPS clients may be given fewer SMs)") {
+    CHECK(planKernels({gpu(1, 64, true), gpu(1, 6, true)}, {10, 11}, 8).channels == 3);
+  }
+  SECTION("ranks of one process share its context: no MPS needed") {
+    const KernelPlan plan = planKernels({gpu(1, 64, false), gpu(1, 64, false)}, {10, 10}, 8);
+    CHECK(plan.declined.empty());
+    CHECK(plan.channels == 8);
+  }
+}
+
+TEST_CASE("kernel plan: what declines the kernels says why", "[runtime][gpu-sharing]") {
+  SECTION("processes sharing a GPU without MPS") {
+    const KernelPlan plan =
+        planKernels({gpu(2, 64, true), gpu(1, 64, false), gpu(1, 64, true)}, {10, 11, 12}, 8);
+    CHECK(plan.channels == 0);
+    CHECK_THAT(plan.declined, Contains("ranks 1, 2 share GPU-01010101-0101-0101-0101-010101010101 "
+                                       "without MPS"));
+    CHECK_THAT(plan.declined, Contains("nvidia-cuda-mps-control -d"));
+  }
+  SECTION("a GPU holding less than a channel per rank") {
+    const std::vector<GpuFacts> ranks(3, gpu(4, 2, true));
+    const KernelPlan plan = planKernels(ranks, {10, 11, 12}, 8);
+    CHECK(plan.channels == 0);
+    CHECK_THAT(plan.declined, Contains("holds 2 of the collective kernels' blocks at once, fewer "
+                                       "than one channel for each of its 3 ranks (0, 1, 2)"));
+  }
+}
+
+TEST_CASE("kernel plan: random layouts against a search over channel counts",
+          "[runtime][gpu-sharing]") {
+  std::mt19937_64 rng(kSeed + 1);
+  INFO("seed " << kSeed + 1);
+  for (int trial = 0; trial < 500; ++trial) {
+    const int nranks = 1 + static_cast<int>(rng() % 9),
+              maxChannels = 1 + static_cast<int>(rng() % 16);
+    std::vector<GpuFacts> ranks;
+    std::vector<int64_t> processes;
+    for (int r = 0; r < nranks; ++r) {
+      ranks.push_back(
+          gpu(static_cast<uint8_t>(rng() % 3), static_cast<int>(rng() % 40), rng() % 4 != 0));
+      processes.push_back(static_cast<int64_t>(rng() % 4));
+    }
+    int best = 0;  // the most channels, up to maxChannels, that fit
+    for (int c = 1; c <= maxChannels; ++c)
+      if (fits(ranks, processes, c)) best = c;
+    const KernelPlan plan = planKernels(ranks, processes, maxChannels);
+    INFO("trial " << trial);
+    CHECK(plan.channels == best);
+    CHECK(plan.declined.empty() == (best > 0));
+  }
+}
