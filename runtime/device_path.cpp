@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "runtime/collectives/algorithm.hpp"
@@ -15,14 +16,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-gpu::RingCall ringCallOf(const CollectiveCall& call) {
+// The kernels' form of `call`: an all-reduce goes over the tree where TUTTI_ALGO (or
+// tutti_comm_set_algorithm) forces the tree, else everything over the ring.
+gpu::RingCall ringCallOf(const Communicator& comm, const CollectiveCall& call) {
+  const Algorithm* forced = comm.settings().algorithm;
+  const bool tree = call.collective == Collective::kAllReduce && forced &&
+                    std::string_view(forced->name) == "tree";
   return {static_cast<gpu::RingCollective>(call.collective),
           call.send,
           call.recv,
           call.count,
           call.dtype,
           call.op,
-          call.root};
+          call.root,
+          tree};
 }
 
 // What ends a kernel's watch early: the communicator's failure or abort, a peer in trouble, a
@@ -100,22 +107,25 @@ std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& 
                                       void* stream) {
   comm.recorder().queued(sequence, signature, async || stream);
   gpu::DeviceRing& ring = comm.deviceRing(device);
+  const gpu::RingCall ringCall = ringCallOf(comm, call);
+  if (ringCall.tree) ring.connectTree(Deadline::after(comm.timeout()));
+  const char* algorithm = ringCall.tree ? "device-tree" : "device-ring";
   const std::string where = fmt::format("rank {}: {} #{} on the GPU", comm.rank(),
                                         collectiveName(call.collective), sequence);
   if (stream) {
-    auto run = ring.launch(ringCallOf(call), stream);
-    comm.engine().submit([&comm, &ring, run, where, sequence] {
+    auto run = ring.launch(ringCall, stream);
+    comm.engine().submit([&comm, &ring, run, where, sequence, algorithm] {
       recorded(comm, sequence, [&] {
-        comm.recorder().started(sequence, "device-ring");
+        comm.recorder().started(sequence, algorithm);
         watch(comm, ring, *run, where);
       });
     });
     return nullptr;
   }
-  auto [run, ticket] = ring.launchHeld(ringCallOf(call));
-  auto task = [&comm, &ring, run = run, ticket = ticket, where, sequence] {
+  auto [run, ticket] = ring.launchHeld(ringCall);
+  auto task = [&comm, &ring, run = run, ticket = ticket, where, sequence, algorithm] {
     recorded(comm, sequence, [&] {
-      comm.recorder().started(sequence, "device-ring");
+      comm.recorder().started(sequence, algorithm);
       ring.release(ticket);
       watch(comm, ring, *run, where);
     });

@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "base/fd_mailbox.hpp"
 #include "base/log.hpp"
+#include "kernels/device/tree.hpp"
 #include "runtime/gpu/driver.hpp"
 #include "runtime/gpu/gpu.hpp"
 #include "runtime/gpu/kernel_launch.hpp"
@@ -33,6 +34,11 @@ constexpr Geometry kLLFifo{8, 16 << 10};
 constexpr size_t kLLMaxBytes = 64 << 10;
 constexpr size_t kBytesPerChannel = 512 << 10;
 constexpr uint64_t kInboxLabel = 0x7f1f0;
+constexpr uint64_t kTreeInboxLabel = 0x7f1f1;
+// A tree node's inbox, per channel: from each of its (at most two) children going up, then from
+// its parent going down.
+constexpr int kTreeLinks = device::kMaxPeers + 1;
+constexpr int kFromParentLink = device::kMaxPeers;
 
 size_t fifoBytes(Geometry g) {
   return 2 * kCounterLine + size_t{g.nslots} * g.slotBytes;
@@ -42,12 +48,13 @@ size_t channelBytes() {
   return fifoBytes(kSimpleFifo) + fifoBytes(kLLFifo);
 }
 
-// Channel `channel`'s FIFO of `protocol` in a rank's inbox at `base`: Simple's, then LL's.
-device::Fifo fifoAt(void* base, int channel, Protocol protocol) {
+// The `index`th pair of FIFOs in an inbox at `base` (Simple's, then LL's), and of those the one of
+// `protocol`. The ring's inbox holds a pair per channel; the tree's kTreeLinks per channel.
+device::Fifo fifoAt(void* base, int index, Protocol protocol) {
   const bool ll = protocol == Protocol::kLL;
   const Geometry g = ll ? kLLFifo : kSimpleFifo;
   unsigned char* at = static_cast<unsigned char*>(base) +
-                      channelBytes() * static_cast<size_t>(channel) +
+                      channelBytes() * static_cast<size_t>(index) +
                       (ll ? fifoBytes(kSimpleFifo) : 0);
   return {reinterpret_cast<uint64_t*>(at), reinterpret_cast<uint64_t*>(at + kCounterLine),
           at + 2 * kCounterLine, g.nslots, g.slotBytes};
@@ -74,9 +81,16 @@ struct DeviceRing::State {
   RingMembers members;
   PinnedPool& pool;
   CUcontext context = nullptr;
-  std::optional<SharedDeviceMemory> inbox;     // the FIFOs this rank receives on
-  std::optional<SharedDeviceMemory> next;      // the next rank's inbox, which this rank sends to
-  std::unique_ptr<PinnedPool::Lease> control;  // [0] the abort flag, [1] the released ticket
+  std::optional<FdMailbox> mailbox;         // bound for the ring's life: the tree connects later
+  std::optional<SharedDeviceMemory> inbox;  // the FIFOs this rank receives on
+  std::optional<SharedDeviceMemory> next;   // the next rank's inbox, which this rank sends to
+  // The binary tree over the ranks (kernels/device/tree.hpp), connected by its first all-reduce.
+  device::TreeNode node{};
+  int childIndex = -1;  // which of its parent's children this rank is
+  std::optional<SharedDeviceMemory> treeInbox;
+  std::optional<SharedDeviceMemory> parentInbox;
+  std::vector<SharedDeviceMemory> childInboxes;
+  std::unique_ptr<PinnedPool::Lease> control;         // [0] the abort flag, [1] the released ticket
   CUdeviceptr abortOnDevice = 0, ticketOnDevice = 0;  // the two words as the GPU sees them
   CUstream own = nullptr;
   CUevent last = nullptr;  // recorded after every kernel: the next one waits for it
@@ -105,6 +119,66 @@ void CUDA_CB kernelEnded(void* data) {
   inFlight->fetch_sub(1);  // the last touch: the ring may be gone right after
 }
 
+// One launch's kernel: the call, and what the launch chose for it.
+struct Enqueued {
+  const RingCall& call;
+  Protocol protocol;
+  int nchannels;
+  device::Status* status;  // as the device sees it
+};
+
+template <typename Args>
+void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a) {
+  a.src = e.call.send;
+  a.dst = e.call.recv;
+  a.count = e.call.count;
+  a.dtype = e.call.dtype;
+  a.op = e.call.op;
+  a.protocol = e.protocol;
+  a.nchannels = e.nchannels;
+  a.abortFlag = reinterpret_cast<uint32_t*>(s.abortOnDevice);
+  a.spinBudget = device::kNoSpinBudget;  // the host watches the time (runtime/device_path.cpp)
+  a.status = e.status;
+}
+
+void enqueueRing(const DeviceRing::State& s, const Enqueued& e, CUstream stream) {
+  RingCollectiveArgs a{};
+  fillCommon(s, e, a);
+  a.nranks = static_cast<int>(s.members.pids.size());
+  a.position = s.members.rank;
+  a.root = e.call.root;
+  for (int ch = 0; ch < e.nchannels; ++ch) {
+    a.fromPrev[ch] = fifoAt(s.inbox->data(), ch, e.protocol);
+    a.toNext[ch] = fifoAt(s.next->data(), ch, e.protocol);
+  }
+  launchRing(static_cast<Collective>(e.call.collective), a, stream);
+}
+
+// The tree's FIFO pair `link` of channel `channel` in a tree inbox.
+device::Fifo treeFifo(const SharedDeviceMemory& inbox, int channel, int link, Protocol protocol) {
+  return fifoAt(inbox.data(), channel * kTreeLinks + link, protocol);
+}
+
+void enqueueTree(const DeviceRing::State& s, const Enqueued& e, CUstream stream) {
+  TreeAllReduceArgs a{};
+  fillCommon(s, e, a);
+  for (int ch = 0; ch < e.nchannels; ++ch) {
+    device::TreeLinks& l = a.links[ch];
+    l.hasParent = s.parentInbox.has_value();
+    l.nchildren = s.node.nchildren;
+    if (l.hasParent) {
+      l.toParent = treeFifo(*s.parentInbox, ch, s.childIndex, e.protocol);
+      l.fromParent = treeFifo(*s.treeInbox, ch, kFromParentLink, e.protocol);
+    }
+    for (int i = 0; i < l.nchildren; ++i) {
+      l.fromChildren[i] = treeFifo(*s.treeInbox, ch, i, e.protocol);
+      l.toChildren[i] =
+          treeFifo(s.childInboxes[static_cast<size_t>(i)], ch, kFromParentLink, e.protocol);
+    }
+  }
+  launchTreeAllReduce(a, stream);
+}
+
 // Where avg's result lies on this rank, to be divided there: nullptr where it writes none.
 void* averaged(const RingCall& call, int rank) {
   if (call.op != kernels::RedOp::kAvg) return nullptr;
@@ -125,6 +199,17 @@ size_t bytesMoved(const RingCall& call, int nranks) {
   const bool blocks = call.collective == RingCollective::kReduceScatter ||
                       call.collective == RingCollective::kAllGather;
   return blocks ? block * static_cast<size_t>(nranks) : block;
+}
+
+// An inbox of `pairsPerChannel` FIFO pairs per channel on the members' device, zeroed before
+// anyone maps it: counters at 0, and no LL line carries a flag (flags start at 1).
+SharedDeviceMemory zeroedInbox(int pairsPerChannel, const RingMembers& members, CUcontext context) {
+  SharedDeviceMemory inbox = SharedDeviceMemory::allocate(
+      channelBytes() * static_cast<size_t>(pairsPerChannel * members.maxChannels), members.device);
+  const std::vector<unsigned char> zeros(inbox.bytes());
+  copyToDevice(inbox.data(), zeros.data(), zeros.size(),
+               BufferKind{MemoryKind::kDevice, members.device, context});
+  return inbox;
 }
 
 }  // namespace
@@ -160,12 +245,7 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
     raise(ErrorCode::kInternal, "device ring: rank {} of {}, {} channels", members.rank, n,
           members.maxChannels);
   s.context = primaryContext(members.device);
-  const BufferKind owner{MemoryKind::kDevice, members.device, s.context};
-  s.inbox = SharedDeviceMemory::allocate(channelBytes() * static_cast<size_t>(members.maxChannels),
-                                         members.device);
-  // Zeroed before anyone maps it: counters at 0, and no LL line carries a flag (flags start at 1).
-  const std::vector<unsigned char> zeros(s.inbox->bytes());
-  copyToDevice(s.inbox->data(), zeros.data(), zeros.size(), owner);
+  s.inbox = zeroedInbox(1, members, s.context);
   s.control = pool.take(2 * sizeof(uint32_t), s.context);
   std::atomic_ref<uint32_t>(*s.word(0)).store(0);
   std::atomic_ref<uint32_t>(*s.word(1)).store(0);
@@ -175,11 +255,12 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
     s.ticketOnDevice = onDevice(s.word(1));
   }
 
-  FdMailbox mailbox(members.job, members.rank, members.pids);
+  s.mailbox.emplace(members.job, members.rank, members.pids);
   const int prev = (members.rank + n - 1) % n, next = (members.rank + 1) % n;
   const Fd exported = s.inbox->exportFd();
-  mailbox.send(prev, kInboxLabel, exported.get(), deadline);
-  const Fd theirs = mailbox.receive(members.pids[static_cast<size_t>(next)], kInboxLabel, deadline);
+  s.mailbox->send(prev, kInboxLabel, exported.get(), deadline);
+  const Fd theirs =
+      s.mailbox->receive(members.pids[static_cast<size_t>(next)], kInboxLabel, deadline);
   s.next = SharedDeviceMemory::import(theirs, s.inbox->bytes(), members.device);
 
   ContextScope scope(s.context);
@@ -210,6 +291,39 @@ DeviceRing::~DeviceRing() {
   if (s.own) driver().destroyStream(s.own);
 }
 
+void DeviceRing::connectTree(const Deadline& deadline) {
+  State& s = *state_;
+  if (s.treeInbox) return;
+  const RingMembers& m = s.members;
+  const int n = static_cast<int>(m.pids.size());
+  s.node = device::binaryTree(m.rank, n);
+  SharedDeviceMemory inbox = zeroedInbox(kTreeLinks, m, s.context);
+  // Each message's label says which of the receiver's links it is for: from a child (its index)
+  // or from the parent. Ranks that are threads of one process share a pid, so the label alone
+  // tells their messages apart.
+  const Fd exported = inbox.exportFd();
+  if (s.node.parent >= 0) {
+    s.childIndex = m.rank - (2 * s.node.parent + 1);
+    s.mailbox->send(s.node.parent, kTreeInboxLabel + static_cast<uint64_t>(s.childIndex),
+                    exported.get(), deadline);
+  }
+  for (int i = 0; i < s.node.nchildren; ++i)
+    s.mailbox->send(s.node.children[i], kTreeInboxLabel + kFromParentLink, exported.get(),
+                    deadline);
+  const auto importFrom = [&](int rank, uint64_t label) {
+    const Fd theirs = s.mailbox->receive(m.pids[static_cast<size_t>(rank)], label, deadline);
+    return SharedDeviceMemory::import(theirs, inbox.bytes(), m.device);
+  };
+  if (s.node.parent >= 0)
+    s.parentInbox = importFrom(s.node.parent, kTreeInboxLabel + kFromParentLink);
+  for (int i = 0; i < s.node.nchildren; ++i)
+    s.childInboxes.push_back(
+        importFrom(s.node.children[i], kTreeInboxLabel + static_cast<uint64_t>(i)));
+  s.treeInbox = std::move(inbox);
+  log::info("gpu: rank {} joined the device tree of {} ranks (parent {}, {} children)", m.rank, n,
+            s.node.parent, s.node.nchildren);
+}
+
 std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* stream) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
@@ -228,30 +342,19 @@ std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* 
   auto run = std::make_shared<const KernelRun>(statuses, nchannels);
   if (empty) return run;
 
-  RingCollectiveArgs a{};
-  a.src = call.send;
-  a.dst = call.recv;
-  a.count = call.count;
-  a.dtype = call.dtype;
-  a.op = call.op;
-  a.protocol = protocol;
-  a.nranks = n;
-  a.position = s.members.rank;
-  a.root = call.root;
-  a.nchannels = nchannels;
-  for (int ch = 0; ch < nchannels; ++ch) {
-    a.fromPrev[ch] = fifoAt(s.inbox->data(), ch, protocol);
-    a.toNext[ch] = fifoAt(s.next->data(), ch, protocol);
-  }
-  a.abortFlag = reinterpret_cast<uint32_t*>(s.abortOnDevice);
-  a.spinBudget = device::kNoSpinBudget;  // the host watches the time (runtime/device_path.cpp)
-  a.status = reinterpret_cast<device::Status*>(onDevice(statuses->data()));
-
+  const Enqueued what{call, protocol, nchannels,
+                      reinterpret_cast<device::Status*>(onDevice(statuses->data()))};
   const auto target = static_cast<CUstream>(stream);
   if (s.launchedBefore) check(driver().waitEvent(target, s.last, 0), "cuStreamWaitEvent");
   // Refused before anything is enqueued (arguments, no such kernel); past it, the kernel runs
   // and the statuses must outlive it whatever fails next.
-  launchRing(static_cast<Collective>(call.collective), a, target);
+  if (call.tree) {
+    if (!s.treeInbox)
+      raise(ErrorCode::kInternal, "device tree all-reduce before the tree was connected");
+    enqueueTree(s, what, target);
+  } else {
+    enqueueRing(s, what, target);
+  }
   s.launchedBefore = true;
   s.inFlight.fetch_add(1);
   auto ended = std::make_unique<Ended>(Ended{&s.inFlight, std::move(statuses)});

@@ -32,6 +32,7 @@ struct RingCall {
   kernels::DataType dtype;
   kernels::RedOp op;  // avg folds as sum: the caller divides
   int root;
+  bool tree = false;  // an all-reduce over the binary tree (connectTree first), not the ring
 };
 
 // A communicator whose ranks all run on this host.
@@ -70,6 +71,11 @@ class DeviceRing {
   ~DeviceRing();
   DeviceRing(const DeviceRing&) = delete;
   DeviceRing& operator=(const DeviceRing&) = delete;
+
+  // Connects this rank to its parent and children in the binary tree over the ranks in rank order
+  // (kernels/device/tree.hpp), once: collective over the members, as the constructor; the tree's
+  // FIFOs (three pairs per channel) are allocated then, not before a tree all-reduce needs them.
+  void connectTree(const Deadline& deadline);
 
   // Enqueues this rank's side of `call` on `stream` (a CUstream of the members' device), after
   // the ring's previous kernel. kInvalidArgument when the call is not one the kernels run.

@@ -105,6 +105,9 @@ DeviceRing::DeviceRing(const RingMembers&, PinnedPool&, const Deadline&) {
   requireDriver();
 }
 DeviceRing::~DeviceRing() = default;
+void DeviceRing::connectTree(const Deadline&) {
+  requireDriver();
+}
 std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall&, void*) {
   requireDriver();
   return nullptr;

@@ -25,36 +25,37 @@ namespace {
 
 constexpr size_t kCount = 3000;
 
-std::vector<float> seeded(int rank) {
+std::vector<float> seeded(int rank, size_t count = kCount) {
   std::mt19937 rng(static_cast<unsigned>(2026 + rank));
-  std::vector<float> values(kCount);
+  std::vector<float> values(count);
   for (float& v : values) v = static_cast<float>(std::uniform_int_distribution<int>(-50, 50)(rng));
   return values;
 }
 
-std::vector<float> download(const DeviceBuffer& buffer) {
-  std::vector<float> out(kCount);
-  driver().toHost(out.data(), reinterpret_cast<DevicePtr>(buffer.data), kCount * sizeof(float));
+std::vector<float> download(const DeviceBuffer& buffer, size_t count = kCount) {
+  std::vector<float> out(count);
+  driver().toHost(out.data(), reinterpret_cast<DevicePtr>(buffer.data), count * sizeof(float));
   return out;
 }
 
-// Every rank's all-reduce of its seeded values, checked against their sum: connects the ring.
-void allReduceOnEveryRank(ThreadWorld& world) {
+// Every rank's in-place all-reduce of `count` seeded values, checked against their sum (small
+// integers: exact in any order): connects the ring.
+void allReduceOnEveryRank(ThreadWorld& world, size_t count = kCount) {
   const int n = world.size();
-  std::vector<float> expected(kCount, 0.0f);
+  std::vector<float> expected(count, 0.0f);
   for (int rank = 0; rank < n; ++rank) {
-    const std::vector<float> values = seeded(rank);
-    for (size_t i = 0; i < kCount; ++i) expected[i] += values[i];
+    const std::vector<float> values = seeded(rank, count);
+    for (size_t i = 0; i < count; ++i) expected[i] += values[i];
   }
   const auto results = onEveryRank<std::vector<float>>(n, [&](int rank) {
-    DeviceBuffer buffer(kCount * sizeof(float));
-    const std::vector<float> values = seeded(rank);
+    DeviceBuffer buffer(count * sizeof(float));
+    const std::vector<float> values = seeded(rank, count);
     driver().toDevice(reinterpret_cast<DevicePtr>(buffer.data), values.data(),
-                      kCount * sizeof(float));
-    if (tutti_allreduce(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum, world.comm(rank),
+                      count * sizeof(float));
+    if (tutti_allreduce(buffer.data, buffer.data, count, tuttiFloat32, tuttiSum, world.comm(rank),
                         nullptr) != tuttiSuccess)
       return std::vector<float>{};
-    return download(buffer);
+    return download(buffer, count);
   });
   for (const auto& result : results) CHECK(result == expected);
 }
@@ -88,6 +89,27 @@ TEST_CASE("device buffers on one host run as kernels (avg with a division); allt
   });
   for (const int result : alltoall) CHECK(result == tuttiSuccess);
   CHECK(driver().kernelsLaunched() == staged);
+}
+
+TEST_CASE("TUTTI_ALGO=tree: all-reduce runs over the device tree, the rest over the ring",
+          "[gpu][kernels]") {
+  const ScopedEnv tree("TUTTI_ALGO", "tree");
+  // Five ranks: rank 0 with two children, rank 1 an inner node with two, rank 2 one leaf's parent.
+  ThreadWorld world(5);
+  REQUIRE(world.ok());
+  const long before = driver().treeKernelsLaunched();
+  allReduceOnEveryRank(world);               // LL, one channel
+  allReduceOnEveryRank(world, 300'000 + 7);  // Simple, three channels, an odd tail
+  CHECK(driver().treeKernelsLaunched() - before == 10);
+  // A broadcast is no all-reduce: the ring's.
+  const long ringOnly = driver().treeKernelsLaunched();
+  const auto broadcast = onEveryRank<int>(5, [&](int rank) {
+    DeviceBuffer a(kCount * sizeof(float));
+    return static_cast<int>(
+        tutti_broadcast(a.data, a.data, kCount, tuttiFloat32, 0, world.comm(rank), nullptr));
+  });
+  for (const int result : broadcast) CHECK(result == tuttiSuccess);
+  CHECK(driver().treeKernelsLaunched() == ringOnly);
 }
 
 TEST_CASE("a device kernel that cannot finish is aborted, its stream released, the error named",

@@ -208,6 +208,7 @@ const std::map<std::string, HostKernel> kKernels = {TUTTI_REDUCING_KERNELS(
 
 int moduleToken;  // the one "module": any image loads as the table above
 std::atomic<long> kernelsLaunched{0};
+std::atomic<long> treeKernelsLaunched{0};  // of them, tree schedules
 
 // One block: the kernel's first thread reports kRunning, then the channel's result, where the
 // kernel has statuses (as the kernels of collective_kernel.cu do; avg's division has none).
@@ -631,6 +632,11 @@ long hostCudaKernelsLaunched() {
   return kernelsLaunched.load();
 }
 
+// Test hook: of them, those that ran a tree's schedule.
+long hostCudaTreeKernelsLaunched() {
+  return treeKernelsLaunched.load();
+}
+
 CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!image) return CUDA_ERROR_INVALID_IMAGE;
@@ -663,6 +669,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned blocks, unsigned, unsigned
   const HostKernel kernel = *reinterpret_cast<HostKernel*>(function);
   kernelsLaunched.fetch_add(1);
   const device::Launch l = onHost(*static_cast<const device::Launch*>(params[0]));
+  if (l.algorithm == device::Algorithm::kTree) treeKernelsLaunched.fetch_add(1);
   stream->enqueue([kernel, l, blocks] {
     std::vector<std::thread> threads;
     for (unsigned b = 0; b < blocks; ++b)

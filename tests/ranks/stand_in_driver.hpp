@@ -45,6 +45,7 @@ struct Driver {
   decltype(&::cuMemFreeHost) freeHost = get<decltype(freeHost)>("cuMemFreeHost");
   void (*setDevice)(int) = get<void (*)(int)>("hostCudaSetDevice");
   long (*kernelsLaunched)() = get<long (*)()>("hostCudaKernelsLaunched");
+  long (*treeKernelsLaunched)() = get<long (*)()>("hostCudaTreeKernelsLaunched");
 };
 
 // The stand-in's context of device 0.
