@@ -527,7 +527,9 @@ gpu::StreamOrder enqueueOnStream(Communicator& comm, const gpu::StreamTarget& ta
 
 // The host's side of a stream-ordered operation: waits for the stream, runs `body` (which runs the
 // operation on the staging and records how it ended), and writes the completion word whatever
-// the outcome. A failed wait is recorded for every operation in `sequences`.
+// the outcome. A failed wait is recorded for every operation in `sequences`; a failure is the
+// communicator's before the completion word is written, so that whoever synchronizes the stream
+// then finds it (tutti_comm_get_async_error).
 Task orderedTask(Communicator& comm, gpu::StreamOrder order, const char* what,
                  std::vector<uint64_t> sequences, Task body) {
   return [&comm, order = std::move(order), what, sequences = std::move(sequences),
@@ -537,12 +539,17 @@ Task orderedTask(Communicator& comm, gpu::StreamOrder order, const char* what,
       ~Complete() { order.complete(); }
     } complete{order};
     try {
-      waitForStream(comm, order, what, sequences.front());
+      try {
+        waitForStream(comm, order, what, sequences.front());
+      } catch (const Error& error) {
+        for (const uint64_t sequence : sequences) comm.recorder().failed(sequence, error);
+        throw;
+      }
+      body();
     } catch (const Error& error) {
-      for (const uint64_t sequence : sequences) comm.recorder().failed(sequence, error);
+      comm.recordFailure(error);
       throw;
     }
-    body();
   };
 }
 
