@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -35,8 +36,22 @@ class DeviceRing {
     }
   }
 
-  // The FIFO from rank `from` to rank from + 1 on `channel`.
+  // The FIFO from rank `from` to rank from + 1 on `channel`: the one the receiver reads.
   device::Fifo fifo(int channel, int from) { return fifoAt(channel * nranks_ + from); }
+
+  // Splits the link from rank `from` to the next into two FIFOs per channel, the sender's
+  // (sendingFifo) and the receiver's (fifo), as a link between hosts is: something else, a proxy,
+  // must move the slots from one to the other.
+  void splitLink(int from) {
+    split_[from] = static_cast<int>(fifos_.size());
+    for (int c = 0; c < nchannels_; ++c)
+      fifos_.push_back(std::make_unique<FifoMemory>(size_t{nslots_} * slotBytes_ / sizeof(Line)));
+  }
+  // The FIFO rank `from` sends into on `channel`: fifo(), unless the link is split.
+  device::Fifo sendingFifo(int channel, int from) {
+    const auto it = split_.find(from);
+    return it == split_.end() ? fifo(channel, from) : fifoAt(it->second + channel);
+  }
 
   // Slots published into `fifo`: how far it has come, wrap-arounds included.
   uint64_t published(const device::Fifo& f) const { return device::sentSoFar(f); }
@@ -113,10 +128,17 @@ class DeviceRing {
 
   template <typename T>
   device::RingArgs<T> ringArgs(int r, int c, const T* src, T* dst, size_t count, int root) {
-    return {src,        dst,        count,
-            nranks_,    r,          root,
-            c,          nchannels_, fifo(c, (r + nranks_ - 1) % nranks_),
-            fifo(c, r), signal()};
+    return {src,
+            dst,
+            count,
+            nranks_,
+            r,
+            root,
+            c,
+            nchannels_,
+            fifo(c, (r + nranks_ - 1) % nranks_),
+            sendingFifo(c, r),
+            signal()};
   }
 
   template <typename T>
@@ -181,6 +203,7 @@ class DeviceRing {
   uint32_t nslots_;
   uint32_t slotBytes_;
   std::vector<std::unique_ptr<FifoMemory>> fifos_;
+  std::map<int, int> split_;  // a split link's sender: the index of its first sending FIFO
   uint32_t abortFlag_ = 0;
   // Far more polls than any wait here needs, even on a loaded machine: a protocol bug fails its
   // test as kTimedOut instead of hanging it.

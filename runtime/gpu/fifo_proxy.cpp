@@ -1,0 +1,220 @@
+#include "runtime/gpu/fifo_proxy.hpp"
+
+#include <sys/socket.h>
+
+#include <array>
+#include <chrono>
+#include <mutex>
+
+#include "base/byte_codec.hpp"
+#include "kernels/device/simple.hpp"
+
+namespace tutti::runtime::gpu {
+namespace {
+
+namespace device = kernels::device;
+using device::SystemCounter;
+
+// Every frame starts with kind, channel and a value: hello (value: the FIFOs' geometry, channel:
+// their count), a slot (value: its step; slotBytes of data follow) or a credit (value: how many
+// slots of the sender's incoming FIFO its kernels have freed).
+enum Kind : uint32_t { kHello = 1, kSlot = 2, kCredit = 3 };
+constexpr size_t kHeaderBytes = 16;
+
+struct Header {
+  uint32_t kind;
+  uint32_t channel;
+  uint64_t value;
+};
+
+uint64_t geometryOf(const device::Fifo& f) {
+  return uint64_t{f.nslots} << 32 | f.slotBytes;
+}
+
+uint64_t acquired(uint64_t* counter) {
+  return SystemCounter(*counter).load(::cuda::std::memory_order_acquire);
+}
+
+}  // namespace
+
+struct FifoProxy::State {
+  Fd socket;
+  std::vector<device::Fifo> outgoing, incoming;
+  std::string peer;
+  // Per channel: slots sent (the writer's count) and the peer's credit (its kernels' frees).
+  std::unique_ptr<std::atomic<uint64_t>[]> sent, peerFreed;
+  std::atomic<bool> stopping{false}, broken{false};
+  mutable std::mutex mutex;
+  std::optional<Error> failure;
+
+  size_t channels() const { return outgoing.size(); }
+  uint32_t nslots() const { return outgoing.front().nslots; }
+  uint32_t slotBytes() const { return outgoing.front().slotBytes; }
+
+  void writeFrame(const Header& h, const void* payload = nullptr) const {
+    std::array<std::byte, kHeaderBytes> bytes{};
+    ByteWriter(bytes).u32(h.kind).u32(h.channel).u64(h.value);
+    writeAll(socket.get(), bytes.data(), bytes.size(), Deadline::never(), peer);
+    if (payload) writeAll(socket.get(), payload, slotBytes(), Deadline::never(), peer);
+  }
+
+  Header readHeader(const Deadline& deadline) const {
+    std::array<std::byte, kHeaderBytes> bytes{};
+    readAll(socket.get(), bytes.data(), bytes.size(), deadline, peer);
+    ByteReader in(std::span<const std::byte>(bytes), ErrorCode::kRemote, peer);
+    Header h{};
+    h.kind = in.u32();
+    h.channel = in.u32();
+    h.value = in.u64();
+    return h;
+  }
+
+  // The first failure, unless the proxy is being stopped (its own shutdown breaks the socket).
+  void fail(const Error& error) {
+    std::lock_guard lock(mutex);
+    if (!failure && !stopping.load()) failure = error;
+    broken.store(true);
+  }
+
+  template <typename... Args>
+  [[noreturn]] void protocolError(fmt::format_string<Args...> format, Args&&... args) const {
+    raise(ErrorCode::kRemote, "the GPU link proxy of {}: {}", peer,
+          fmt::format(format, std::forward<Args>(args)...));
+  }
+};
+
+namespace {
+
+// Waits a little between passes that moved nothing: spinning first (a kernel publishes the next
+// slot within microseconds), then sleeping, so that an idle link costs no core.
+class Backoff {
+ public:
+  void idle() {
+    if (++idlePasses_ < 256) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  void moved() { idlePasses_ = 0; }
+
+ private:
+  int idlePasses_ = 0;
+};
+
+void writeLoop(FifoProxy::State& s) {
+  std::vector<uint64_t> creditSent(s.channels(), 0);
+  Backoff backoff;
+  while (!s.stopping.load() && !s.broken.load()) {
+    bool moved = false;
+    for (size_t c = 0; c < s.channels(); ++c) {
+      const auto channel = static_cast<uint32_t>(c);
+      if (const uint64_t freed = acquired(s.incoming[c].tail); freed > creditSent[c]) {
+        s.writeFrame({kCredit, channel, freed});
+        creditSent[c] = freed;
+        moved = true;
+      }
+      const device::Fifo& out = s.outgoing[c];
+      const uint64_t step = s.sent[c].load(std::memory_order_relaxed);
+      if (acquired(out.head) > step &&
+          step < s.peerFreed[c].load(std::memory_order_acquire) + s.nslots()) {
+        // Counted as sent before it goes: the peer may free it and credit it back before the
+        // write returns, and a credit for more than was sent is a protocol error.
+        s.sent[c].store(step + 1, std::memory_order_release);
+        s.writeFrame({kSlot, channel, step}, device::slotOf(out, step));
+        device::freeSlot(out, step);  // its bytes are in the socket's buffer
+        moved = true;
+      }
+    }
+    if (moved) {
+      backoff.moved();
+    } else {
+      backoff.idle();
+    }
+  }
+}
+
+void readLoop(FifoProxy::State& s) {
+  std::vector<uint64_t> received(s.channels(), 0);
+  while (true) {
+    const Header h = s.readHeader(Deadline::never());
+    if (h.channel >= s.channels())
+      s.protocolError("a frame for channel {} of {}", h.channel, s.channels());
+    const device::Fifo& in = s.incoming[h.channel];
+    if (h.kind == kSlot) {
+      if (h.value != received[h.channel])
+        s.protocolError("slot {} on channel {}, expected {}", h.value, h.channel,
+                        received[h.channel]);
+      if (h.value >= acquired(in.tail) + in.nslots)
+        s.protocolError("slot {} on channel {} beyond the credit given", h.value, h.channel);
+      readAll(s.socket.get(), device::slotOf(in, h.value), in.slotBytes, Deadline::never(), s.peer);
+      device::Simple::publish(in, h.value);
+      ++received[h.channel];
+    } else if (h.kind == kCredit) {
+      std::atomic<uint64_t>& credit = s.peerFreed[h.channel];
+      if (h.value < credit.load() || h.value > s.sent[h.channel].load(std::memory_order_acquire))
+        s.protocolError("a credit of {} slots on channel {} (had {}, sent {})", h.value, h.channel,
+                        credit.load(), s.sent[h.channel].load());
+      credit.store(h.value, std::memory_order_release);
+    } else {
+      s.protocolError("a frame of kind {}", h.kind);
+    }
+  }
+}
+
+void guarded(FifoProxy::State& s, void (*loop)(FifoProxy::State&)) {
+  try {
+    loop(s);
+  } catch (const Error& error) {
+    s.fail(error);
+  }
+}
+
+}  // namespace
+
+FifoProxy::FifoProxy(Fd socket, std::vector<device::Fifo> outgoing,
+                     std::vector<device::Fifo> incoming, std::string peerName,
+                     const Deadline& deadline)
+    : state_(std::make_shared<State>()) {
+  State& s = *state_;
+  s.socket = std::move(socket);
+  s.outgoing = std::move(outgoing);
+  s.incoming = std::move(incoming);
+  s.peer = std::move(peerName);
+  if (s.outgoing.empty() || s.outgoing.size() != s.incoming.size())
+    raise(ErrorCode::kInternal, "GPU link proxy: {} outgoing and {} incoming FIFOs",
+          s.outgoing.size(), s.incoming.size());
+  const uint64_t geometry = geometryOf(s.outgoing.front());
+  for (size_t c = 0; c < s.channels(); ++c)
+    for (const device::Fifo* f : {&s.outgoing[c], &s.incoming[c]})
+      if (geometryOf(*f) != geometry || acquired(f->head) != 0 || acquired(f->tail) != 0)
+        raise(ErrorCode::kInternal,
+              "GPU link proxy: channel {}'s FIFOs differ in geometry or are not fresh", c);
+  s.sent.reset(new std::atomic<uint64_t>[s.channels()]());
+  s.peerFreed.reset(new std::atomic<uint64_t>[s.channels()]());
+
+  const auto channels = static_cast<uint32_t>(s.channels());
+  s.writeFrame({kHello, channels, geometry});
+  const Header hello = s.readHeader(deadline);
+  if (hello.kind != kHello || hello.channel != channels || hello.value != geometry)
+    s.protocolError(
+        "its FIFOs are {} channels of {} slots of {} bytes, this side's {} of {} of {} (kind {})",
+        hello.channel, hello.value >> 32, hello.value & 0xffffffffu, channels, s.nslots(),
+        s.slotBytes(), hello.kind);
+  writer_ = std::thread(guarded, std::ref(s), writeLoop);
+  reader_ = std::thread(guarded, std::ref(s), readLoop);
+}
+
+FifoProxy::~FifoProxy() {
+  state_->stopping.store(true);
+  shutdown(state_->socket.get(), SHUT_RDWR);  // ends a read or write that waits
+  writer_.join();
+  reader_.join();
+}
+
+std::optional<Error> FifoProxy::failure() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->failure;
+}
+
+}  // namespace tutti::runtime::gpu
