@@ -177,10 +177,17 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
 }
 
 const gpu::KernelPlan& Communicator::kernelPlan(int device) {
-  if (!kernelPlan_) {
+  if (kernelPlan_) return *kernelPlan_;
+  gpu::GpuFacts mine;
+  try {
+    mine = gpu::gpuFacts(device);
+  } catch (const Error& error) {
+    mine.unusable = error.what();  // the others still hear from this rank, and stage with it
+  }
+  try {
     const std::vector<std::string> records = bootstrap::allgather(
-        *job_.store, tag_ + "/gpu-facts", rank_, size(), gpu::encodeGpuFacts(gpu::gpuFacts(device)),
-        Deadline::after(timeout()));
+        *job_.store, tag_ + "/gpu-facts", rank_, size(), gpu::encodeGpuFacts(mine),
+        Deadline::after(timeout()), [this] { throwIfFailed(); });
     std::vector<gpu::GpuFacts> facts;
     std::vector<int64_t> processes;
     for (int r = 0; r < size(); ++r) {
@@ -188,10 +195,13 @@ const gpu::KernelPlan& Communicator::kernelPlan(int device) {
       processes.push_back(peers_[static_cast<size_t>(r)].pid);
     }
     kernelPlan_ = gpu::planKernels(facts, processes, settings_.gpuChannels);
-    if (!kernelPlan_->declined.empty() && rank_ == 0)
-      log::warn("gpu: device buffers are staged through host memory, not run as device kernels: {}",
-                kernelPlan_->declined);
+  } catch (const Error& error) {
+    recordFailure(error);  // collective, once: a rank that misses it is out of step for good
+    throw;
   }
+  if (!kernelPlan_->declined.empty() && rank_ == 0)
+    log::warn("gpu: device buffers are staged through host memory, not run as device kernels: {}",
+              kernelPlan_->declined);
   return *kernelPlan_;
 }
 

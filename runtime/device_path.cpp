@@ -90,6 +90,20 @@ void watch(Communicator& comm, gpu::DeviceRing& ring, const gpu::KernelRun& run,
     raise(ErrorCode::kRemote, "{}: its device kernels ended before finishing (aborted)", where);
 }
 
+// The communicator's device ring, connected (and its tree, for a tree call). Connecting is
+// collective and happens once: a rank that fails it is out of step with its peers for good, so
+// the failure is the communicator's.
+gpu::DeviceRing& connectedRing(Communicator& comm, int device, bool tree) {
+  try {
+    gpu::DeviceRing& ring = comm.deviceRing(device);
+    if (tree) ring.connectTree(Deadline::after(comm.timeout()));
+    return ring;
+  } catch (const Error& error) {
+    comm.recordFailure(error);
+    throw;
+  }
+}
+
 }  // namespace
 
 bool runsAsKernels(const Communicator& comm, const CollectiveCall& call) {
@@ -106,9 +120,8 @@ std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& 
                                       uint64_t sequence, const OpSignature& signature, bool async,
                                       void* stream) {
   comm.recorder().queued(sequence, signature, async || stream);
-  gpu::DeviceRing& ring = comm.deviceRing(device);
   const gpu::RingCall ringCall = ringCallOf(comm, call);
-  if (ringCall.tree) ring.connectTree(Deadline::after(comm.timeout()));
+  gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
   const char* algorithm = ringCall.tree ? "device-tree" : "device-ring";
   const std::string where = fmt::format("rank {}: {} #{} on the GPU", comm.rank(),
                                         collectiveName(call.collective), sequence);

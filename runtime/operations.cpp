@@ -549,6 +549,9 @@ Task orderedTask(Communicator& comm, gpu::StreamOrder order, const char* what,
     } catch (const Error& error) {
       comm.recordFailure(error);
       throw;
+    } catch (const std::exception& error) {
+      comm.recordFailure(Error(ErrorCode::kInternal, error.what()));
+      throw;
     }
   };
 }

@@ -296,32 +296,36 @@ void DeviceRing::connectTree(const Deadline& deadline) {
   if (s.treeInbox) return;
   const RingMembers& m = s.members;
   const int n = static_cast<int>(m.pids.size());
-  s.node = device::binaryTree(m.rank, n);
+  const device::TreeNode node = device::binaryTree(m.rank, n);
+  const int childIndex = node.parent >= 0 ? m.rank - (2 * node.parent + 1) : -1;
   SharedDeviceMemory inbox = zeroedInbox(kTreeLinks, m, s.context);
   // Each message's label says which of the receiver's links it is for: from a child (its index)
   // or from the parent. Ranks that are threads of one process share a pid, so the label alone
   // tells their messages apart.
   const Fd exported = inbox.exportFd();
-  if (s.node.parent >= 0) {
-    s.childIndex = m.rank - (2 * s.node.parent + 1);
-    s.mailbox->send(s.node.parent, kTreeInboxLabel + static_cast<uint64_t>(s.childIndex),
+  if (node.parent >= 0)
+    s.mailbox->send(node.parent, kTreeInboxLabel + static_cast<uint64_t>(childIndex),
                     exported.get(), deadline);
-  }
-  for (int i = 0; i < s.node.nchildren; ++i)
-    s.mailbox->send(s.node.children[i], kTreeInboxLabel + kFromParentLink, exported.get(),
-                    deadline);
+  for (int i = 0; i < node.nchildren; ++i)
+    s.mailbox->send(node.children[i], kTreeInboxLabel + kFromParentLink, exported.get(), deadline);
   const auto importFrom = [&](int rank, uint64_t label) {
     const Fd theirs = s.mailbox->receive(m.pids[static_cast<size_t>(rank)], label, deadline);
     return SharedDeviceMemory::import(theirs, inbox.bytes(), m.device);
   };
-  if (s.node.parent >= 0)
-    s.parentInbox = importFrom(s.node.parent, kTreeInboxLabel + kFromParentLink);
-  for (int i = 0; i < s.node.nchildren; ++i)
-    s.childInboxes.push_back(
-        importFrom(s.node.children[i], kTreeInboxLabel + static_cast<uint64_t>(i)));
+  // Kept only once every link is there: a connection that fails leaves no half of a tree.
+  std::optional<SharedDeviceMemory> parentInbox;
+  std::vector<SharedDeviceMemory> childInboxes;
+  if (node.parent >= 0) parentInbox = importFrom(node.parent, kTreeInboxLabel + kFromParentLink);
+  for (int i = 0; i < node.nchildren; ++i)
+    childInboxes.push_back(
+        importFrom(node.children[i], kTreeInboxLabel + static_cast<uint64_t>(i)));
+  s.node = node;
+  s.childIndex = childIndex;
+  s.parentInbox = std::move(parentInbox);
+  s.childInboxes = std::move(childInboxes);
   s.treeInbox = std::move(inbox);
   log::info("gpu: rank {} joined the device tree of {} ranks (parent {}, {} children)", m.rank, n,
-            s.node.parent, s.node.nchildren);
+            node.parent, node.nchildren);
 }
 
 std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* stream) {

@@ -41,7 +41,7 @@ struct RingMembers {
   int rank;
   std::vector<pid_t> pids;  // [rank]
   int device;               // this rank's GPU
-  int maxChannels;          // TUTTI_GPU_CHANNELS, alike on every rank
+  int maxChannels;          // the kernel plan's (gpu_sharing.hpp), alike on every rank
 };
 
 // One launched kernel, as its statuses in mapped host memory tell.

@@ -70,10 +70,15 @@ struct FifoProxy::State {
   }
 
   // The first failure, unless the proxy is being stopped (its own shutdown breaks the socket).
+  // The socket is shut down too, so that the peer's proxy fails at once rather than wait for
+  // frames that will not come.
   void fail(const Error& error) {
-    std::lock_guard lock(mutex);
-    if (!failure && !stopping.load()) failure = error;
+    {
+      std::lock_guard lock(mutex);
+      if (!failure && !stopping.load()) failure = error;
+    }
     broken.store(true);
+    shutdown(socket.get(), SHUT_RDWR);
   }
 
   template <typename... Args>
@@ -167,6 +172,8 @@ void guarded(FifoProxy::State& s, void (*loop)(FifoProxy::State&)) {
     loop(s);
   } catch (const Error& error) {
     s.fail(error);
+  } catch (const std::exception& error) {
+    s.fail(Error(ErrorCode::kInternal, error.what()));
   }
 }
 
@@ -202,7 +209,13 @@ FifoProxy::FifoProxy(Fd socket, std::vector<device::Fifo> outgoing,
         hello.channel, hello.value >> 32, hello.value & 0xffffffffu, channels, s.nslots(),
         s.slotBytes(), hello.kind);
   writer_ = std::thread(guarded, std::ref(s), writeLoop);
-  reader_ = std::thread(guarded, std::ref(s), readLoop);
+  try {
+    reader_ = std::thread(guarded, std::ref(s), readLoop);
+  } catch (...) {
+    s.stopping.store(true);
+    writer_.join();
+    throw;
+  }
 }
 
 FifoProxy::~FifoProxy() {

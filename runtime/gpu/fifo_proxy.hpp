@@ -14,8 +14,13 @@
 //
 // Two threads: one writes (data as the kernels publish it, credits as they free slots), one
 // reads (data into incoming slots, then publishes their heads; credits). Frames are checked: a
-// peer that sends a channel, step or credit out of order, or closes the link, fails it (failure()),
-// which the host's watch turns into the kernels' abort.
+// peer that sends a channel, step or credit out of order, or closes the link, fails it (failure(),
+// and the socket is shut down so that the peer's proxy fails too), which the host's watch turns
+// into the kernels' abort.
+//
+// Simple protocol only (kernels/device/simple.hpp): a proxy waits for a slot's head, released
+// after its data. LL publishes no head with that ordering (its flags are in the data), so its
+// FIFOs must not cross a proxy.
 #pragma once
 
 #include <atomic>

@@ -13,9 +13,10 @@
 namespace tutti::runtime::gpu {
 namespace {
 
-constexpr uint32_t kFactsVersion = 1;
+constexpr uint32_t kFactsVersion = 2;
 // Far above any GPU (an H200 holds 132 x 8 blocks of 256 threads), low enough to be no overflow.
 constexpr int kMostResidentBlocks = 1 << 20;
+constexpr size_t kMostReasonBytes = 4096;
 
 std::string rankList(const std::vector<int>& ranks) {
   return fmt::format("{}", fmt::join(ranks, ", "));
@@ -28,7 +29,8 @@ std::string encodeGpuFacts(const GpuFacts& facts) {
   out.u32(kFactsVersion)
       .raw(std::as_bytes(std::span(facts.uuid)))
       .i32(facts.residentBlocks)
-      .u8(facts.mps ? 1 : 0);
+      .u8(facts.mps ? 1 : 0)
+      .str(facts.unusable);
   return std::string(out.bytes());
 }
 
@@ -46,6 +48,7 @@ GpuFacts decodeGpuFacts(const std::string& bytes, int rank, int from) {
   const uint8_t mps = in.u8();
   if (mps > 1) in.fail("MPS flag {} (0 or 1)", mps);
   facts.mps = mps == 1;
+  facts.unusable = in.str(kMostReasonBytes);
   in.end();
   return facts;
 }
@@ -64,6 +67,9 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks, const std::vector<int
   if (processes.size() != ranks.size())
     raise(ErrorCode::kInternal, "planKernels: {} ranks' facts, {} processes", ranks.size(),
           processes.size());
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (!ranks[r].unusable.empty())
+      return {0, fmt::format("rank {} cannot tell what its GPU holds: {}", r, ranks[r].unusable)};
   std::map<std::array<uint8_t, 16>, std::vector<int>> byGpu;
   for (size_t r = 0; r < ranks.size(); ++r) byGpu[ranks[r].uuid].push_back(static_cast<int>(r));
   KernelPlan plan{maxChannels, ""};

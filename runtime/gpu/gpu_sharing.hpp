@@ -20,6 +20,8 @@ struct GpuFacts {
   int residentBlocks = 0;  // blocks of the collective kernels it holds at once: multiprocessors
                            // times the fewest any of the kernels fits on one
   bool mps = false;        // contexts on it are MPS clients (CU_DEVICE_ATTRIBUTE_MPS_ENABLED)
+  // Why this rank cannot tell (the driver refused a query): every rank then stages. "" if none.
+  std::string unusable;
 };
 
 // This rank's GPU, `device` (needs the driver and the kernels: they exist when the plan matters).
@@ -40,9 +42,9 @@ struct KernelPlan {
 
 // The plan from every rank's facts and process ([rank]; ranks of one process share its context,
 // whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU, its ranks share the
-// blocks it holds (the fewest any of them reports), which caps the channels; a GPU that ranks of
-// several processes share without MPS, or that holds less than a channel per rank, declines the
-// kernels.
+// blocks it holds (the fewest any of them reports), which caps the channels; a rank whose facts
+// are unusable, a GPU that ranks of several processes share without MPS, or one that holds less
+// than a channel per rank, declines the kernels.
 KernelPlan planKernels(const std::vector<GpuFacts>& ranks, const std::vector<int64_t>& processes,
                        int maxChannels);
 

@@ -11,10 +11,12 @@
 
 #include "base/byte_codec.hpp"
 #include "tests/error_of.hpp"
+#include "tests/random_text.hpp"
 
 using namespace tutti;
 using namespace tutti::runtime::gpu;
 using Catch::Matchers::Contains;
+using tutti::tests::randomText;
 
 namespace {
 
@@ -59,10 +61,12 @@ TEST_CASE("GPU facts: random records round trip", "[runtime][gpu-sharing]") {
     for (uint8_t& byte : sent.uuid) byte = static_cast<uint8_t>(rng());
     sent.residentBlocks = static_cast<int>(rng() % (1 << 20));
     sent.mps = rng() % 2 == 1;
+    if (rng() % 2 == 1) sent.unusable = randomText(rng, 200);
     const GpuFacts got = decodeGpuFacts(encodeGpuFacts(sent), 0, 1);
     CHECK(got.uuid == sent.uuid);
     CHECK(got.residentBlocks == sent.residentBlocks);
     CHECK(got.mps == sent.mps);
+    CHECK(got.unusable == sent.unusable);
   }
 }
 
@@ -76,13 +80,16 @@ TEST_CASE("GPU facts: what a peer sends wrong is refused naming it", "[runtime][
   CHECK_THAT(remoteError(version), Contains("version 9"));
   for (const int blocks : {-1, (1 << 20) + 1}) {
     ByteWriter out;
-    out.u32(1).zeros(16).i32(blocks).u8(0);
+    out.u32(2).zeros(16).i32(blocks).u8(0).str("");
     CHECK_THAT(remoteError(std::string(out.bytes())),
                Contains(std::to_string(blocks) + " resident blocks"));
   }
   ByteWriter flag;
-  flag.u32(1).zeros(16).i32(8).u8(2);
+  flag.u32(2).zeros(16).i32(8).u8(2).str("");
   CHECK_THAT(remoteError(std::string(flag.bytes())), Contains("MPS flag 2"));
+  ByteWriter reason;
+  reason.u32(2).zeros(16).i32(8).u8(0).str(std::string(4097, 'x'));
+  CHECK_THAT(remoteError(std::string(reason.bytes())), Contains("4097"));
 }
 
 TEST_CASE("GPU facts: UUIDs read as nvidia-smi writes them", "[runtime][gpu-sharing]") {
@@ -123,6 +130,14 @@ TEST_CASE("kernel plan: what declines the kernels says why", "[runtime][gpu-shar
     CHECK_THAT(plan.declined, Contains("ranks 1, 2 share GPU-01010101-0101-0101-0101-010101010101 "
                                        "without MPS"));
     CHECK_THAT(plan.declined, Contains("nvidia-cuda-mps-control -d"));
+  }
+  SECTION("a rank that cannot tell what its GPU holds") {
+    GpuFacts unknown = gpu(3, 64, true);
+    unknown.unusable = "cuDeviceGetUuid failed: CUDA_ERROR_UNKNOWN";
+    const KernelPlan plan = planKernels({gpu(2, 64, true), unknown}, {10, 11}, 8);
+    CHECK(plan.channels == 0);
+    CHECK(plan.declined ==
+          "rank 1 cannot tell what its GPU holds: cuDeviceGetUuid failed: CUDA_ERROR_UNKNOWN");
   }
   SECTION("a GPU holding less than a channel per rank") {
     const std::vector<GpuFacts> ranks(3, gpu(4, 2, true));
