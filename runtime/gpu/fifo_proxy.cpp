@@ -16,8 +16,9 @@ namespace device = kernels::device;
 using device::SystemCounter;
 
 // Every frame starts with kind, channel and a value: hello (value: the FIFOs' geometry, channel:
-// their count), a slot (value: its step; slotBytes of data follow) or a credit (value: how many
-// slots of the sender's incoming FIFO its kernels have freed).
+// the count of outgoing FIFOs in the high 16 bits, of incoming ones in the low), a slot (value: its
+// step; slotBytes of data follow) or a credit (value: how many slots of the sender's incoming FIFO
+// its kernels have freed).
 enum Kind : uint32_t { kHello = 1, kSlot = 2, kCredit = 3 };
 constexpr size_t kHeaderBytes = 16;
 
@@ -47,15 +48,13 @@ struct FifoProxy::State {
   mutable std::mutex mutex;
   std::optional<Error> failure;
 
-  size_t channels() const { return outgoing.size(); }
-  uint32_t nslots() const { return outgoing.front().nslots; }
-  uint32_t slotBytes() const { return outgoing.front().slotBytes; }
+  uint32_t nslots = 0, slotBytes = 0;  // every FIFO's, both sides'
 
   void writeFrame(const Header& h, const void* payload = nullptr) const {
     std::array<std::byte, kHeaderBytes> bytes{};
     ByteWriter(bytes).u32(h.kind).u32(h.channel).u64(h.value);
     writeAll(socket.get(), bytes.data(), bytes.size(), Deadline::never(), peer);
-    if (payload) writeAll(socket.get(), payload, slotBytes(), Deadline::never(), peer);
+    if (payload) writeAll(socket.get(), payload, slotBytes, Deadline::never(), peer);
   }
 
   Header readHeader(const Deadline& deadline) const {
@@ -108,25 +107,26 @@ class Backoff {
 };
 
 void writeLoop(FifoProxy::State& s) {
-  std::vector<uint64_t> creditSent(s.channels(), 0);
+  std::vector<uint64_t> creditSent(s.incoming.size(), 0);
   Backoff backoff;
   while (!s.stopping.load() && !s.broken.load()) {
     bool moved = false;
-    for (size_t c = 0; c < s.channels(); ++c) {
-      const auto channel = static_cast<uint32_t>(c);
+    for (size_t c = 0; c < s.incoming.size(); ++c) {
       if (const uint64_t freed = acquired(s.incoming[c].tail); freed > creditSent[c]) {
-        s.writeFrame({kCredit, channel, freed});
+        s.writeFrame({kCredit, static_cast<uint32_t>(c), freed});
         creditSent[c] = freed;
         moved = true;
       }
+    }
+    for (size_t c = 0; c < s.outgoing.size(); ++c) {
       const device::Fifo& out = s.outgoing[c];
       const uint64_t step = s.sent[c].load(std::memory_order_relaxed);
       if (acquired(out.head) > step &&
-          step < s.peerFreed[c].load(std::memory_order_acquire) + s.nslots()) {
+          step < s.peerFreed[c].load(std::memory_order_acquire) + s.nslots) {
         // Counted as sent before it goes: the peer may free it and credit it back before the
         // write returns, and a credit for more than was sent is a protocol error.
         s.sent[c].store(step + 1, std::memory_order_release);
-        s.writeFrame({kSlot, channel, step}, device::slotOf(out, step));
+        s.writeFrame({kSlot, static_cast<uint32_t>(c), step}, device::slotOf(out, step));
         device::freeSlot(out, step);  // its bytes are in the socket's buffer
         moved = true;
       }
@@ -140,13 +140,17 @@ void writeLoop(FifoProxy::State& s) {
 }
 
 void readLoop(FifoProxy::State& s) {
-  std::vector<uint64_t> received(s.channels(), 0);
+  std::vector<uint64_t> received(s.incoming.size(), 0);
   while (true) {
     const Header h = s.readHeader(Deadline::never());
-    if (h.channel >= s.channels())
-      s.protocolError("a frame for channel {} of {}", h.channel, s.channels());
-    const device::Fifo& in = s.incoming[h.channel];
+    // Slots come for this side's incoming FIFOs, credits for its outgoing ones.
+    const size_t channels = h.kind == kSlot     ? s.incoming.size()
+                            : h.kind == kCredit ? s.outgoing.size()
+                                                : 0;
+    if (h.kind != kSlot && h.kind != kCredit) s.protocolError("a frame of kind {}", h.kind);
+    if (h.channel >= channels) s.protocolError("a frame for channel {} of {}", h.channel, channels);
     if (h.kind == kSlot) {
+      const device::Fifo& in = s.incoming[h.channel];
       if (h.value != received[h.channel])
         s.protocolError("slot {} on channel {}, expected {}", h.value, h.channel,
                         received[h.channel]);
@@ -155,14 +159,12 @@ void readLoop(FifoProxy::State& s) {
       readAll(s.socket.get(), device::slotOf(in, h.value), in.slotBytes, Deadline::never(), s.peer);
       device::Simple::publish(in, h.value);
       ++received[h.channel];
-    } else if (h.kind == kCredit) {
+    } else {
       std::atomic<uint64_t>& credit = s.peerFreed[h.channel];
       if (h.value < credit.load() || h.value > s.sent[h.channel].load(std::memory_order_acquire))
         s.protocolError("a credit of {} slots on channel {} (had {}, sent {})", h.value, h.channel,
                         credit.load(), s.sent[h.channel].load());
       credit.store(h.value, std::memory_order_release);
-    } else {
-      s.protocolError("a frame of kind {}", h.kind);
     }
   }
 }
@@ -188,26 +190,34 @@ FifoProxy::FifoProxy(Fd socket, std::vector<device::Fifo> outgoing,
   s.outgoing = std::move(outgoing);
   s.incoming = std::move(incoming);
   s.peer = std::move(peerName);
-  if (s.outgoing.empty() || s.outgoing.size() != s.incoming.size())
+  const size_t most = 0xffff;
+  if ((s.outgoing.empty() && s.incoming.empty()) || s.outgoing.size() > most ||
+      s.incoming.size() > most)
     raise(ErrorCode::kInternal, "GPU link proxy: {} outgoing and {} incoming FIFOs",
           s.outgoing.size(), s.incoming.size());
-  const uint64_t geometry = geometryOf(s.outgoing.front());
-  for (size_t c = 0; c < s.channels(); ++c)
-    for (const device::Fifo* f : {&s.outgoing[c], &s.incoming[c]})
-      if (geometryOf(*f) != geometry || acquired(f->head) != 0 || acquired(f->tail) != 0)
+  const device::Fifo& first = s.outgoing.empty() ? s.incoming.front() : s.outgoing.front();
+  s.nslots = first.nslots;
+  s.slotBytes = first.slotBytes;
+  const uint64_t geometry = geometryOf(first);
+  for (const auto* fifos : {&s.outgoing, &s.incoming})
+    for (const device::Fifo& f : *fifos)
+      if (geometryOf(f) != geometry || acquired(f.head) != 0 || acquired(f.tail) != 0)
         raise(ErrorCode::kInternal,
-              "GPU link proxy: channel {}'s FIFOs differ in geometry or are not fresh", c);
-  s.sent.reset(new std::atomic<uint64_t>[s.channels()]());
-  s.peerFreed.reset(new std::atomic<uint64_t>[s.channels()]());
+              "GPU link proxy: FIFOs that differ in geometry or are not fresh");
+  s.sent.reset(new std::atomic<uint64_t>[s.outgoing.size()]());
+  s.peerFreed.reset(new std::atomic<uint64_t>[s.outgoing.size()]());
 
-  const auto channels = static_cast<uint32_t>(s.channels());
-  s.writeFrame({kHello, channels, geometry});
+  // The peer's outgoing FIFOs are this side's incoming ones, and the other way round.
+  const auto counts = static_cast<uint32_t>(s.outgoing.size() << 16 | s.incoming.size());
+  const uint32_t mirrored = (counts & 0xffff) << 16 | counts >> 16;
+  s.writeFrame({kHello, counts, geometry});
   const Header hello = s.readHeader(deadline);
-  if (hello.kind != kHello || hello.channel != channels || hello.value != geometry)
+  if (hello.kind != kHello || hello.channel != mirrored || hello.value != geometry)
     s.protocolError(
-        "its FIFOs are {} channels of {} slots of {} bytes, this side's {} of {} of {} (kind {})",
-        hello.channel, hello.value >> 32, hello.value & 0xffffffffu, channels, s.nslots(),
-        s.slotBytes(), hello.kind);
+        "its FIFOs are {} out and {} in, of {} slots of {} bytes; this side's {} out and {} in, "
+        "of {} of {} (kind {})",
+        hello.channel >> 16, hello.channel & 0xffff, hello.value >> 32, hello.value & 0xffffffffu,
+        s.outgoing.size(), s.incoming.size(), s.nslots, s.slotBytes, hello.kind);
   writer_ = std::thread(guarded, std::ref(s), writeLoop);
   try {
     reader_ = std::thread(guarded, std::ref(s), readLoop);

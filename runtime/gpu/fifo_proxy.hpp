@@ -3,7 +3,8 @@
 // the proxy moves their slots over a byte stream to the peer's proxy (a TCP socket), so that a
 // kernel never waits on a socket. Per channel c, the slots this side's kernels publish into
 // outgoing[c] reach the peer's incoming[c], and the peer's outgoing[c] reach this side's
-// incoming[c] (full duplex, one socket).
+// incoming[c] (full duplex, one socket; a ring's link between hosts is one way: one side has only
+// outgoing FIFOs, the other only incoming).
 //
 // Flow control is by credits, as NCCL's network proxy posts receives only into free slots: a slot
 // goes out only when the peer's incoming FIFO has room for it, as the tail that the peer's
@@ -38,9 +39,11 @@ namespace tutti::runtime::gpu {
 
 class FifoProxy {
  public:
-  // Takes the connected `socket`; outgoing and incoming have a FIFO per channel, all of one
-  // geometry, which must be the peer's too: a first exchange checks it (kRemote naming
-  // `peerName` when it differs, kTimeout at the deadline). Then the threads start.
+  // Takes the connected `socket`; outgoing and incoming have a FIFO per channel (either may be
+  // empty: a link one way), all of one geometry and fresh (counters at 0). The peer's must
+  // mirror them (its outgoing this side's incoming, and back), same geometry: a first exchange
+  // checks it (kRemote naming `peerName` when it differs, kTimeout at the deadline). Then the
+  // threads start.
   FifoProxy(Fd socket, std::vector<kernels::device::Fifo> outgoing,
             std::vector<kernels::device::Fifo> incoming, std::string peerName,
             const Deadline& deadline);

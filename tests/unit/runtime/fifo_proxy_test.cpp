@@ -4,7 +4,6 @@
 // proxy on each side over a real TCP connection on loopback. Every ring collective, several
 // operations in a row (the counters carry on), against sums computed here (int32: exact); then
 // what breaks a link: a peer of another geometry, a frame out of order, a peer that goes away.
-#include "base/byte_codec.hpp"
 #include "runtime/gpu/fifo_proxy.hpp"
 
 #include <sys/socket.h>
@@ -15,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "base/byte_codec.hpp"
 #include "tests/error_of.hpp"
 #include "tests/unit/kernels/device_ring.hpp"
 
@@ -40,15 +40,32 @@ Connected tcpPair() {
   return {std::move(a), accepted.get()};
 }
 
-// Host A holds ranks 0 and 1, host B ranks 2 and 3: the links 1 -> 2 and 3 -> 0 cross.
-struct TwoHosts {
-  test::DeviceRing ring{kRanks, kChannels, kSlots, kSlotBytes};
-  std::unique_ptr<FifoProxy> a, b;
+// A proxy pair over a fresh loopback connection, made side by side (each waits for the other's
+// hello): `out` on the first side, `in` on the second, and the second's `out`, `in` likewise.
+std::pair<std::unique_ptr<FifoProxy>, std::unique_ptr<FifoProxy>> proxyPair(
+    const std::vector<device::Fifo>& firstOut, const std::vector<device::Fifo>& firstIn,
+    const std::vector<device::Fifo>& secondOut, const std::vector<device::Fifo>& secondIn) {
+  Connected link = tcpPair();
+  const Deadline deadline = Deadline::after(std::chrono::seconds(10));
+  auto second = std::async(std::launch::async, [&] {
+    return std::make_unique<FifoProxy>(std::move(link.b), secondOut, secondIn, "host A", deadline);
+  });
+  auto first =
+      std::make_unique<FifoProxy>(std::move(link.a), firstOut, firstIn, "host B", deadline);
+  return {std::move(first), second.get()};
+}
 
-  TwoHosts() {
+// Host A holds ranks 0 and 1, host B ranks 2 and 3: the links 1 -> 2 and 3 -> 0 cross. Either one
+// proxy per host over one connection, both links both ways, or one proxy per side of each link
+// (one way each), as ranks that are processes of their own would run them.
+struct TwoHosts {
+  enum class Proxies { kPerHost, kPerLink };
+  test::DeviceRing ring{kRanks, kChannels, kSlots, kSlotBytes};
+  std::vector<std::unique_ptr<FifoProxy>> proxies;
+
+  explicit TwoHosts(Proxies how) {
     ring.splitLink(1);
     ring.splitLink(3);
-    Connected link = tcpPair();
     std::vector<device::Fifo> sentByA, receivedByA, sentByB, receivedByB;
     for (int c = 0; c < kChannels; ++c) {
       sentByA.push_back(ring.sendingFifo(c, 1));
@@ -56,14 +73,16 @@ struct TwoHosts {
       sentByB.push_back(ring.sendingFifo(c, 3));
       receivedByB.push_back(ring.fifo(c, 1));
     }
-    const Deadline deadline = Deadline::after(std::chrono::seconds(10));
-    // Each waits for the other's hello: made side by side.
-    auto madeB = std::async(std::launch::async, [&] {
-      return std::make_unique<FifoProxy>(std::move(link.b), sentByB, receivedByB, "host A",
-                                         deadline);
-    });
-    a = std::make_unique<FifoProxy>(std::move(link.a), sentByA, receivedByA, "host B", deadline);
-    b = madeB.get();
+    const auto keep = [&](auto pair) {
+      proxies.push_back(std::move(pair.first));
+      proxies.push_back(std::move(pair.second));
+    };
+    if (how == Proxies::kPerHost) {
+      keep(proxyPair(sentByA, receivedByA, sentByB, receivedByB));
+    } else {
+      keep(proxyPair(sentByA, {}, {}, receivedByB));  // 1 -> 2
+      keep(proxyPair(sentByB, {}, {}, receivedByA));  // 3 -> 0
+    }
   }
 };
 
@@ -76,7 +95,9 @@ std::vector<int32_t> seeded(std::mt19937& rng, size_t count) {
 }  // namespace
 
 TEST_CASE("FIFO proxies carry the ring collectives between two hosts", "[gpu][proxy]") {
-  TwoHosts hosts;
+  const auto how = GENERATE(TwoHosts::Proxies::kPerHost, TwoHosts::Proxies::kPerLink);
+  INFO((how == TwoHosts::Proxies::kPerHost ? "a proxy per host" : "a proxy per link side"));
+  TwoHosts hosts(how);
   std::mt19937 rng(20261202);
   // Counts from less than a slot to many slots per channel, an odd tail: the counters carry on
   // from one operation to the next, through the proxies too.
@@ -124,26 +145,39 @@ TEST_CASE("FIFO proxies carry the ring collectives between two hosts", "[gpu][pr
     for (int r = 0; r < kRanks; ++r)
       CHECK(std::equal(in[2].begin(), in[2].begin() + static_cast<long>(count), out[r].begin()));
   }
-  CHECK(!hosts.a->failure());
-  CHECK(!hosts.b->failure());
+  for (const auto& proxy : hosts.proxies) CHECK(!proxy->failure());
 }
 
-TEST_CASE("FIFO proxy: a peer of another geometry is refused naming it", "[gpu][proxy]") {
+TEST_CASE("FIFO proxy: a peer of another geometry or direction is refused naming it",
+          "[gpu][proxy]") {
   test::DeviceRing ours(2, 1, kSlots, kSlotBytes), theirs(2, 1, kSlots * 2, kSlotBytes);
+  // This side's FIFOs, the peer's, and what this side says of them.
+  std::vector<device::Fifo> ourOut{ours.fifo(0, 0)}, ourIn{ours.fifo(0, 1)};
+  std::vector<device::Fifo> theirOut{theirs.fifo(0, 0)}, theirIn{theirs.fifo(0, 1)};
+  std::string expected;
+  SECTION("slots of another count") {
+    expected =
+        "the GPU link proxy of host B: its FIFOs are 1 out and 1 in, of 8 slots of 1024 "
+        "bytes; this side's 1 out and 1 in, of 4 of 1024";
+  }
+  SECTION("both sending, none receiving") {
+    ourIn.clear();
+    theirOut = {ours.fifo(0, 1)};
+    theirIn.clear();
+    expected = "its FIFOs are 1 out and 0 in, of 4 slots of 1024 bytes; this side's 1 out and 0 in";
+  }
   Connected link = tcpPair();
   const Deadline deadline = Deadline::after(std::chrono::seconds(10));
   auto other = std::async(std::launch::async, [&] {
     try {
-      FifoProxy proxy(std::move(link.b), {theirs.fifo(0, 0)}, {theirs.fifo(0, 1)}, "host A",
-                      deadline);
+      FifoProxy proxy(std::move(link.b), theirOut, theirIn, "host A", deadline);
     } catch (const Error&) {
     }
   });
   const std::string message = tests::messageOf(ErrorCode::kRemote, [&] {
-    FifoProxy proxy(std::move(link.a), {ours.fifo(0, 0)}, {ours.fifo(0, 1)}, "host B", deadline);
+    FifoProxy proxy(std::move(link.a), ourOut, ourIn, "host B", deadline);
   });
-  CHECK_THAT(message, Contains("the GPU link proxy of host B: its FIFOs are 1 channels of 8 "
-                               "slots of 1024 bytes, this side's 1 of 4 of 1024"));
+  CHECK_THAT(message, Contains(expected));
   other.get();
 }
 
@@ -156,7 +190,7 @@ TEST_CASE("FIFO proxy: a frame out of order or a peer gone breaks the link", "[g
     ByteWriter(bytes).u32(kind).u32(channel).u64(value);
     writeAll(link.b.get(), bytes.data(), bytes.size(), Deadline::never(), "proxy");
   };
-  frame(1, 1, uint64_t{kSlots} << 32 | kSlotBytes);
+  frame(1, 1 << 16 | 1, uint64_t{kSlots} << 32 | kSlotBytes);
   FifoProxy proxy(std::move(link.a), {ring.fifo(0, 0)}, {ring.fifo(0, 1)}, "host B",
                   Deadline::after(std::chrono::seconds(10)));
   const auto brokenWith = [&](const std::string& expected) {
