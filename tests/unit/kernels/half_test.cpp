@@ -1,12 +1,13 @@
 // float16 / bfloat16 conversions (kernels/half.hpp) against the table-based reference: every bit
 // pattern, every rounding tie, random floats of every kind.
+#include "kernels/half.hpp"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
 
-#include "kernels/half.hpp"
 #include "tests/unit/kernels/reference.hpp"
 
 namespace tutti::kernels::test {
