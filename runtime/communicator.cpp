@@ -118,13 +118,13 @@ void Communicator::connect() {
   // No rank announces anything before its communicator exists: only deaths are seen in init.
   // A member killed before every peer mapped its segments leaves their names in /dev/shm (no
   // launcher may be there to sweep them, and the survivors may go on: shrink), so they go first.
-  const auto failIfPeerGone = [&](PeerWatch& watch) {
-    const auto trouble = watch.look(-1, false);
-    if (!trouble) return;
-    removeSharedMemory(segmentNamePrefix(job_.secret) + tag_ + "-" + std::to_string(trouble->peer) +
-                       "-");
+  const auto raiseGone = [&](int peer) {
+    removeSharedMemory(segmentNamePrefix(job_.secret) + tag_ + "-" + std::to_string(peer) + "-");
     raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
-          trouble->peer, describe(peers_[static_cast<size_t>(trouble->peer)]));
+          peer, describe(peers_[static_cast<size_t>(peer)]));
+  };
+  const auto failIfPeerGone = [&](PeerWatch& watch) {
+    if (const auto trouble = watch.look(-1, false)) raiseGone(trouble->peer);
   };
   // While connecting, before any transport can carry notes: the address exchange, and a transport
   // that waits for a peer (ucx's hello), give up as soon as a local peer is gone, not at the
@@ -137,7 +137,14 @@ void Communicator::connect() {
     return bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline,
                                 checkPeers);
   };
-  connections_ = std::make_unique<Connections>(std::move(plan), deadline);
+  try {
+    connections_ = std::make_unique<Connections>(std::move(plan), deadline);
+  } catch (const Error&) {
+    // A member that saw another die gives up its init and unlinks its segments: a rank still
+    // mapping them then fails on a missing segment, whose cause is the death.
+    if (const std::vector<int> gone = connecting.gonePeers(); !gone.empty()) raiseGone(gone[0]);
+    throw;
+  }
   peerWatch_ =
       std::make_unique<PeerWatch>(rank_, peers_, connections_->noteCarriers(), job_.store, tag_);
   // A peer that died before this barrier leaves the others waiting with their shm segments still
