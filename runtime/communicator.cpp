@@ -173,11 +173,27 @@ Communicator::~Communicator() {
 
 gpu::DeviceRing& Communicator::deviceRing(int device) {
   if (!deviceRing_) {
-    std::vector<pid_t> pids;
-    for (const PeerInfo& peer : peers_) pids.push_back(static_cast<pid_t>(peer.pid));
-    deviceRing_ = std::make_unique<gpu::DeviceRing>(
-        gpu::RingMembers{tag_, rank_, std::move(pids), device, kernelPlan(device).channels},
-        stagingPool_, Deadline::after(timeout()));
+    const Deadline deadline = Deadline::after(timeout());
+    gpu::RingMembers members{tag_, rank_, {}, {}, device, kernelPlan(device).channels, {}};
+    for (const PeerInfo& peer : peers_) {
+      members.pids.push_back(static_cast<pid_t>(peer.pid));
+      members.hosts.push_back(peer.hostId);
+    }
+    const auto checkPeers = [this] {
+      throwIfFailed();
+      if (const auto trouble = peerWatch_->look(-1, true))
+        throw describeTrouble(*trouble, peers_[static_cast<size_t>(trouble->peer)],
+                              fmt::format("rank {}: connecting the device ring", rank_),
+                              "for its link proxy");
+    };
+    members.proxySockets = {job_.secret,
+                            [this] { return bootstrap::chooseAddress(&job_.rendezvous).host(); },
+                            [this, deadline, checkPeers](const std::string& mine) {
+                              return bootstrap::allgather(*job_.store, tag_ + "/gpu-proxies", rank_,
+                                                          size(), mine, deadline, checkPeers);
+                            },
+                            checkPeers};
+    deviceRing_ = std::make_unique<gpu::DeviceRing>(members, stagingPool_, deadline);
     deviceRing_->setDrainWait(timeout());
   }
   return *deviceRing_;
@@ -196,10 +212,11 @@ const gpu::KernelPlan& Communicator::kernelPlan(int device) {
         *job_.store, tag_ + "/gpu-facts", rank_, size(), gpu::encodeGpuFacts(mine),
         Deadline::after(timeout()), [this] { throwIfFailed(); });
     std::vector<gpu::GpuFacts> facts;
-    std::vector<int64_t> processes;
+    std::vector<gpu::RankProcess> processes;
     for (int r = 0; r < size(); ++r) {
       facts.push_back(gpu::decodeGpuFacts(records[static_cast<size_t>(r)], rank_, r));
-      processes.push_back(peers_[static_cast<size_t>(r)].pid);
+      processes.push_back(
+          {peers_[static_cast<size_t>(r)].hostId, peers_[static_cast<size_t>(r)].pid});
     }
     kernelPlan_ = gpu::planKernels(facts, processes, settings_.gpuChannels);
   } catch (const Error& error) {

@@ -16,12 +16,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The kernels' form of `call`: an all-reduce goes over the tree where TUTTI_ALGO (or
-// tutti_comm_set_algorithm) forces the tree, else everything over the ring.
-gpu::RingCall ringCallOf(const Communicator& comm, const CollectiveCall& call) {
+// Whether `call` is an all-reduce that TUTTI_ALGO (or tutti_comm_set_algorithm) forces onto the
+// tree.
+bool treeForced(const Communicator& comm, const CollectiveCall& call) {
   const Algorithm* forced = comm.settings().algorithm;
-  const bool tree = call.collective == Collective::kAllReduce && forced &&
-                    std::string_view(forced->name) == "tree";
+  return call.collective == Collective::kAllReduce && forced &&
+         std::string_view(forced->name) == "tree";
+}
+
+// The kernels' form of `call`: an all-reduce goes over the tree where it is forced, else
+// everything over the ring.
+gpu::RingCall ringCallOf(const Communicator& comm, const CollectiveCall& call) {
+  const bool tree = treeForced(comm, call);
   return {static_cast<gpu::RingCollective>(call.collective),
           call.send,
           call.recv,
@@ -33,12 +39,14 @@ gpu::RingCall ringCallOf(const Communicator& comm, const CollectiveCall& call) {
 }
 
 // What ends a kernel's watch early: the communicator's failure or abort, a peer in trouble, a
-// stall past the timeout (queued: its stream has not reached it; running: a peer's kernel never
-// came); nullopt while none has happened.
-std::optional<Error> reasonToAbort(Communicator& comm, const gpu::KernelRun& run,
-                                   const std::string& where, Clock::time_point& stallStart,
-                                   gpu::KernelRun::State& seen) {
+// broken link proxy, a stall past the timeout (queued: its stream has not reached it; running: a
+// peer's kernel never came); nullopt while none has happened.
+std::optional<Error> reasonToAbort(Communicator& comm, const gpu::DeviceRing& ring,
+                                   const gpu::KernelRun& run, const std::string& where,
+                                   Clock::time_point& stallStart, gpu::KernelRun::State& seen) {
   if (const auto failure = comm.failure()) return failure;
+  if (const auto broken = ring.linkFailure())
+    return Error(ErrorCode::kRemote, fmt::format("{}: {}", where, broken->what()));
   if (const auto trouble = comm.peerWatch().look(-1, true))
     return describeTrouble(*trouble, comm.peer(trouble->peer), where,
                            "for its device kernels' peers");
@@ -69,7 +77,7 @@ void watch(Communicator& comm, gpu::DeviceRing& ring, const gpu::KernelRun& run,
   gpu::KernelRun::State seen = gpu::KernelRun::State::kQueued;
   for (int polls = 0; run.state() != gpu::KernelRun::State::kDone; ++polls) {
     if (!failure) {
-      failure = reasonToAbort(comm, run, where, stallStart, seen);
+      failure = reasonToAbort(comm, ring, run, where, stallStart, seen);
       if (failure) {
         // Kept before the kernel is let go: whoever waits on its stream then finds the error.
         comm.recordFailure(*failure);
@@ -107,9 +115,11 @@ gpu::DeviceRing& connectedRing(Communicator& comm, int device, bool tree) {
 }  // namespace
 
 bool runsAsKernels(const Communicator& comm, const CollectiveCall& call) {
-  if (!comm.settings().gpuKernels || comm.size() < 2 || comm.localSize() != comm.size())
+  if (!comm.settings().gpuKernels || comm.size() < 2 || call.collective == Collective::kAllToAll)
     return false;
-  return call.collective != Collective::kAllToAll && gpu::whyNoKernels().empty();
+  // The device tree has no link proxies: across hosts a forced tree is the host's, staged.
+  if (treeForced(comm, call) && comm.localSize() != comm.size()) return false;
+  return gpu::whyNoKernels().empty();
 }
 
 bool gpusRunKernels(Communicator& comm, int device) {

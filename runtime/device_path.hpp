@@ -17,8 +17,9 @@
 namespace tutti::runtime {
 
 // Whether `call` (valid, on device memory of the communicator's device, outside a group) runs as
-// device kernels: TUTTI_GPU_PATH=kernels, libtutti has the kernels, two ranks or more, all on
-// this host, and a ring collective (not alltoall).
+// device kernels: TUTTI_GPU_PATH=kernels, libtutti has the kernels, two ranks or more, and a
+// ring collective (not alltoall); a forced tree only where all ranks share a host (links to other
+// hosts go through the ring's link proxies, which the tree has not).
 bool runsAsKernels(const Communicator& comm, const CollectiveCall& call);
 // And whether the ranks' GPUs let them run (Communicator::kernelPlan: not when ranks share a GPU
 // without MPS, or it cannot hold a channel for each): settled at the first call that passes

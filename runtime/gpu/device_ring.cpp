@@ -1,6 +1,7 @@
 #include "runtime/gpu/device_ring.hpp"
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "runtime/gpu/driver.hpp"
 #include "runtime/gpu/gpu.hpp"
 #include "runtime/gpu/kernel_launch.hpp"
+#include "runtime/gpu/ring_proxies.hpp"
 #include "runtime/gpu/shared_device_memory.hpp"
 
 namespace tutti::runtime::gpu {
@@ -81,9 +83,17 @@ struct DeviceRing::State {
   RingMembers members;
   PinnedPool& pool;
   CUcontext context = nullptr;
-  std::optional<FdMailbox> mailbox;         // bound for the ring's life: the tree connects later
-  std::optional<SharedDeviceMemory> inbox;  // the FIFOs this rank receives on
-  std::optional<SharedDeviceMemory> next;   // the next rank's inbox, which this rank sends to
+  std::optional<FdMailbox> mailbox;  // bound for the ring's life: the tree connects later
+  // The FIFOs this rank receives on (its inbox) and those it sends to (the next rank's inbox), as
+  // the GPU sees them: shared device memory within the host, this rank's pinned host memory for a
+  // link that crosses hosts (its proxy moves the slots).
+  void* fromPrev = nullptr;
+  void* toNext = nullptr;
+  std::optional<SharedDeviceMemory> inbox;
+  std::optional<SharedDeviceMemory> next;
+  bool crossesHosts = false;  // some link of the ring does: Simple only
+  std::unique_ptr<PinnedPool::Lease> proxyInbox, proxyOutbox;
+  std::vector<std::unique_ptr<FifoProxy>> proxies;  // after the FIFOs they move: stopped first
   // The binary tree over the ranks (kernels/device/tree.hpp), connected by its first all-reduce.
   device::TreeNode node{};
   int childIndex = -1;  // which of its parent's children this rank is
@@ -148,8 +158,8 @@ void enqueueRing(const DeviceRing::State& s, const Enqueued& e, CUstream stream)
   a.position = s.members.rank;
   a.root = e.call.root;
   for (int ch = 0; ch < e.nchannels; ++ch) {
-    a.fromPrev[ch] = fifoAt(s.inbox->data(), ch, e.protocol);
-    a.toNext[ch] = fifoAt(s.next->data(), ch, e.protocol);
+    a.fromPrev[ch] = fifoAt(s.fromPrev, ch, e.protocol);
+    a.toNext[ch] = fifoAt(s.toNext, ch, e.protocol);
   }
   launchRing(static_cast<Collective>(e.call.collective), a, stream);
 }
@@ -212,6 +222,29 @@ SharedDeviceMemory zeroedInbox(int pairsPerChannel, const RingMembers& members, 
   return inbox;
 }
 
+// The FIFOs of a link that crosses hosts, in pinned host memory laid out as an inbox and zeroed,
+// leased into `lease`; their Simple FIFOs as the host sees them (for the proxy) go into
+// `hostView`. Returns where the GPU sees them.
+void* pinnedLink(const DeviceRing::State& s, std::unique_ptr<PinnedPool::Lease>& lease,
+                 std::vector<device::Fifo>& hostView) {
+  const size_t bytes = channelBytes() * static_cast<size_t>(s.members.maxChannels);
+  lease = s.pool.take(bytes, s.context);
+  std::memset(lease->data(), 0, bytes);
+  for (int ch = 0; ch < s.members.maxChannels; ++ch)
+    hostView.push_back(fifoAt(lease->data(), ch, Protocol::kSimple));
+  ContextScope scope(s.context);
+  return reinterpret_cast<void*>(onDevice(lease->data()));
+}
+
+// The members' pids where they share this rank's host; 0 (no process) for the others, whose
+// descriptors could not come through the fd mailbox anyway.
+std::vector<pid_t> localPids(const RingMembers& m) {
+  std::vector<pid_t> pids = m.pids;
+  for (size_t r = 0; r < pids.size(); ++r)
+    if (m.hosts[r] != m.hosts[static_cast<size_t>(m.rank)]) pids[r] = 0;
+  return pids;
+}
+
 }  // namespace
 
 KernelRun::KernelRun(std::shared_ptr<PinnedPool::Lease> statuses, int nchannels)
@@ -245,7 +278,6 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
     raise(ErrorCode::kInternal, "device ring: rank {} of {}, {} channels", members.rank, n,
           members.maxChannels);
   s.context = primaryContext(members.device);
-  s.inbox = zeroedInbox(1, members, s.context);
   s.control = pool.take(2 * sizeof(uint32_t), s.context);
   std::atomic_ref<uint32_t>(*s.word(0)).store(0);
   std::atomic_ref<uint32_t>(*s.word(1)).store(0);
@@ -255,21 +287,41 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
     s.ticketOnDevice = onDevice(s.word(1));
   }
 
-  s.mailbox.emplace(members.job, members.rank, members.pids);
+  s.mailbox.emplace(members.job, members.rank, localPids(members));
   const int prev = (members.rank + n - 1) % n, next = (members.rank + 1) % n;
-  const Fd exported = s.inbox->exportFd();
-  s.mailbox->send(prev, kInboxLabel, exported.get(), deadline);
-  const Fd theirs =
-      s.mailbox->receive(members.pids[static_cast<size_t>(next)], kInboxLabel, deadline);
-  s.next = SharedDeviceMemory::import(theirs, s.inbox->bytes(), members.device);
+  const auto hostOf = [&](int rank) { return members.hosts[static_cast<size_t>(rank)]; };
+  for (int r = 0; r < n; ++r) s.crossesHosts = s.crossesHosts || hostOf(r) != hostOf((r + 1) % n);
+  CrossingLinks crossing{prev, next, {}, {}};
+  // Each rank sends its inbox to its previous before it waits for its next's: no cycle of waits.
+  if (hostOf(prev) != hostOf(members.rank)) {
+    s.fromPrev = pinnedLink(s, s.proxyInbox, crossing.fromPrev);
+  } else {
+    s.inbox = zeroedInbox(1, members, s.context);
+    s.fromPrev = s.inbox->data();
+    const Fd exported = s.inbox->exportFd();
+    s.mailbox->send(prev, kInboxLabel, exported.get(), deadline);
+  }
+  if (hostOf(next) != hostOf(members.rank)) {
+    s.toNext = pinnedLink(s, s.proxyOutbox, crossing.toNext);
+  } else {
+    const Fd theirs =
+        s.mailbox->receive(members.pids[static_cast<size_t>(next)], kInboxLabel, deadline);
+    s.next = SharedDeviceMemory::import(theirs, channelBytes() * size_t(members.maxChannels),
+                                        members.device);
+    s.toNext = s.next->data();
+  }
+  if (s.crossesHosts)
+    s.proxies = connectProxies(members.job, members.rank, crossing, members.proxySockets, deadline);
 
   ContextScope scope(s.context);
   check(driver().createStream(&s.own, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(driver().createEvent(&s.last, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   log::info(
       "gpu: rank {} joined the device ring of {} ranks on device {} ({} channels, FIFOs of "
-      "{} MiB)",
-      members.rank, n, members.device, members.maxChannels, s.inbox->bytes() >> 20);
+      "{} MiB{})",
+      members.rank, n, members.device, members.maxChannels,
+      (channelBytes() * size_t(members.maxChannels)) >> 20,
+      s.crossesHosts ? "; across hosts: Simple only" : "");
 }
 
 DeviceRing::~DeviceRing() {
@@ -294,6 +346,7 @@ DeviceRing::~DeviceRing() {
 void DeviceRing::connectTree(const Deadline& deadline) {
   State& s = *state_;
   if (s.treeInbox) return;
+  if (s.crossesHosts) raise(ErrorCode::kInternal, "device tree over ranks on several hosts");
   const RingMembers& m = s.members;
   const int n = static_cast<int>(m.pids.size());
   const device::TreeNode node = device::binaryTree(m.rank, n);
@@ -334,7 +387,8 @@ std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* 
   ContextScope scope(s.context);
   const int n = static_cast<int>(s.members.pids.size());
   const size_t bytes = bytesMoved(call, n);
-  const Protocol protocol = bytes <= kLLMaxBytes ? Protocol::kLL : Protocol::kSimple;
+  const Protocol protocol =
+      bytes <= kLLMaxBytes && !s.crossesHosts ? Protocol::kLL : Protocol::kSimple;
   const int nchannels = static_cast<int>(std::clamp<size_t>(
       (bytes + kBytesPerChannel - 1) / kBytesPerChannel, 1, size_t(s.members.maxChannels)));
   auto statuses = std::shared_ptr<PinnedPool::Lease>(s.pool.take(kStatusBytes, s.context));
@@ -395,6 +449,12 @@ std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(con
 
 void DeviceRing::release(uint32_t ticket) {
   std::atomic_ref<uint32_t>(*state_->word(1)).store(ticket, std::memory_order_release);
+}
+
+std::optional<Error> DeviceRing::linkFailure() const {
+  for (const auto& proxy : state_->proxies)
+    if (auto failure = proxy->failure()) return failure;
+  return std::nullopt;
 }
 
 void DeviceRing::abort() {

@@ -10,11 +10,15 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/auth.hpp"
 #include "base/deadline.hpp"
+#include "base/error.hpp"
 #include "kernels/kernels.hpp"
 #include "runtime/gpu/pinned_pool.hpp"
 
@@ -35,13 +39,30 @@ struct RingCall {
   bool tree = false;  // an all-reduce over the binary tree (connectTree first), not the ring
 };
 
-// A communicator whose ranks all run on this host.
+// How the members of a ring that crosses hosts open their link proxies' sockets
+// (ring_proxies.hpp).
+struct ProxySockets {
+  Secret secret;
+  // The address to listen on (an interface the other hosts reach); asked only where a link
+  // crosses.
+  std::function<std::string()> bindHost;
+  // Every member's address, [rank], given this rank's ("" where none of its links cross).
+  std::function<std::vector<std::string>(const std::string&)> exchange;
+  // Called while waiting for a peer; throws to give up (a member is gone). May be empty.
+  std::function<void()> checkPeers;
+};
+
+// A communicator's ranks. Links between ranks on one host go GPU to GPU; a link to another host
+// goes through a pair of link proxies (ring_proxies.hpp), and a ring with such a link runs
+// Simple only (LL's FIFOs cannot cross a proxy: fifo_proxy.hpp).
 struct RingMembers {
   std::string job;  // unique to the communicator (its tag): names the fd mailboxes
   int rank;
-  std::vector<pid_t> pids;  // [rank]
-  int device;               // this rank's GPU
-  int maxChannels;          // the kernel plan's (gpu_sharing.hpp), alike on every rank
+  std::vector<pid_t> pids;         // [rank]
+  std::vector<std::string> hosts;  // [rank]: where each runs (PeerInfo::hostId)
+  int device;                      // this rank's GPU
+  int maxChannels;                 // the kernel plan's (gpu_sharing.hpp), alike on every rank
+  ProxySockets proxySockets;       // used where the ring crosses hosts
 };
 
 // One launched kernel, as its statuses in mapped host memory tell.
@@ -64,7 +85,8 @@ class KernelRun {
 class DeviceRing {
  public:
   // Connects this rank to its neighbours (collective over the members: each waits for its next's
-  // descriptor); kTimeout naming the rank at the deadline, kSystem when the driver refuses.
+  // descriptor, or its proxy's socket); kTimeout naming the rank at the deadline, kSystem when the
+  // driver refuses.
   DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadline& deadline);
   // Sets the abort flag and waits up to `drainWait` for the kernels launched to end before the
   // FIFOs are unmapped; FIFOs a kernel may still use are left mapped, with a warning.
@@ -75,6 +97,7 @@ class DeviceRing {
   // Connects this rank to its parent and children in the binary tree over the ranks in rank order
   // (kernels/device/tree.hpp), once: collective over the members, as the constructor; the tree's
   // FIFOs (three pairs per channel) are allocated then, not before a tree all-reduce needs them.
+  // Members on one host only (kInternal otherwise): the tree has no link proxies.
   void connectTree(const Deadline& deadline);
 
   // Enqueues this rank's side of `call` on `stream` (a CUstream of the members' device), after
@@ -87,6 +110,9 @@ class DeviceRing {
 
   // Every kernel running or to come (held ones included) ends at its next check, with kAborted.
   void abort();
+  // What broke a link proxy (a peer on another host closed or garbled it), once one broke: the
+  // kernels then wait for slots that will not come, and the watch aborts them.
+  std::optional<Error> linkFailure() const;
   void setDrainWait(std::chrono::milliseconds wait) { drainWait_ = wait; }
 
   struct State;

@@ -41,7 +41,7 @@ uint64_t acquired(uint64_t* counter) {
 struct FifoProxy::State {
   Fd socket;
   std::vector<device::Fifo> outgoing, incoming;
-  std::string peer;
+  std::string link;  // "the GPU link proxy of PEER": what its errors name
   // Per channel: slots sent (the writer's count) and the peer's credit (its kernels' frees).
   std::unique_ptr<std::atomic<uint64_t>[]> sent, peerFreed;
   std::atomic<bool> stopping{false}, broken{false};
@@ -53,14 +53,14 @@ struct FifoProxy::State {
   void writeFrame(const Header& h, const void* payload = nullptr) const {
     std::array<std::byte, kHeaderBytes> bytes{};
     ByteWriter(bytes).u32(h.kind).u32(h.channel).u64(h.value);
-    writeAll(socket.get(), bytes.data(), bytes.size(), Deadline::never(), peer);
-    if (payload) writeAll(socket.get(), payload, slotBytes, Deadline::never(), peer);
+    writeAll(socket.get(), bytes.data(), bytes.size(), Deadline::never(), link);
+    if (payload) writeAll(socket.get(), payload, slotBytes, Deadline::never(), link);
   }
 
   Header readHeader(const Deadline& deadline) const {
     std::array<std::byte, kHeaderBytes> bytes{};
-    readAll(socket.get(), bytes.data(), bytes.size(), deadline, peer);
-    ByteReader in(std::span<const std::byte>(bytes), ErrorCode::kRemote, peer);
+    readAll(socket.get(), bytes.data(), bytes.size(), deadline, link);
+    ByteReader in(std::span<const std::byte>(bytes), ErrorCode::kRemote, link);
     Header h{};
     h.kind = in.u32();
     h.channel = in.u32();
@@ -82,8 +82,7 @@ struct FifoProxy::State {
 
   template <typename... Args>
   [[noreturn]] void protocolError(fmt::format_string<Args...> format, Args&&... args) const {
-    raise(ErrorCode::kRemote, "the GPU link proxy of {}: {}", peer,
-          fmt::format(format, std::forward<Args>(args)...));
+    raise(ErrorCode::kRemote, "{}: {}", link, fmt::format(format, std::forward<Args>(args)...));
   }
 };
 
@@ -156,7 +155,7 @@ void readLoop(FifoProxy::State& s) {
                         received[h.channel]);
       if (h.value >= acquired(in.tail) + in.nslots)
         s.protocolError("slot {} on channel {} beyond the credit given", h.value, h.channel);
-      readAll(s.socket.get(), device::slotOf(in, h.value), in.slotBytes, Deadline::never(), s.peer);
+      readAll(s.socket.get(), device::slotOf(in, h.value), in.slotBytes, Deadline::never(), s.link);
       device::Simple::publish(in, h.value);
       ++received[h.channel];
     } else {
@@ -189,7 +188,7 @@ FifoProxy::FifoProxy(Fd socket, std::vector<device::Fifo> outgoing,
   s.socket = std::move(socket);
   s.outgoing = std::move(outgoing);
   s.incoming = std::move(incoming);
-  s.peer = std::move(peerName);
+  s.link = "the GPU link proxy of " + peerName;
   const size_t most = 0xffff;
   if ((s.outgoing.empty() && s.incoming.empty()) || s.outgoing.size() > most ||
       s.incoming.size() > most)

@@ -62,22 +62,26 @@ std::string uuidText(const std::array<uint8_t, 16>& uuid) {
   return text;
 }
 
-KernelPlan planKernels(const std::vector<GpuFacts>& ranks, const std::vector<int64_t>& processes,
-                       int maxChannels) {
+KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
+                       const std::vector<RankProcess>& processes, int maxChannels) {
   if (processes.size() != ranks.size())
     raise(ErrorCode::kInternal, "planKernels: {} ranks' facts, {} processes", ranks.size(),
           processes.size());
   for (size_t r = 0; r < ranks.size(); ++r)
     if (!ranks[r].unusable.empty())
       return {0, fmt::format("rank {} cannot tell what its GPU holds: {}", r, ranks[r].unusable)};
-  std::map<std::array<uint8_t, 16>, std::vector<int>> byGpu;
-  for (size_t r = 0; r < ranks.size(); ++r) byGpu[ranks[r].uuid].push_back(static_cast<int>(r));
+  // A UUID names one GPU; the host is in the key too, so that GPUs that only claim one (copies of
+  // a virtual machine's, a stand-in's) are not taken for one GPU shared across hosts.
+  std::map<std::pair<std::string, std::array<uint8_t, 16>>, std::vector<int>> byGpu;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    byGpu[{processes[r].host, ranks[r].uuid}].push_back(static_cast<int>(r));
   KernelPlan plan{maxChannels, ""};
-  for (const auto& [uuid, sharing] : byGpu) {
+  for (const auto& [where, sharing] : byGpu) {
+    const std::array<uint8_t, 16>& uuid = where.second;
     const int k = static_cast<int>(sharing.size());
     int resident = kMostResidentBlocks;
     bool mps = true;
-    std::set<int64_t> sharingProcesses;
+    std::set<RankProcess> sharingProcesses;
     for (int r : sharing) {
       const auto at = static_cast<size_t>(r);
       resident = std::min(resident, ranks[at].residentBlocks);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,12 +41,19 @@ struct KernelPlan {
   std::string declined;  // why the device buffers are staged instead; "" when the kernels run
 };
 
+// Where a rank runs: its host (PeerInfo::hostId) and its process there.
+struct RankProcess {
+  std::string host;
+  int64_t pid = 0;
+  auto operator<=>(const RankProcess&) const = default;
+};
+
 // The plan from every rank's facts and process ([rank]; ranks of one process share its context,
-// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU, its ranks share the
-// blocks it holds (the fewest any of them reports), which caps the channels; a rank whose facts
-// are unusable, a GPU that ranks of several processes share without MPS, or one that holds less
-// than a channel per rank, declines the kernels.
-KernelPlan planKernels(const std::vector<GpuFacts>& ranks, const std::vector<int64_t>& processes,
-                       int maxChannels);
+// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU (its UUID on its host),
+// its ranks share the blocks it holds (the fewest any of them reports), which caps the channels;
+// a rank whose facts are unusable, a GPU that ranks of several processes share without MPS, or
+// one that holds less than a channel per rank, declines the kernels.
+KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
+                       const std::vector<RankProcess>& processes, int maxChannels);
 
 }  // namespace tutti::runtime::gpu

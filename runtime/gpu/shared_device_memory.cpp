@@ -57,17 +57,27 @@ struct SharedDeviceMemory::Mapping {
   }
 };
 
+namespace {
+
+// `bytes` rounded up to the driver's allocation granularity on device `ordinal`: what an
+// allocation of `bytes` holds, and what its importers map.
+size_t allocationBytes(size_t bytes, int ordinal) {
+  const CUmemAllocationProp prop = propertiesOn(ordinal);
+  size_t granularity = 0;
+  check(driver().granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+        "cuMemGetAllocationGranularity");
+  return (bytes + granularity - 1) / granularity * granularity;
+}
+
+}  // namespace
+
 SharedDeviceMemory SharedDeviceMemory::allocate(size_t bytes, int ordinal) {
   requireDevice(ordinal);
   if (bytes == 0) raise(ErrorCode::kInvalidArgument, "shared device memory of 0 bytes");
-  const Driver& d = driver();
   const CUmemAllocationProp prop = propertiesOn(ordinal);
-  size_t granularity = 0;
-  check(d.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-        "cuMemGetAllocationGranularity");
   auto mapping = std::make_unique<Mapping>();
-  mapping->bytes = (bytes + granularity - 1) / granularity * granularity;
-  check(d.create(&mapping->handle, mapping->bytes, &prop, 0), "cuMemCreate");
+  mapping->bytes = allocationBytes(bytes, ordinal);
+  check(driver().create(&mapping->handle, mapping->bytes, &prop, 0), "cuMemCreate");
   mapping->mapFor(ordinal);
   return SharedDeviceMemory(std::move(mapping));
 }
@@ -77,7 +87,7 @@ SharedDeviceMemory SharedDeviceMemory::import(const Fd& exported, size_t bytes, 
   if (!exported.valid() || bytes == 0)
     raise(ErrorCode::kInvalidArgument, "importing shared device memory: no descriptor or 0 bytes");
   auto mapping = std::make_unique<Mapping>();
-  mapping->bytes = bytes;
+  mapping->bytes = allocationBytes(bytes, ordinal);
   const CUresult imported = driver().importHandle(
       &mapping->handle, reinterpret_cast<void*>(static_cast<intptr_t>(exported.get())),
       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);

@@ -20,8 +20,9 @@ class SharedDeviceMemory {
   // Throws kInvalidArgument for 0 bytes or a device that does not exist, kSystem when the driver
   // refuses.
   static SharedDeviceMemory allocate(size_t bytes, int ordinal);
-  // A peer's allocation of `bytes` (its bytes()), from the descriptor it exported, mapped for
-  // device `ordinal`. Throws kInvalidArgument when the descriptor is not such an allocation.
+  // A peer's allocate(bytes) (the same `bytes`, or its bytes()), from the descriptor it exported,
+  // mapped for device `ordinal`. Throws kInvalidArgument when the descriptor is not such an
+  // allocation.
   static SharedDeviceMemory import(const Fd& exported, size_t bytes, int ordinal);
 
   SharedDeviceMemory(SharedDeviceMemory&&) noexcept;

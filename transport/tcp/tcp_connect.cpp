@@ -248,6 +248,19 @@ SockAddr parseAddress(const std::string& address, int rank) {
   return SockAddr::resolve(host, value);
 }
 
+Listener listenForPeers(const std::string& bindHost, int backlog) {
+  Listener listener;
+  listener.fd = listenOn(SockAddr::resolve(bindHost.empty() ? "0.0.0.0" : bindHost, 0), backlog);
+  setNonBlocking(listener.fd.get());
+  const SockAddr bound = SockAddr::ofFd(listener.fd.get());
+  std::string host = bound.host();
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  listener.address = bound.family() == AF_INET6 ? fmt::format("[{}]:{}", host, bound.port())
+                                                : fmt::format("{}:{}", host, bound.port());
+  return listener;
+}
+
 std::map<int, std::vector<Fd>> openSockets(const ConnectPlan& plan, int listenFd,
                                            const Deadline& deadline) {
   std::map<int, std::vector<Fd>> sockets;

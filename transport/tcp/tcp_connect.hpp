@@ -43,6 +43,15 @@ struct ConnectPlan {
   std::function<void()> checkPeers;
 };
 
+// A socket listening for peers' dials, non-blocking, and the "host:port" they dial. bindHost ""
+// binds every interface, which is advertised as loopback (127.0.0.1 or ::1): nothing here knows
+// which interface a peer can reach, so a job spanning hosts passes the interface's address.
+struct Listener {
+  Fd fd;
+  std::string address;
+};
+Listener listenForPeers(const std::string& bindHost, int backlog);
+
 // peer -> its sockets, socketsPerPeer of them in socket-index order, non-blocking.
 std::map<int, std::vector<Fd>> openSockets(const ConnectPlan& plan, int listenFd,
                                            const Deadline& deadline);

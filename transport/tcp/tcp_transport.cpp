@@ -4,10 +4,8 @@
 // slots, striping). connected() closes the listener: nobody accepts on it any more, so strangers'
 // connections would otherwise pile up in its backlog for the job's lifetime.
 //
-// Address: localAddress() is "host:port" of the listening socket, where host is the numeric
-// address bound (Options::bindHost, "" meaning 0.0.0.0). A wildcard bind (0.0.0.0 or ::) is
-// advertised as loopback (127.0.0.1 or ::1): the transport cannot know which interface a peer
-// can reach, so a job spanning hosts must pass the interface's address in bindHost.
+// Address: localAddress() is "host:port" of the listening socket (tcp_connect.hpp's Listener:
+// a job spanning hosts must pass the interface's address in Options::bindHost).
 //
 // progress(): (1) writes the queued frames of the links that have some (a list, so an idle
 // transport does no work for it), and (2) asks epoll, without waiting, which sockets have new
@@ -58,17 +56,11 @@ class TcpTransport final : public Transport {
  public:
   explicit TcpTransport(const Options& options) : options_(options) {
     detail::checkOptions(options_, "tcp");
-    const std::string bindHost = options_.bindHost.empty() ? "0.0.0.0" : options_.bindHost;
-    const int backlog = std::max(128, options_.nranks * options_.socketsPerPeer + 64);
-    listener_ = listenOn(SockAddr::resolve(bindHost, 0), backlog);
-    setNonBlocking(listener_.get());
+    Listener listener = listenForPeers(
+        options_.bindHost, std::max(128, options_.nranks * options_.socketsPerPeer + 64));
+    listener_ = std::move(listener.fd);
+    address_ = std::move(listener.address);
     setBuffers(listener_.get());  // accepted sockets inherit them
-    const SockAddr bound = SockAddr::ofFd(listener_.get());
-    std::string host = bound.host();
-    if (host == "0.0.0.0") host = "127.0.0.1";
-    if (host == "::") host = "::1";
-    address_ = bound.family() == AF_INET6 ? fmt::format("[{}]:{}", host, bound.port())
-                                          : fmt::format("{}:{}", host, bound.port());
     epoll_ = Fd(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_.valid()) throwSystemError("tcp: epoll_create1", errno);
     links_.resize(options_.nranks);

@@ -36,19 +36,29 @@ std::string remoteError(const std::string& bytes) {
 
 // Whether `channels` per launch fit: no GPU is shared by several processes unless all its ranks
 // run under MPS, and every rank on a GPU can count on room for all its ranks' channels.
-bool fits(const std::vector<GpuFacts>& ranks, const std::vector<int64_t>& processes, int channels) {
+bool fits(const std::vector<GpuFacts>& ranks, const std::vector<RankProcess>& processes,
+          int channels) {
+  const auto sameGpu = [&](size_t a, size_t b) {
+    return ranks[b].uuid == ranks[a].uuid && processes[b].host == processes[a].host;
+  };
   for (size_t a = 0; a < ranks.size(); ++a) {
     int sharing = 0;
     for (size_t b = 0; b < ranks.size(); ++b) {
-      if (ranks[b].uuid != ranks[a].uuid) continue;
+      if (!sameGpu(a, b)) continue;
       ++sharing;
-      if (processes[b] != processes[a] && !(ranks[a].mps && ranks[b].mps)) return false;
+      if (processes[b].pid != processes[a].pid && !(ranks[a].mps && ranks[b].mps)) return false;
     }
     for (size_t b = 0; b < ranks.size(); ++b)
-      if (ranks[b].uuid == ranks[a].uuid && ranks[b].residentBlocks < channels * sharing)
-        return false;
+      if (sameGpu(a, b) && ranks[b].residentBlocks < channels * sharing) return false;
   }
   return true;
+}
+
+// Processes of one host, by pid.
+std::vector<RankProcess> onOneHost(std::initializer_list<int64_t> pids) {
+  std::vector<RankProcess> processes;
+  for (int64_t pid : pids) processes.push_back({"host-a", pid});
+  return processes;
 }
 
 }  // namespace
@@ -101,22 +111,31 @@ TEST_CASE("GPU facts: UUIDs read as nvidia-smi writes them", "[runtime][gpu-shar
 TEST_CASE("kernel plan: channels are what every GPU holds for each of its ranks",
           "[runtime][gpu-sharing]") {
   SECTION("one GPU per rank: the channels asked for, unless a GPU holds fewer") {
-    const KernelPlan plan = planKernels({gpu(1, 1056, false), gpu(2, 1056, false)}, {10, 11}, 8);
+    const KernelPlan plan =
+        planKernels({gpu(1, 1056, false), gpu(2, 1056, false)}, onOneHost({10, 11}), 8);
     CHECK(plan.declined.empty());
     CHECK(plan.channels == 8);
-    CHECK(planKernels({gpu(1, 5, false), gpu(2, 1056, false)}, {10, 11}, 8).channels == 5);
+    CHECK(planKernels({gpu(1, 5, false), gpu(2, 1056, false)}, onOneHost({10, 11}), 8).channels ==
+          5);
   }
   SECTION("four processes on one GPU under MPS share its blocks") {
     const std::vector<GpuFacts> ranks(4, gpu(1, 20, true));
-    const KernelPlan plan = planKernels(ranks, {10, 11, 12, 13}, 8);
+    const KernelPlan plan = planKernels(ranks, onOneHost({10, 11, 12, 13}), 8);
     CHECK(plan.declined.empty());
     CHECK(plan.channels == 5);
   }
   SECTION("the fewest blocks any sharer reports counts (MPS clients may be given fewer SMs)") {
-    CHECK(planKernels({gpu(1, 64, true), gpu(1, 6, true)}, {10, 11}, 8).channels == 3);
+    CHECK(planKernels({gpu(1, 64, true), gpu(1, 6, true)}, onOneHost({10, 11}), 8).channels == 3);
+  }
+  SECTION("the same UUID on two hosts is two GPUs, whatever the pids") {
+    const KernelPlan plan =
+        planKernels({gpu(1, 64, false), gpu(1, 64, false)}, {{"host-a", 10}, {"host-b", 10}}, 8);
+    CHECK(plan.declined.empty());
+    CHECK(plan.channels == 8);
   }
   SECTION("ranks of one process share its context: no MPS needed") {
-    const KernelPlan plan = planKernels({gpu(1, 64, false), gpu(1, 64, false)}, {10, 10}, 8);
+    const KernelPlan plan =
+        planKernels({gpu(1, 64, false), gpu(1, 64, false)}, onOneHost({10, 10}), 8);
     CHECK(plan.declined.empty());
     CHECK(plan.channels == 8);
   }
@@ -124,8 +143,8 @@ TEST_CASE("kernel plan: channels are what every GPU holds for each of its ranks"
 
 TEST_CASE("kernel plan: what declines the kernels says why", "[runtime][gpu-sharing]") {
   SECTION("processes sharing a GPU without MPS") {
-    const KernelPlan plan =
-        planKernels({gpu(2, 64, true), gpu(1, 64, false), gpu(1, 64, true)}, {10, 11, 12}, 8);
+    const KernelPlan plan = planKernels({gpu(2, 64, true), gpu(1, 64, false), gpu(1, 64, true)},
+                                        onOneHost({10, 11, 12}), 8);
     CHECK(plan.channels == 0);
     CHECK_THAT(plan.declined, Contains("ranks 1, 2 share GPU-01010101-0101-0101-0101-010101010101 "
                                        "without MPS"));
@@ -134,14 +153,14 @@ TEST_CASE("kernel plan: what declines the kernels says why", "[runtime][gpu-shar
   SECTION("a rank that cannot tell what its GPU holds") {
     GpuFacts unknown = gpu(3, 64, true);
     unknown.unusable = "cuDeviceGetUuid failed: CUDA_ERROR_UNKNOWN";
-    const KernelPlan plan = planKernels({gpu(2, 64, true), unknown}, {10, 11}, 8);
+    const KernelPlan plan = planKernels({gpu(2, 64, true), unknown}, onOneHost({10, 11}), 8);
     CHECK(plan.channels == 0);
     CHECK(plan.declined ==
           "rank 1 cannot tell what its GPU holds: cuDeviceGetUuid failed: CUDA_ERROR_UNKNOWN");
   }
   SECTION("a GPU holding less than a channel per rank") {
     const std::vector<GpuFacts> ranks(3, gpu(4, 2, true));
-    const KernelPlan plan = planKernels(ranks, {10, 11, 12}, 8);
+    const KernelPlan plan = planKernels(ranks, onOneHost({10, 11, 12}), 8);
     CHECK(plan.channels == 0);
     CHECK_THAT(plan.declined, Contains("holds 2 of the collective kernels' blocks at once, fewer "
                                        "than one channel for each of its 3 ranks (0, 1, 2)"));
@@ -156,11 +175,11 @@ TEST_CASE("kernel plan: random layouts against a search over channel counts",
     const int nranks = 1 + static_cast<int>(rng() % 9),
               maxChannels = 1 + static_cast<int>(rng() % 16);
     std::vector<GpuFacts> ranks;
-    std::vector<int64_t> processes;
+    std::vector<RankProcess> processes;
     for (int r = 0; r < nranks; ++r) {
       ranks.push_back(
           gpu(static_cast<uint8_t>(rng() % 3), static_cast<int>(rng() % 40), rng() % 4 != 0));
-      processes.push_back(static_cast<int64_t>(rng() % 4));
+      processes.push_back({rng() % 3 == 0 ? "host-b" : "host-a", static_cast<int64_t>(rng() % 4)});
     }
     int best = 0;  // the most channels, up to maxChannels, that fit
     for (int c = 1; c <= maxChannels; ++c)

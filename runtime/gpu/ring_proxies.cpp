@@ -1,0 +1,42 @@
+#include "runtime/gpu/ring_proxies.hpp"
+
+#include <optional>
+
+#include "base/log.hpp"
+#include "transport/tcp/tcp_connect.hpp"
+
+namespace tutti::runtime::gpu {
+
+std::vector<std::unique_ptr<FifoProxy>> connectProxies(const std::string& job, int rank,
+                                                       const CrossingLinks& links,
+                                                       const ProxySockets& sockets,
+                                                       const Deadline& deadline) {
+  std::vector<int> neighbours;
+  if (!links.fromPrev.empty()) neighbours.push_back(links.prev);
+  if (!links.toNext.empty() && (links.fromPrev.empty() || links.next != links.prev))
+    neighbours.push_back(links.next);
+  std::optional<transport::tcp::Listener> listener;
+  if (!neighbours.empty()) listener = transport::tcp::listenForPeers(sockets.bindHost(), 16);
+  const std::vector<std::string> addresses = sockets.exchange(listener ? listener->address : "");
+  if (neighbours.empty()) return {};
+
+  const transport::tcp::ConnectPlan plan{rank,       job + "/gpu-proxy", sockets.secret,    1,
+                                         neighbours, addresses,          sockets.checkPeers};
+  auto opened = transport::tcp::openSockets(plan, listener->fd.get(), deadline);
+  std::vector<std::unique_ptr<FifoProxy>> proxies;
+  for (int peer : neighbours) {
+    const std::string name =
+        fmt::format("rank {} ({})", peer, addresses[static_cast<size_t>(peer)]);
+    proxies.push_back(std::make_unique<FifoProxy>(
+        std::move(opened.at(peer).front()),
+        peer == links.next ? links.toNext : std::vector<kernels::device::Fifo>{},
+        peer == links.prev ? links.fromPrev : std::vector<kernels::device::Fifo>{}, name,
+        deadline));
+    log::info("gpu: rank {}: the device ring's link proxy to {} runs ({} FIFOs out, {} in)", rank,
+              name, peer == links.next ? links.toNext.size() : 0,
+              peer == links.prev ? links.fromPrev.size() : 0);
+  }
+  return proxies;
+}
+
+}  // namespace tutti::runtime::gpu
