@@ -126,32 +126,56 @@ bool gpusRunKernels(Communicator& comm, int device) {
   return comm.kernelPlan(device).declined.empty();
 }
 
+namespace {
+
+// The engine's part of a launched kernel: watching it in the engine's turn, recorded.
+Engine::Task watchTask(Communicator& comm, gpu::DeviceRing& ring,
+                       std::shared_ptr<const gpu::KernelRun> run, const CollectiveCall& call,
+                       bool tree, uint64_t sequence) {
+  const char* algorithm = tree ? "device-tree" : "device-ring";
+  std::string where = fmt::format("rank {}: {} #{} on the GPU", comm.rank(),
+                                  collectiveName(call.collective), sequence);
+  return [&comm, &ring, run = std::move(run), where = std::move(where), sequence, algorithm] {
+    recorded(comm, sequence, [&] {
+      comm.recorder().started(sequence, algorithm);
+      watch(comm, ring, *run, where);
+    });
+  };
+}
+
+}  // namespace
+
+HeldKernel holdAsKernels(Communicator& comm, const CollectiveCall& call, int device,
+                         uint64_t sequence) {
+  const gpu::RingCall ringCall = ringCallOf(comm, call);
+  gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
+  auto [run, ticket] = ring.launchHeld(ringCall);
+  return {&ring, ticket, run, watchTask(comm, ring, run, call, ringCall.tree, sequence)};
+}
+
+void abandonKernel(Communicator& comm, const HeldKernel& held, const Error& why) {
+  comm.recordFailure(why);
+  held.ring->abort();
+  const auto deadline = Clock::now() + comm.timeout();
+  while (held.run->state() != gpu::KernelRun::State::kDone && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& call, int device,
                                       uint64_t sequence, const OpSignature& signature, bool async,
                                       void* stream) {
   comm.recorder().queued(sequence, signature, async || stream);
-  const gpu::RingCall ringCall = ringCallOf(comm, call);
-  gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
-  const char* algorithm = ringCall.tree ? "device-tree" : "device-ring";
-  const std::string where = fmt::format("rank {}: {} #{} on the GPU", comm.rank(),
-                                        collectiveName(call.collective), sequence);
   if (stream) {
-    auto run = ring.launch(ringCall, stream);
-    comm.engine().submit([&comm, &ring, run, where, sequence, algorithm] {
-      recorded(comm, sequence, [&] {
-        comm.recorder().started(sequence, algorithm);
-        watch(comm, ring, *run, where);
-      });
-    });
+    const gpu::RingCall ringCall = ringCallOf(comm, call);
+    gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
+    comm.engine().submit(
+        watchTask(comm, ring, ring.launch(ringCall, stream), call, ringCall.tree, sequence));
     return nullptr;
   }
-  auto [run, ticket] = ring.launchHeld(ringCall);
-  auto task = [&comm, &ring, run = run, ticket = ticket, where, sequence, algorithm] {
-    recorded(comm, sequence, [&] {
-      comm.recorder().started(sequence, algorithm);
-      ring.release(ticket);
-      watch(comm, ring, *run, where);
-    });
+  HeldKernel held = holdAsKernels(comm, call, device, sequence);
+  Engine::Task task = [held = std::move(held)] {
+    held.ring->release(held.ticket);
+    held.watch();
   };
   if (async) return comm.engine().submit(std::move(task));
   comm.engine().run(std::move(task));

@@ -1,6 +1,6 @@
-// Collectives on device buffers run as device kernels (gpu/device_ring.hpp) when every rank of
-// the communicator runs on this host: the kernel moves the data GPU to GPU and reduces it there,
-// nothing is staged through host memory. The launch happens when the call is made, so that every
+// Collectives on device buffers run as device kernels (gpu/device_ring.hpp): the kernel moves the
+// data GPU to GPU (to other hosts through the ring's link proxies) and reduces it there, nothing
+// is staged through host memory. The launch happens when the call is made, so that every
 // rank's kernels go to the GPU in the same (issue) order, and the engine watches each one in its
 // turn: a dead peer, an abort, a failure of the communicator or a kernel that does not end within
 // the timeout sets the abort flag, which every wait of the kernel polls, and fails the operation
@@ -10,13 +10,15 @@
 #include <memory>
 
 #include "runtime/communicator.hpp"
+#include "runtime/engine.hpp"
+#include "runtime/gpu/device_ring.hpp"
 #include "runtime/observe/flight_recorder.hpp"
 #include "runtime/operations.hpp"
 #include "runtime/request.hpp"
 
 namespace tutti::runtime {
 
-// Whether `call` (valid, on device memory of the communicator's device, outside a group) runs as
+// Whether `call` (valid, on device memory of the communicator's device) runs as
 // device kernels: TUTTI_GPU_PATH=kernels, libtutti has the kernels, two ranks or more, and a
 // ring collective (not alltoall); a forced tree only where all ranks share a host (links to other
 // hosts go through the ring's link proxies, which the tree has not).
@@ -32,5 +34,23 @@ bool gpusRunKernels(Communicator& comm, int device);
 std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& call, int device,
                                       uint64_t sequence, const OpSignature& signature, bool async,
                                       void* stream);
+
+// A group's device collective (blocking or request form): enqueued now on the ring's own stream,
+// held behind `ticket` until the group runs, which releases the tickets of all its kernels at once
+// (NCCL launches a group's collectives together: they go to the GPU back to back) and then runs
+// `watch` in its turn. A group that is not run after all must abandon its kernels: they are on the
+// GPU already, and peers that ran the group wait for them.
+struct HeldKernel {
+  gpu::DeviceRing* ring;
+  uint32_t ticket;
+  std::shared_ptr<const gpu::KernelRun> run;
+  Engine::Task watch;
+};
+HeldKernel holdAsKernels(Communicator& comm, const CollectiveCall& call, int device,
+                         uint64_t sequence);
+// What a rank whose group was not run does with a held kernel: the communicator fails with
+// `why`, and the kernel (with every later one) ends at once through the abort flag; returns once
+// it has ended (the caller may free its buffers next), or after the communicator's timeout.
+void abandonKernel(Communicator& comm, const HeldKernel& held, const Error& why);
 
 }  // namespace tutti::runtime

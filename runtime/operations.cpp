@@ -228,7 +228,14 @@ struct GroupItem {
   Task task;                                    // anything else
   std::shared_ptr<const StagedBuffers> staged;  // a transfer's device buffer
   gpu::StreamTarget stream;  // stream-ordered (stream.stream set): staged copies on the stream
+  std::optional<HeldKernel> kernel;  // a device collective's kernel, held until the group runs
 };
+
+// Where a group is not run after all: its held kernels fail their communicators.
+void abandonKernels(const std::vector<GroupItem>& items, const Error& why) {
+  for (const GroupItem& item : items)
+    if (item.kernel) abandonKernel(*item.comm, *item.kernel, why);
+}
 
 struct Group {
   int depth = 0;
@@ -246,7 +253,7 @@ std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, const OpSi
                                F&& task, bool async) {
   comm.recorder().queued(sequence, signature, async || group.depth > 0);
   if (group.depth > 0) {
-    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task)), nullptr, {}});
+    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task)), nullptr, {}, {}});
     return nullptr;
   }
   if (async) return comm.engine().submit(Task(std::forward<F>(task)));
@@ -287,6 +294,8 @@ void runJoinedBy(OpContext& ctx, const std::vector<P2PTransfer>& batch) {
 // Consecutive transfers of a group run as one batch, so that they progress together.
 void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
   comm.throwIfFailed();
+  for (const GroupItem& item : items)
+    if (item.kernel) item.kernel->ring->release(item.kernel->ticket);
   size_t i = 0;
   while (i < items.size()) {
     if (items[i].task) {
@@ -333,6 +342,8 @@ Task groupTask(Communicator& comm, std::vector<GroupItem> items) {
       runGroupItems(comm, items);
     } catch (const Error& error) {
       for (const GroupItem& item : items) comm.recorder().failed(item.sequence, error);
+      // Kernels of the group still held or running would wait for peers that gave up.
+      abandonKernels(items, error);
       throw;
     }
   };
@@ -362,9 +373,16 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
   if (comm.size() == 1)
     return issue(comm, sequence, signature, aloneOnDeviceTask(comm, call, sequence, *device),
                  async);
-  if (device->kind == gpu::MemoryKind::kDevice && group.depth == 0 && runsAsKernels(comm, call) &&
-      gpusRunKernels(comm, device->device))
-    return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
+  if (device->kind == gpu::MemoryKind::kDevice && runsAsKernels(comm, call) &&
+      gpusRunKernels(comm, device->device)) {
+    if (group.depth == 0)
+      return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
+    comm.recorder().queued(sequence, signature, true);
+    HeldKernel held = holdAsKernels(comm, call, device->device, sequence);
+    Engine::Task watch = held.watch;
+    group.items.push_back({&comm, sequence, {}, std::move(watch), nullptr, {}, std::move(held)});
+    return nullptr;
+  }
   auto staged = std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device);
   return issue(comm, sequence, signature,
                stagedCollectiveTask(comm, call, bytes, sequence, ordinal, std::move(staged)),
@@ -446,8 +464,8 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
     recvBuffer = staged->map(recvBuffer);
   }
   const uint64_t sequence = comm.nextSequence();
-  GroupItem item{&comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes, source}},
-                 {},    staged,   {}};
+  GroupItem item{
+      &comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes, source}}, {}, staged, {}, {}};
   const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes, 0};
   if (group.depth > 0) {
     comm.recorder().queued(sequence, signature, true);
@@ -615,7 +633,8 @@ void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* str
   const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
   GroupItem item{&comm,   sequence,
                  {},      collectiveTask(comm, onStaging(call, *staged), bytes, sequence, ordinal),
-                 nullptr, {}};
+                 nullptr, {},
+                 {}};
   issueOnStream(comm, what, target, std::move(staged), std::move(item),
                 signatureOf(call, bytes, ordinal));
 }
@@ -631,7 +650,8 @@ void sendRecvOnStreamNow(Communicator& comm, bool isSend, const void* sendBuffer
   const uint64_t sequence = comm.nextSequence();
   GroupItem item{
       &comm, sequence, {{isSend, peer, staged->map(sendBuffer), staged->map(recvBuffer), bytes}},
-      {},    nullptr,  {}};
+      {},    nullptr,  {},
+      {}};
   issueOnStream(comm, what, target, std::move(staged), std::move(item),
                 {what, count, static_cast<int>(dtype), -1, peer, bytes, 0});
 }
@@ -722,6 +742,7 @@ std::shared_ptr<Request> groupEnd(bool async) {
                         fmt::format("the group was not run: {}", group.failure->what()));
     group.failure.reset();
     for (const GroupItem& item : items) item.comm->recorder().failed(item.sequence, failure);
+    abandonKernels(items, failure);
     throw failure;
   }
   // One task per communicator, all submitted before any is waited for: a thread that drives
@@ -729,9 +750,14 @@ std::shared_ptr<Request> groupEnd(bool async) {
   std::vector<Communicator*> comms;
   for (const GroupItem& item : items)
     if (std::find(comms.begin(), comms.end(), item.comm) == comms.end()) comms.push_back(item.comm);
-  if (async && comms.size() > 1)
-    raise(ErrorCode::kInvalidUsage,
-          "an asynchronous group end covers one communicator; this group used {}", comms.size());
+  if (async && comms.size() > 1) {
+    const Error refused(
+        ErrorCode::kInvalidUsage,
+        fmt::format("an asynchronous group end covers one communicator; this group used {}",
+                    comms.size()));
+    abandonKernels(items, refused);
+    throw refused;
+  }
   std::vector<std::vector<GroupItem>> perComm;
   std::vector<std::optional<gpu::StreamTarget>> streams;
   for (Communicator* comm : comms) {
@@ -743,8 +769,10 @@ std::shared_ptr<Request> groupEnd(bool async) {
   try {
     for (const std::vector<GroupItem>& mine : perComm) streams.push_back(groupStream(mine));
   } catch (const Error& error) {
-    for (const std::vector<GroupItem>& mine : perComm)
+    for (const std::vector<GroupItem>& mine : perComm) {
       for (const GroupItem& item : mine) item.comm->recorder().failed(item.sequence, error);
+      abandonKernels(mine, error);
+    }
     throw;
   }
   std::vector<std::shared_ptr<Request>> requests;

@@ -91,6 +91,85 @@ TEST_CASE("device buffers on one host run as kernels (avg with a division); allt
   CHECK(driver().kernelsLaunched() == staged);
 }
 
+TEST_CASE("a group's device collectives run as kernels, released together; alltoall in it staged",
+          "[gpu][kernels][group]") {
+  constexpr int n = 3;
+  ThreadWorld world(n);
+  REQUIRE(world.ok());
+  allReduceOnEveryRank(world);  // the ring is connected
+  std::vector<float> sum(kCount, 0.0f);
+  for (int rank = 0; rank < n; ++rank) {
+    const std::vector<float> values = seeded(rank);
+    for (size_t i = 0; i < kCount; ++i) sum[i] += values[i];
+  }
+  const std::vector<float> broadcast = seeded(100 + 1);  // root 1's
+  const long before = driver().kernelsLaunched();
+  struct Results {
+    tuttiResult_t end = tuttiInternalError;
+    std::vector<float> reduced, broadcast, exchanged;
+  };
+  const auto results = onEveryRank<Results>(n, [&](int rank) {
+    Results r;
+    DeviceBuffer a(kCount * sizeof(float)), b(kCount * sizeof(float));
+    DeviceBuffer c(n * sizeof(float)), d(n * sizeof(float));
+    const std::vector<float> mine = seeded(rank), root = seeded(100 + rank);
+    std::vector<float> outgoing(n);
+    for (int to = 0; to < n; ++to) outgoing[static_cast<size_t>(to)] = float(10 * rank + to);
+    driver().toDevice(reinterpret_cast<DevicePtr>(a.data), mine.data(), kCount * 4);
+    driver().toDevice(reinterpret_cast<DevicePtr>(b.data), root.data(), kCount * 4);
+    driver().toDevice(reinterpret_cast<DevicePtr>(c.data), outgoing.data(), n * 4);
+    tuttiComm_t comm = world.comm(rank);
+    if (tutti_group_start() != tuttiSuccess ||
+        tutti_allreduce(a.data, a.data, kCount, tuttiFloat32, tuttiSum, comm, nullptr) != 0 ||
+        tutti_alltoall(c.data, d.data, 1, tuttiFloat32, comm, nullptr) != tuttiSuccess ||
+        tutti_broadcast(b.data, b.data, kCount, tuttiFloat32, 1, comm, nullptr) != tuttiSuccess)
+      return r;
+    r.end = tutti_group_end();
+    r.reduced = download(a);
+    r.broadcast = download(b);
+    r.exchanged = download(d, n);
+    return r;
+  });
+  for (int rank = 0; rank < n; ++rank) {
+    const Results& r = results[static_cast<size_t>(rank)];
+    INFO("rank " << rank);
+    REQUIRE(r.end == tuttiSuccess);
+    CHECK(r.reduced == sum);
+    CHECK(r.broadcast == broadcast);
+    for (int from = 0; from < n; ++from)
+      CHECK(r.exchanged[static_cast<size_t>(from)] == float(10 * from + rank));
+  }
+  CHECK(driver().kernelsLaunched() - before == 2 * n);  // the alltoall is staged
+}
+
+TEST_CASE("a group not run after its device collectives were enqueued fails the communicator",
+          "[gpu][kernels][group]") {
+  tutti::tests::Warnings().expect();
+  constexpr int n = 2;
+  ThreadWorld world(n);
+  REQUIRE(world.ok());
+  allReduceOnEveryRank(world);
+  const auto results = onEveryRank<std::pair<tuttiResult_t, tuttiResult_t>>(n, [&](int rank) {
+    DeviceBuffer a(kCount * sizeof(float));
+    tuttiComm_t comm = world.comm(rank);
+    tutti_group_start();
+    tutti_allreduce(a.data, a.data, kCount, tuttiFloat32, tuttiSum, comm, nullptr);
+    tutti_broadcast(a.data, a.data, kCount, tuttiFloat32, /*root=*/n, comm, nullptr);  // refused
+    const tuttiResult_t end = tutti_group_end();
+    std::vector<float> host(4, 1.0f);
+    return std::pair{
+        end, tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, comm, nullptr)};
+  });
+  for (const auto& [end, after] : results) {
+    CHECK(end == tuttiInvalidArgument);
+    CHECK(after == tuttiInvalidArgument);
+  }
+  std::vector<float> host(4, 1.0f);
+  CHECK(tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, world.comm(0),
+                        nullptr) != tuttiSuccess);
+  CHECK_THAT(tutti_get_last_error(), Contains("the group was not run") && Contains("root"));
+}
+
 TEST_CASE("TUTTI_ALGO=tree: all-reduce runs over the device tree, the rest over the ring",
           "[gpu][kernels]") {
   const ScopedEnv tree("TUTTI_ALGO", "tree");
