@@ -118,6 +118,8 @@ class Communicator {
   // first use: collective over the ranks, which all come to it with their first collective that
   // runs as kernels. Called by the thread that issues the operations.
   gpu::DeviceRing& deviceRing(int device);
+  // The ring if a collective connected it already, else nullptr (nothing collective happens).
+  gpu::DeviceRing* connectedDeviceRing() { return deviceRing_.get(); }
   // Whether and with how many channels the device kernels run on the ranks' GPUs (gpu_sharing.hpp):
   // settled at the first call, collective over the ranks, which exchange their GPU's facts
   // through the store. Called by the thread that issues the operations.

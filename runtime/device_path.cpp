@@ -126,6 +126,11 @@ bool gpusRunKernels(Communicator& comm, int device) {
   return comm.kernelPlan(device).declined.empty();
 }
 
+bool kernelsConnected(Communicator& comm, const CollectiveCall& call) {
+  const gpu::DeviceRing* ring = comm.connectedDeviceRing();
+  return ring && (!treeForced(comm, call) || ring->treeConnected());
+}
+
 namespace {
 
 // The engine's part of a launched kernel: watching it in the engine's turn, recorded.

@@ -27,6 +27,11 @@ bool runsAsKernels(const Communicator& comm, const CollectiveCall& call);
 // without MPS, or it cannot hold a channel for each): settled at the first call that passes
 // runsAsKernels, collective over the ranks; `device` is this rank's.
 bool gpusRunKernels(Communicator& comm, int device);
+// Whether `call` can run as kernels with nothing collective to set up first: the ring (and the
+// tree, for a tree call) connected by an earlier collective. What a group asks: a thread may drive
+// several communicators' groups, and a collective set-up would wait for the others it has not
+// reached yet. The same on every rank (their earlier calls were the same).
+bool kernelsConnected(Communicator& comm, const CollectiveCall& call);
 
 // Runs `call` as device kernels on `device`'s ring: on `stream` (a CUstream) when given, returning
 // at once; otherwise on the ring's own stream, in the engine's order, blocking (nullptr returned)

@@ -373,10 +373,10 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
   if (comm.size() == 1)
     return issue(comm, sequence, signature, aloneOnDeviceTask(comm, call, sequence, *device),
                  async);
-  if (device->kind == gpu::MemoryKind::kDevice && runsAsKernels(comm, call) &&
-      gpusRunKernels(comm, device->device)) {
-    if (group.depth == 0)
-      return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
+  const bool kernels = device->kind == gpu::MemoryKind::kDevice && runsAsKernels(comm, call);
+  if (kernels && group.depth == 0 && gpusRunKernels(comm, device->device))
+    return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
+  if (kernels && group.depth > 0 && kernelsConnected(comm, call)) {
     comm.recorder().queued(sequence, signature, true);
     HeldKernel held = holdAsKernels(comm, call, device->device, sequence);
     Engine::Task watch = held.watch;

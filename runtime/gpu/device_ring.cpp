@@ -381,6 +381,10 @@ void DeviceRing::connectTree(const Deadline& deadline) {
             node.parent, node.nchildren);
 }
 
+bool DeviceRing::treeConnected() const {
+  return state_->treeInbox.has_value();
+}
+
 std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* stream) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);

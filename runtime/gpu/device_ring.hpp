@@ -99,6 +99,7 @@ class DeviceRing {
   // FIFOs (three pairs per channel) are allocated then, not before a tree all-reduce needs them.
   // Members on one host only (kInternal otherwise): the tree has no link proxies.
   void connectTree(const Deadline& deadline);
+  bool treeConnected() const;
 
   // Enqueues this rank's side of `call` on `stream` (a CUstream of the members' device), after
   // the ring's previous kernel. kInvalidArgument when the call is not one the kernels run.

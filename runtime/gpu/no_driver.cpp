@@ -118,5 +118,11 @@ std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(con
 }
 void DeviceRing::release(uint32_t) {}
 void DeviceRing::abort() {}
+bool DeviceRing::treeConnected() const {
+  return false;
+}
+std::optional<Error> DeviceRing::linkFailure() const {
+  return std::nullopt;
+}
 
 }  // namespace tutti::runtime::gpu

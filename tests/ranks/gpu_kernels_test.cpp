@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <random>
 #include <thread>
 #include <vector>
@@ -140,6 +141,42 @@ TEST_CASE("a group's device collectives run as kernels, released together; allto
       CHECK(r.exchanged[static_cast<size_t>(from)] == float(10 * from + rank));
   }
   CHECK(driver().kernelsLaunched() - before == 2 * n);  // the alltoall is staged
+}
+
+TEST_CASE("one thread drives every rank's all-reduce in one group: staged until the ring is up",
+          "[gpu][kernels][group]") {
+  constexpr int n = 2;
+  ThreadWorld world(n);
+  REQUIRE(world.ok());
+  std::vector<float> sum(kCount, 0.0f);
+  for (int rank = 0; rank < n; ++rank) {
+    const std::vector<float> values = seeded(rank);
+    for (size_t i = 0; i < kCount; ++i) sum[i] += values[i];
+  }
+  // NCCL's one process driving several GPUs: a collective set-up inside the group would wait for
+  // the rank this thread has not reached yet.
+  const auto groupOnOneThread = [&] {
+    std::deque<DeviceBuffer> buffers;  // never moved
+    for (int rank = 0; rank < n; ++rank) {
+      buffers.emplace_back(kCount * sizeof(float));
+      const std::vector<float> values = seeded(rank);
+      driver().toDevice(reinterpret_cast<DevicePtr>(buffers.back().data), values.data(),
+                        kCount * 4);
+    }
+    REQUIRE(tutti_group_start() == tuttiSuccess);
+    for (int rank = 0; rank < n; ++rank)
+      REQUIRE(tutti_allreduce(buffers[size_t(rank)].data, buffers[size_t(rank)].data, kCount,
+                              tuttiFloat32, tuttiSum, world.comm(rank), nullptr) == tuttiSuccess);
+    REQUIRE(tutti_group_end() == tuttiSuccess);
+    for (const DeviceBuffer& buffer : buffers) CHECK(download(buffer) == sum);
+  };
+  const long before = driver().kernelsLaunched();
+  groupOnOneThread();
+  CHECK(driver().kernelsLaunched() == before);  // staged: no ring yet
+  allReduceOnEveryRank(world);                  // a thread per rank connects it
+  const long connected = driver().kernelsLaunched();
+  groupOnOneThread();
+  CHECK(driver().kernelsLaunched() - connected == n);
 }
 
 TEST_CASE("a group not run after its device collectives were enqueued fails the communicator",

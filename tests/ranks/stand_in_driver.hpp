@@ -114,6 +114,8 @@ class DeviceMemory : public CaseMemory {
 struct DeviceBuffer {
   explicit DeviceBuffer(size_t bytes) : data(deviceAlloc(bytes)) {}
   ~DeviceBuffer() { driver().free(reinterpret_cast<DevicePtr>(data)); }
+  DeviceBuffer(const DeviceBuffer&) = delete;  // one owner frees it
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* data;
 };
 
