@@ -215,8 +215,8 @@ const gpu::KernelPlan& Communicator::kernelPlan(int device) {
     std::vector<gpu::RankProcess> processes;
     for (int r = 0; r < size(); ++r) {
       facts.push_back(gpu::decodeGpuFacts(records[static_cast<size_t>(r)], rank_, r));
-      processes.push_back(
-          {peers_[static_cast<size_t>(r)].hostId, peers_[static_cast<size_t>(r)].pid});
+      const PeerInfo& peer = peers_[static_cast<size_t>(r)];
+      processes.push_back({peer.machine(), peer.hostId, peer.pid});
     }
     kernelPlan_ = gpu::planKernels(facts, processes, settings_.gpuChannels);
   } catch (const Error& error) {

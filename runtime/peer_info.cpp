@@ -64,6 +64,13 @@ PeerInfo PeerInfo::local(int rank, const Settings& settings) {
   return info;
 }
 
+std::string PeerInfo::machine() const {
+  // hostId is "hostName/bootId/netns" (current()).
+  const size_t first = hostId.find('/');
+  const size_t second = first == std::string::npos ? first : hostId.find('/', first + 1);
+  return second == std::string::npos ? hostId : hostId.substr(first + 1, second - first - 1);
+}
+
 std::string PeerInfo::encode() const {
   ByteWriter out;
   out.u32(kRecordVersion)

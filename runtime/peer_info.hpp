@@ -29,6 +29,10 @@ struct PeerInfo {
   // RDMA ports this rank may use (active, InfiniBand or RoCE, chosen by TUTTI_IB_HCA), from sysfs.
   int rdmaPorts = 0;
 
+  // The machine it runs on: hostId's boot id, which the network namespaces and containers of one
+  // machine share (with its GPUs); hostId whole where it has no such part.
+  std::string machine() const;
+
   // What decides which transports reach this rank.
   transport::Reach reach() const { return {hostId, rdmaPorts}; }
 

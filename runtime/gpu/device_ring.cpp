@@ -36,6 +36,9 @@ constexpr Geometry kLLFifo{8, 16 << 10};
 constexpr size_t kLLMaxBytes = 64 << 10;
 constexpr size_t kBytesPerChannel = 512 << 10;
 constexpr uint64_t kInboxLabel = 0x7f1f0;
+// How long a closing ring waits for its proxies to deliver what its kernels published: the
+// peers' kernels take those slots at once if they still run.
+constexpr std::chrono::milliseconds kProxyCloseWait{10000};
 constexpr uint64_t kTreeInboxLabel = 0x7f1f1;
 // A tree node's inbox, per channel: from each of its (at most two) children going up, then from
 // its parent going down.
@@ -311,7 +314,8 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
     s.toNext = s.next->data();
   }
   if (s.crossesHosts)
-    s.proxies = connectProxies(members.job, members.rank, crossing, members.proxySockets, deadline);
+    s.proxies =
+        connectProxies(members.job, members.rank, n, crossing, members.proxySockets, deadline);
 
   ContextScope scope(s.context);
   check(driver().createStream(&s.own, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -335,9 +339,16 @@ DeviceRing::~DeviceRing() {
         "gpu: rank {}: {} device kernel(s) had not ended {} ms after the abort flag was "
         "set; their FIFOs stay mapped rather than be unmapped under the GPU",
         s.members.rank, s.inFlight.load(), drainWait_.count());
+    s.proxies.clear();  // they only move slots: stopping them is safe, and their peers learn it
     new std::shared_ptr<State>(state_);  // deliberately kept: the GPU may still write there
     return;
   }
+  // The last slots the kernels published may still be on their way to a peer whose kernel
+  // needs them: sent, then goodbye, before the proxies stop.
+  const auto closeBy = std::min(deadline, std::chrono::steady_clock::now() + kProxyCloseWait);
+  for (const auto& proxy : s.proxies)
+    proxy->close(std::chrono::duration_cast<std::chrono::milliseconds>(std::max(
+        closeBy - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{})));
   ContextScope scope(s.context);
   if (s.last) driver().destroyEvent(s.last);
   if (s.own) driver().destroyStream(s.own);

@@ -17,9 +17,10 @@ using device::SystemCounter;
 
 // Every frame starts with kind, channel and a value: hello (value: the FIFOs' geometry, channel:
 // the count of outgoing FIFOs in the high 16 bits, of incoming ones in the low), a slot (value: its
-// step; slotBytes of data follow) or a credit (value: how many slots of the sender's incoming FIFO
-// its kernels have freed).
-enum Kind : uint32_t { kHello = 1, kSlot = 2, kCredit = 3 };
+// step; slotBytes of data follow),
+// a credit (value: how many slots of the sender's incoming FIFO its kernels have freed) or the
+// goodbye (nothing follows).
+enum Kind : uint32_t { kHello = 1, kSlot = 2, kCredit = 3, kGoodbye = 4 };
 constexpr size_t kHeaderBytes = 16;
 
 struct Header {
@@ -45,6 +46,9 @@ struct FifoProxy::State {
   // Per channel: slots sent (the writer's count) and the peer's credit (its kernels' frees).
   std::unique_ptr<std::atomic<uint64_t>[]> sent, peerFreed;
   std::atomic<bool> stopping{false}, broken{false};
+  std::atomic<bool> closing{false};  // close(): the goodbye goes once every published slot went
+  std::atomic<bool> saidGoodbye{false};
+  std::atomic<bool> peerLeft{false};  // its goodbye came: it takes no slot or credit any more
   mutable std::mutex mutex;
   std::optional<Error> failure;
 
@@ -68,13 +72,14 @@ struct FifoProxy::State {
     return h;
   }
 
-  // The first failure, unless the proxy is being stopped (its own shutdown breaks the socket).
+  // The first failure, unless the proxy is being stopped (its own shutdown breaks the socket) or
+  // the peer left in good order (a write racing its close fails harmlessly).
   // The socket is shut down too, so that the peer's proxy fails at once rather than wait for
   // frames that will not come.
   void fail(const Error& error) {
     {
       std::lock_guard lock(mutex);
-      if (!failure && !stopping.load()) failure = error;
+      if (!failure && !stopping.load() && !peerLeft.load()) failure = error;
     }
     broken.store(true);
     shutdown(socket.get(), SHUT_RDWR);
@@ -105,10 +110,16 @@ class Backoff {
   int idlePasses_ = 0;
 };
 
+bool everySlotSent(const FifoProxy::State& s) {
+  for (size_t c = 0; c < s.outgoing.size(); ++c)
+    if (acquired(s.outgoing[c].head) > s.sent[c].load(std::memory_order_relaxed)) return false;
+  return true;
+}
+
 void writeLoop(FifoProxy::State& s) {
   std::vector<uint64_t> creditSent(s.incoming.size(), 0);
   Backoff backoff;
-  while (!s.stopping.load() && !s.broken.load()) {
+  while (!s.stopping.load() && !s.broken.load() && !s.peerLeft.load()) {
     bool moved = false;
     for (size_t c = 0; c < s.incoming.size(); ++c) {
       if (const uint64_t freed = acquired(s.incoming[c].tail); freed > creditSent[c]) {
@@ -132,6 +143,10 @@ void writeLoop(FifoProxy::State& s) {
     }
     if (moved) {
       backoff.moved();
+    } else if (s.closing.load() && everySlotSent(s)) {
+      s.writeFrame({kGoodbye, 0, 0});
+      s.saidGoodbye.store(true);
+      return;
     } else {
       backoff.idle();
     }
@@ -142,6 +157,10 @@ void readLoop(FifoProxy::State& s) {
   std::vector<uint64_t> received(s.incoming.size(), 0);
   while (true) {
     const Header h = s.readHeader(Deadline::never());
+    if (h.kind == kGoodbye) {  // the peer closed in good order: nothing more comes or goes
+      s.peerLeft.store(true);
+      return;
+    }
     // Slots come for this side's incoming FIFOs, credits for its outgoing ones.
     const size_t channels = h.kind == kSlot     ? s.incoming.size()
                             : h.kind == kCredit ? s.outgoing.size()
@@ -225,6 +244,15 @@ FifoProxy::FifoProxy(Fd socket, std::vector<device::Fifo> outgoing,
     writer_.join();
     throw;
   }
+}
+
+void FifoProxy::close(std::chrono::milliseconds wait) {
+  State& s = *state_;
+  s.closing.store(true);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (!s.saidGoodbye.load() && !s.broken.load() && !s.peerLeft.load() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 FifoProxy::~FifoProxy() {

@@ -70,11 +70,12 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
   for (size_t r = 0; r < ranks.size(); ++r)
     if (!ranks[r].unusable.empty())
       return {0, fmt::format("rank {} cannot tell what its GPU holds: {}", r, ranks[r].unusable)};
-  // A UUID names one GPU; the host is in the key too, so that GPUs that only claim one (copies of
-  // a virtual machine's, a stand-in's) are not taken for one GPU shared across hosts.
+  // A UUID names one GPU; the machine is in the key too, so that GPUs that only claim one (copies
+  // of a virtual machine's) are not taken for one GPU shared across machines. Containers of one
+  // machine share its GPUs: one machine, whatever their host names and namespaces.
   std::map<std::pair<std::string, std::array<uint8_t, 16>>, std::vector<int>> byGpu;
   for (size_t r = 0; r < ranks.size(); ++r)
-    byGpu[{processes[r].host, ranks[r].uuid}].push_back(static_cast<int>(r));
+    byGpu[{processes[r].machine, ranks[r].uuid}].push_back(static_cast<int>(r));
   KernelPlan plan{maxChannels, ""};
   for (const auto& [where, sharing] : byGpu) {
     const std::array<uint8_t, 16>& uuid = where.second;

@@ -41,15 +41,17 @@ struct KernelPlan {
   std::string declined;  // why the device buffers are staged instead; "" when the kernels run
 };
 
-// Where a rank runs: its host (PeerInfo::hostId) and its process there.
+// Where a rank runs: its machine (PeerInfo::machine: whose GPUs it sees), and its process, told
+// apart by host (PeerInfo::hostId: namespaces have pids of their own) and pid.
 struct RankProcess {
+  std::string machine;
   std::string host;
   int64_t pid = 0;
   auto operator<=>(const RankProcess&) const = default;
 };
 
 // The plan from every rank's facts and process ([rank]; ranks of one process share its context,
-// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU (its UUID on its host),
+// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU (its UUID on its machine),
 // its ranks share the blocks it holds (the fewest any of them reports), which caps the channels;
 // a rank whose facts are unusable, a GPU that ranks of several processes share without MPS, or
 // one that holds less than a channel per rank, declines the kernels.

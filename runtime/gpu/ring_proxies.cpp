@@ -7,7 +7,30 @@
 
 namespace tutti::runtime::gpu {
 
-std::vector<std::unique_ptr<FifoProxy>> connectProxies(const std::string& job, int rank,
+namespace {
+
+// The neighbours' addresses as the exchange gave them, checked: network input.
+void checkAddresses(const std::vector<std::string>& addresses, const std::vector<int>& neighbours,
+                    int rank, int nranks) {
+  if (addresses.size() != static_cast<size_t>(nranks))
+    raise(ErrorCode::kRemote, "rank {}: the device ring's proxy addresses: {} of {} ranks", rank,
+          addresses.size(), nranks);
+  for (int peer : neighbours) {
+    const std::string& address = addresses[static_cast<size_t>(peer)];
+    try {
+      if (address.empty())
+        raise(ErrorCode::kRemote, "none (does it run on the host this rank thinks it does?)");
+      transport::tcp::parseAddress(address, peer);
+    } catch (const Error& error) {
+      raise(ErrorCode::kRemote, "rank {}: rank {}'s address for the device ring's link proxy: {}",
+            rank, peer, error.what());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<FifoProxy>> connectProxies(const std::string& job, int rank, int nranks,
                                                        const CrossingLinks& links,
                                                        const ProxySockets& sockets,
                                                        const Deadline& deadline) {
@@ -19,6 +42,7 @@ std::vector<std::unique_ptr<FifoProxy>> connectProxies(const std::string& job, i
   if (!neighbours.empty()) listener = transport::tcp::listenForPeers(sockets.bindHost(), 16);
   const std::vector<std::string> addresses = sockets.exchange(listener ? listener->address : "");
   if (neighbours.empty()) return {};
+  checkAddresses(addresses, neighbours, rank, nranks);
 
   const transport::tcp::ConnectPlan plan{rank,       job + "/gpu-proxy", sockets.secret,    1,
                                          neighbours, addresses,          sockets.checkPeers};

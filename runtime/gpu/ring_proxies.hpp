@@ -28,10 +28,11 @@ struct CrossingLinks {
   std::vector<kernels::device::Fifo> fromPrev, toNext;
 };
 
-// A running proxy per neighbour on another host (none where no link of this rank crosses).
-// Collective over the ring's members. kTimeout naming the missing peer at the deadline, kRemote
-// for a peer whose FIFOs do not mirror this rank's.
-std::vector<std::unique_ptr<FifoProxy>> connectProxies(const std::string& job, int rank,
+// A running proxy per neighbour on another host (none where no link of this rank crosses), for a
+// ring of `nranks`. Collective over the ring's members. kTimeout naming the missing peer at the
+// deadline; kRemote for a neighbour that published no address or one that is not "host:port", or
+// whose FIFOs do not mirror this rank's.
+std::vector<std::unique_ptr<FifoProxy>> connectProxies(const std::string& job, int rank, int nranks,
                                                        const CrossingLinks& links,
                                                        const ProxySockets& sockets,
                                                        const Deadline& deadline);

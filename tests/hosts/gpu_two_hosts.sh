@@ -6,9 +6,13 @@
 #   4 ranks, 2 per host (ranks 0 1 | 2 3): links 1->2 and 3->0 cross, each through a one-way
 #     proxy; every ring collective
 #   2 ranks, 1 per host: both links cross, through one proxy each way on one socket
-#   the second host's ranks SIGKILLed while the kernels run (the host dies): the first host's
-#     ranks learn it from their proxies (nothing else talks while kernels run, and no rank is left
+#   TUTTI_ALGO=tree: the device tree has no proxies, so across hosts the all-reduce is staged
+#     (the host's tree) and no device ring is connected
+#   the second host's ranks SIGKILLed while the kernels run: the first host's ranks learn it from
+#     their proxies' broken sockets (nothing else talks while kernels run, and no rank is left
 #     there to leave a note) and fail naming the proxy, well before TUTTI_TIMEOUT
+# The namespaces share this machine's boot id, which the GPU sharing plan takes for one machine:
+# each host's stand-in GPUs get UUIDs of their own (HOST_CUDA_UUID_SALT), as two machines' have.
 # Skipped (exit 77) with the reason where namespaces cannot be made.
 # Usage: gpu_two_hosts.sh TUTTI_BENCH STAND_IN_DRIVER
 set -u
@@ -21,13 +25,15 @@ fail() { echo "FAILED: $*"; failed=1; }
 log() { echo "/tmp/tutti-gpu-hosts-$suffix-$1.log"; }
 
 # launch NRANKS PER_HOST COLLECTIVE [TUTTI-BENCH ARGS]: ranks 0..PER_HOST-1 on the first host, the
-# next on the second; rank r's output in log r.
+# next on the second; rank r's output in log r. $extra_env (words VAR=value) goes to every rank.
+extra_env=()
 launch() {
   local n=$1 per=$2 collective=$3 port=$((20000 + RANDOM % 20000)) rank
   shift 3
   pids=()
   for rank in $(seq 0 $((n - 1))); do
-    ip netns exec "${hosts[$((rank / per))]}" env TUTTI_RANK="$rank" TUTTI_WORLD_SIZE="$n" \
+    ip netns exec "${hosts[$((rank / per))]}" env "${extra_env[@]}" \
+      HOST_CUDA_UUID_SALT=$((rank / per)) TUTTI_RANK="$rank" TUTTI_WORLD_SIZE="$n" \
       TUTTI_LOCAL_RANK=$((rank % per)) TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port \
       TUTTI_SECRET="$secret" TUTTI_TIMEOUT=60 TUTTI_DEBUG=INFO TUTTI_CUDA_DRIVER="$driver" \
       "$bench" "$collective" --device cuda -c 1 -w 1 "$@" >"$(log "$rank")" 2>&1 &
@@ -77,6 +83,18 @@ checked_run 2 1 allreduce -b 8 -e 1M -f 32 -n 2
 expect 0 "link proxy to rank 1 (192.0.2.2:"
 expect 0 "(8 FIFOs out, 8 in)"
 show_logs 2
+
+extra_env=(TUTTI_ALGO=tree)
+launch 4 2 allreduce -b 8 -e 1M -f 32 -n 2
+for rank in 0 1 2 3; do
+  wait "${pids[$rank]}" || fail "tree all-reduce: rank $rank exited with $?"
+  if grep -q "joined the device ring" "$(log "$rank")"; then
+    fail "tree all-reduce across hosts: rank $rank connected a device ring"
+  fi
+done
+expect 0 "# Out of bounds values : 0 OK"
+show_logs 4
+extra_env=()
 
 # The second host dies while the kernels run: ranks 0 and 1 must fail through their proxies (rank 1
 # sends to rank 2, rank 0 receives from rank 3) long before TUTTI_TIMEOUT's 60 s; each says its

@@ -266,10 +266,13 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice
   return CUDA_SUCCESS;
 }
 
-// Device d's UUID: the same in every process, as a GPU's is.
+// Device d's UUID: the same in every process, as a GPU's is; HOST_CUDA_UUID_SALT (default 0) is
+// added to its last byte, so that "hosts" sharing this machine's boot id (network namespaces)
+// can have GPUs of their own.
 CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device) {
   if (device < 0 || device >= 2) return CUDA_ERROR_INVALID_DEVICE;
   for (int i = 0; i < 16; ++i) uuid->bytes[i] = static_cast<char>(0x10 * device + i);
+  uuid->bytes[15] = static_cast<char>(uuid->bytes[15] + environmentInt("HOST_CUDA_UUID_SALT", 0));
   return CUDA_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <future>
 #include <numeric>
 #include <random>
@@ -215,5 +216,32 @@ TEST_CASE("FIFO proxy: a frame out of order or a peer gone breaks the link", "[g
   SECTION("the peer closes the link") {
     shutdown(link.b.get(), SHUT_RDWR);
     brokenWith("host B");
+  }
+  SECTION("the peer says goodbye, then closes: no failure") {
+    frame(4, 0, 0);
+    shutdown(link.b.get(), SHUT_RDWR);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK_FALSE(proxy.failure());
+  }
+  SECTION("close() sends the slots published, then the goodbye") {
+    const kernels::device::Fifo out = ring.fifo(0, 0);
+    std::vector<std::byte> published(kSlotBytes);
+    for (uint32_t i = 0; i < kSlotBytes; ++i) published[i] = static_cast<std::byte>(i * 7);
+    std::memcpy(kernels::device::slotOf(out, 0), published.data(), kSlotBytes);
+    kernels::device::Simple::publish(out, 0);
+    proxy.close(std::chrono::seconds(10));
+    std::vector<std::byte> got(16 + 16 + kSlotBytes + 16);
+    readAll(link.b.get(), got.data(), got.size(), Deadline::after(std::chrono::seconds(10)),
+            "proxy");
+    ByteReader in(std::span<const std::byte>(got), ErrorCode::kRemote, "proxy");
+    in.u32(), in.u32(), in.u64();  // its hello
+    CHECK(in.u32() == 2);          // the slot
+    CHECK(in.u32() == 0);
+    CHECK(in.u64() == 0);
+    std::vector<std::byte> sent(kSlotBytes);
+    in.rawInto(sent);
+    CHECK(sent == published);
+    CHECK(in.u32() == 4);  // the goodbye
+    CHECK_FALSE(proxy.failure());
   }
 }

@@ -39,14 +39,16 @@ std::string remoteError(const std::string& bytes) {
 bool fits(const std::vector<GpuFacts>& ranks, const std::vector<RankProcess>& processes,
           int channels) {
   const auto sameGpu = [&](size_t a, size_t b) {
-    return ranks[b].uuid == ranks[a].uuid && processes[b].host == processes[a].host;
+    return ranks[b].uuid == ranks[a].uuid && processes[b].machine == processes[a].machine;
   };
   for (size_t a = 0; a < ranks.size(); ++a) {
     int sharing = 0;
     for (size_t b = 0; b < ranks.size(); ++b) {
       if (!sameGpu(a, b)) continue;
       ++sharing;
-      if (processes[b].pid != processes[a].pid && !(ranks[a].mps && ranks[b].mps)) return false;
+      if ((processes[b].host != processes[a].host || processes[b].pid != processes[a].pid) &&
+          !(ranks[a].mps && ranks[b].mps))
+        return false;
     }
     for (size_t b = 0; b < ranks.size(); ++b)
       if (sameGpu(a, b) && ranks[b].residentBlocks < channels * sharing) return false;
@@ -57,7 +59,7 @@ bool fits(const std::vector<GpuFacts>& ranks, const std::vector<RankProcess>& pr
 // Processes of one host, by pid.
 std::vector<RankProcess> onOneHost(std::initializer_list<int64_t> pids) {
   std::vector<RankProcess> processes;
-  for (int64_t pid : pids) processes.push_back({"host-a", pid});
+  for (int64_t pid : pids) processes.push_back({"machine-a", "host-a", pid});
   return processes;
 }
 
@@ -127,11 +129,19 @@ TEST_CASE("kernel plan: channels are what every GPU holds for each of its ranks"
   SECTION("the fewest blocks any sharer reports counts (MPS clients may be given fewer SMs)") {
     CHECK(planKernels({gpu(1, 64, true), gpu(1, 6, true)}, onOneHost({10, 11}), 8).channels == 3);
   }
-  SECTION("the same UUID on two hosts is two GPUs, whatever the pids") {
+  SECTION("the same UUID on two machines is two GPUs, whatever the pids") {
     const KernelPlan plan =
-        planKernels({gpu(1, 64, false), gpu(1, 64, false)}, {{"host-a", 10}, {"host-b", 10}}, 8);
+        planKernels({gpu(1, 64, false), gpu(1, 64, false)},
+                    {{"machine-a", "host-a", 10}, {"machine-b", "host-b", 10}}, 8);
     CHECK(plan.declined.empty());
     CHECK(plan.channels == 8);
+  }
+  SECTION("two containers of one machine share its GPU: the same pid is two processes") {
+    const KernelPlan plan =
+        planKernels({gpu(1, 64, false), gpu(1, 64, false)},
+                    {{"machine-a", "host-a", 10}, {"machine-a", "host-b", 10}}, 8);
+    CHECK(plan.channels == 0);
+    CHECK_THAT(plan.declined, Contains("without MPS"));
   }
   SECTION("ranks of one process share its context: no MPS needed") {
     const KernelPlan plan =
@@ -179,7 +189,9 @@ TEST_CASE("kernel plan: random layouts against a search over channel counts",
     for (int r = 0; r < nranks; ++r) {
       ranks.push_back(
           gpu(static_cast<uint8_t>(rng() % 3), static_cast<int>(rng() % 40), rng() % 4 != 0));
-      processes.push_back({rng() % 3 == 0 ? "host-b" : "host-a", static_cast<int64_t>(rng() % 4)});
+      const bool other = rng() % 3 == 0;
+      processes.push_back({other ? "machine-b" : "machine-a", rng() % 2 == 0 ? "host-a" : "host-b",
+                           static_cast<int64_t>(rng() % 4)});
     }
     int best = 0;  // the most channels, up to maxChannels, that fit
     for (int c = 1; c <= maxChannels; ++c)
