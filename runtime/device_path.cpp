@@ -148,20 +148,38 @@ Engine::Task watchTask(Communicator& comm, gpu::DeviceRing& ring,
   };
 }
 
+// A launch that failed may have left its kernel on the GPU (a failure after the enqueue) where a
+// later release would let it run unwatched, and its peers' kernels wait for it: the
+// communicator fails, and every kernel of the ring ends at the abort flag.
+template <typename Launch>
+auto launchedOrFailed(Communicator& comm, gpu::DeviceRing& ring, Launch launch) {
+  try {
+    return launch();
+  } catch (const Error& error) {
+    comm.recordFailure(error);
+    ring.abort();
+    throw;
+  }
+}
+
 }  // namespace
 
 HeldKernel holdAsKernels(Communicator& comm, const CollectiveCall& call, int device,
                          uint64_t sequence) {
   const gpu::RingCall ringCall = ringCallOf(comm, call);
   gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
-  auto [run, ticket] = ring.launchHeld(ringCall);
+  auto [run, ticket] = launchedOrFailed(comm, ring, [&] { return ring.launchHeld(ringCall); });
   return {&ring, ticket, run, watchTask(comm, ring, run, call, ringCall.tree, sequence)};
 }
 
-void abandonKernel(Communicator& comm, const HeldKernel& held, const Error& why) {
-  comm.recordFailure(why);
+void abandonKernel(Communicator& comm, const HeldKernel& held, const Error& why,
+                   Clock::time_point deadline) {
+  comm.recordFailure(
+      Error(ErrorCode::kInvalidUsage,
+            fmt::format("rank {}: this communicator failed: a group was not run after its device "
+                        "collectives were enqueued (their kernels were on the GPU already): {}",
+                        comm.rank(), why.what())));
   held.ring->abort();
-  const auto deadline = Clock::now() + comm.timeout();
   while (held.run->state() != gpu::KernelRun::State::kDone && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
@@ -173,8 +191,8 @@ std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& 
   if (stream) {
     const gpu::RingCall ringCall = ringCallOf(comm, call);
     gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
-    comm.engine().submit(
-        watchTask(comm, ring, ring.launch(ringCall, stream), call, ringCall.tree, sequence));
+    auto run = launchedOrFailed(comm, ring, [&] { return ring.launch(ringCall, stream); });
+    comm.engine().submit(watchTask(comm, ring, std::move(run), call, ringCall.tree, sequence));
     return nullptr;
   }
   HeldKernel held = holdAsKernels(comm, call, device, sequence);

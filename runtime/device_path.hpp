@@ -7,6 +7,7 @@
 // naming why. Other calls on device buffers are staged (staged_buffers.hpp).
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "runtime/communicator.hpp"
@@ -53,9 +54,10 @@ struct HeldKernel {
 };
 HeldKernel holdAsKernels(Communicator& comm, const CollectiveCall& call, int device,
                          uint64_t sequence);
-// What a rank whose group was not run does with a held kernel: the communicator fails with
-// `why`, and the kernel (with every later one) ends at once through the abort flag; returns once
-// it has ended (the caller may free its buffers next), or after the communicator's timeout.
-void abandonKernel(Communicator& comm, const HeldKernel& held, const Error& why);
+// What a rank whose group was not run does with a held kernel: the communicator fails (saying
+// so, with `why`), and the kernel (with every later one) ends at once through the abort flag;
+// returns once it has ended (the caller may free its buffers next), or at `deadline`.
+void abandonKernel(Communicator& comm, const HeldKernel& held, const Error& why,
+                   std::chrono::steady_clock::time_point deadline);
 
 }  // namespace tutti::runtime

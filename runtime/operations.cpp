@@ -231,10 +231,15 @@ struct GroupItem {
   std::optional<HeldKernel> kernel;  // a device collective's kernel, held until the group runs
 };
 
-// Where a group is not run after all: its held kernels fail their communicators.
+// Where a group is not run after all: its held kernels fail their communicators. One wait for
+// them all, bounded by the longest timeout of their communicators.
 void abandonKernels(const std::vector<GroupItem>& items, const Error& why) {
+  auto deadline = std::chrono::steady_clock::now();
   for (const GroupItem& item : items)
-    if (item.kernel) abandonKernel(*item.comm, *item.kernel, why);
+    if (item.kernel)
+      deadline = std::max(deadline, std::chrono::steady_clock::now() + item.comm->timeout());
+  for (const GroupItem& item : items)
+    if (item.kernel) abandonKernel(*item.comm, *item.kernel, why, deadline);
 }
 
 struct Group {
@@ -294,11 +299,16 @@ void runJoinedBy(OpContext& ctx, const std::vector<P2PTransfer>& batch) {
 // Consecutive transfers of a group run as one batch, so that they progress together.
 void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
   comm.throwIfFailed();
-  for (const GroupItem& item : items)
-    if (item.kernel) item.kernel->ring->release(item.kernel->ticket);
   size_t i = 0;
   while (i < items.size()) {
     if (items[i].task) {
+      // A run of device kernels goes to the GPU at once (the highest ticket releases the lower
+      // ones); the staged items around it run in call order, before and after it.
+      if (items[i].kernel && (i == 0 || !items[i - 1].kernel)) {
+        size_t last = i;
+        while (last + 1 < items.size() && items[last + 1].kernel) ++last;
+        items[last].kernel->ring->release(items[last].kernel->ticket);
+      }
       items[i].task();
       ++i;
       continue;
@@ -345,6 +355,9 @@ Task groupTask(Communicator& comm, std::vector<GroupItem> items) {
       // Kernels of the group still held or running would wait for peers that gave up.
       abandonKernels(items, error);
       throw;
+    } catch (const std::exception& error) {
+      abandonKernels(items, Error(ErrorCode::kInternal, error.what()));
+      throw;
     }
   };
 }
@@ -378,8 +391,14 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
     return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
   if (kernels && group.depth > 0 && kernelsConnected(comm, call)) {
     comm.recorder().queued(sequence, signature, true);
-    HeldKernel held = holdAsKernels(comm, call, device->device, sequence);
-    Engine::Task watch = held.watch;
+    std::optional<HeldKernel> held;
+    try {
+      held = holdAsKernels(comm, call, device->device, sequence);
+    } catch (const Error& error) {
+      comm.recorder().failed(sequence, error);
+      throw;
+    }
+    Engine::Task watch = held->watch;
     group.items.push_back({&comm, sequence, {}, std::move(watch), nullptr, {}, std::move(held)});
     return nullptr;
   }
@@ -755,6 +774,7 @@ std::shared_ptr<Request> groupEnd(bool async) {
         ErrorCode::kInvalidUsage,
         fmt::format("an asynchronous group end covers one communicator; this group used {}",
                     comms.size()));
+    for (const GroupItem& item : items) item.comm->recorder().failed(item.sequence, refused);
     abandonKernels(items, refused);
     throw refused;
   }
@@ -776,9 +796,17 @@ std::shared_ptr<Request> groupEnd(bool async) {
     throw;
   }
   std::vector<std::shared_ptr<Request>> requests;
-  for (size_t c = 0; c < comms.size(); ++c)
-    if (auto request = submitGroup(*comms[c], std::move(perComm[c]), streams[c]))
-      requests.push_back(std::move(request));
+  for (size_t c = 0; c < comms.size(); ++c) {
+    try {
+      if (auto request = submitGroup(*comms[c], std::move(perComm[c]), streams[c]))
+        requests.push_back(std::move(request));
+    } catch (const Error& error) {
+      // The communicators after it hold kernels no task will release.
+      for (size_t later = c + 1; later < comms.size(); ++later)
+        abandonKernels(perComm[later], error);
+      throw;
+    }
+  }
   if (async) return requests.empty() ? nullptr : requests.front();
   for (const auto& request : requests) request->wait();
   for (const auto& request : requests) request->rethrow();

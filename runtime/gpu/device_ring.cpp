@@ -463,7 +463,11 @@ std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(con
 }
 
 void DeviceRing::release(uint32_t ticket) {
-  std::atomic_ref<uint32_t>(*state_->word(1)).store(ticket, std::memory_order_release);
+  // Never lowered: releases from the engine and an abandon on the caller's thread may race.
+  std::atomic_ref<uint32_t> released(*state_->word(1));
+  uint32_t now = released.load(std::memory_order_relaxed);
+  while (now < ticket && !released.compare_exchange_weak(now, ticket, std::memory_order_release)) {
+  }
 }
 
 std::optional<Error> DeviceRing::linkFailure() const {

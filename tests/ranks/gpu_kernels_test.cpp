@@ -92,7 +92,7 @@ TEST_CASE("device buffers on one host run as kernels (avg with a division); allt
   CHECK(driver().kernelsLaunched() == staged);
 }
 
-TEST_CASE("a group's device collectives run as kernels, released together; alltoall in it staged",
+TEST_CASE("a group's device collectives run as kernels in call order with its staged alltoall",
           "[gpu][kernels][group]") {
   constexpr int n = 3;
   ThreadWorld world(n);
@@ -123,6 +123,8 @@ TEST_CASE("a group's device collectives run as kernels, released together; allto
     if (tutti_group_start() != tuttiSuccess ||
         tutti_allreduce(a.data, a.data, kCount, tuttiFloat32, tuttiSum, comm, nullptr) != 0 ||
         tutti_alltoall(c.data, d.data, 1, tuttiFloat32, comm, nullptr) != tuttiSuccess ||
+        // reads what the staged alltoall wrote: the kernels after it wait for it
+        tutti_allreduce(d.data, d.data, n, tuttiFloat32, tuttiSum, comm, nullptr) != 0 ||
         tutti_broadcast(b.data, b.data, kCount, tuttiFloat32, 1, comm, nullptr) != tuttiSuccess)
       return r;
     r.end = tutti_group_end();
@@ -137,10 +139,11 @@ TEST_CASE("a group's device collectives run as kernels, released together; allto
     REQUIRE(r.end == tuttiSuccess);
     CHECK(r.reduced == sum);
     CHECK(r.broadcast == broadcast);
+    // Rank r received 10 * from + r from each; summed over the ranks.
     for (int from = 0; from < n; ++from)
-      CHECK(r.exchanged[static_cast<size_t>(from)] == float(10 * from + rank));
+      CHECK(r.exchanged[static_cast<size_t>(from)] == float(10 * from * n + n * (n - 1) / 2));
   }
-  CHECK(driver().kernelsLaunched() - before == 2 * n);  // the alltoall is staged
+  CHECK(driver().kernelsLaunched() - before == 3 * n);  // the alltoall is staged
 }
 
 TEST_CASE("one thread drives every rank's all-reduce in one group: staged until the ring is up",
@@ -198,13 +201,15 @@ TEST_CASE("a group not run after its device collectives were enqueued fails the 
         end, tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, comm, nullptr)};
   });
   for (const auto& [end, after] : results) {
-    CHECK(end == tuttiInvalidArgument);
-    CHECK(after == tuttiInvalidArgument);
+    CHECK(end == tuttiInvalidArgument);  // the refused call's
+    CHECK(after == tuttiInvalidUsage);   // the communicator's failure
   }
   std::vector<float> host(4, 1.0f);
   CHECK(tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, world.comm(0),
                         nullptr) != tuttiSuccess);
-  CHECK_THAT(tutti_get_last_error(), Contains("the group was not run") && Contains("root"));
+  CHECK_THAT(tutti_get_last_error(),
+             Contains("a group was not run after its device collectives were enqueued") &&
+                 Contains("root"));
 }
 
 TEST_CASE("TUTTI_ALGO=tree: all-reduce runs over the device tree, the rest over the ring",
