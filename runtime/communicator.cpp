@@ -133,15 +133,21 @@ void Communicator::connect() {
                        tag_);
   const std::function<void()> checkPeers = [&] { failIfPeerGone(connecting); };
   plan.options.checkPeers = checkPeers;
+  bool exchanged = false;  // past it, a failure may come from a peer that gave up
   plan.exchange = [&](const std::string& mine) {
-    return bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline,
-                                checkPeers);
+    auto all = bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline,
+                                    checkPeers);
+    exchanged = true;
+    return all;
   };
   try {
     connections_ = std::make_unique<Connections>(std::move(plan), deadline);
   } catch (const Error&) {
     // A member that saw another die gives up its init and unlinks its segments: a rank still
-    // mapping them then fails on a missing segment, whose cause is the death.
+    // mapping them then fails on a missing segment, whose cause is the death. Before the
+    // exchange this rank's own failure (a transport it cannot make, a peer it cannot reach) is
+    // the reason, whoever has exited since.
+    if (!exchanged) throw;
     if (const std::vector<int> gone = connecting.gonePeers(); !gone.empty()) raiseGone(gone[0]);
     throw;
   }
