@@ -51,14 +51,12 @@ std::vector<std::unique_ptr<FifoProxy>> connectProxies(const std::string& job, i
   for (int peer : neighbours) {
     const std::string name =
         fmt::format("rank {} ({})", peer, addresses[static_cast<size_t>(peer)]);
-    proxies.push_back(std::make_unique<FifoProxy>(
-        std::move(opened.at(peer).front()),
-        peer == links.next ? links.toNext : std::vector<kernels::device::Fifo>{},
-        peer == links.prev ? links.fromPrev : std::vector<kernels::device::Fifo>{}, name,
-        deadline));
+    const auto& out = peer == links.next ? links.toNext : std::vector<kernels::device::Fifo>{};
+    const auto& in = peer == links.prev ? links.fromPrev : std::vector<kernels::device::Fifo>{};
+    proxies.push_back(
+        std::make_unique<FifoProxy>(std::move(opened.at(peer).front()), out, in, name, deadline));
     log::info("gpu: rank {}: the device ring's link proxy to {} runs ({} FIFOs out, {} in)", rank,
-              name, peer == links.next ? links.toNext.size() : 0,
-              peer == links.prev ? links.fromPrev.size() : 0);
+              name, out.size(), in.size());
   }
   return proxies;
 }
