@@ -180,7 +180,8 @@ Communicator::~Communicator() {
 gpu::DeviceRing& Communicator::deviceRing(int device) {
   if (!deviceRing_) {
     const Deadline deadline = Deadline::after(timeout());
-    gpu::RingMembers members{tag_, rank_, {}, {}, device, kernelPlan(device).channels, {}};
+    gpu::RingMembers members{
+        tag_, rank_, cpuRing_.order, {}, {}, device, kernelPlan(device).channels, {}};
     for (const PeerInfo& peer : peers_) {
       members.pids.push_back(static_cast<pid_t>(peer.pid));
       members.hosts.push_back(peer.hostId);

@@ -56,7 +56,8 @@ CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
                     const std::vector<int>& given = {});
 // At INFO, one line per channel: "ring 0: 0 1 3 2 via SHM 5 GB/s" (" (TUTTI_RING_ORDER)" when
 // given), each tree's parents by rank ("tree 1: parents 1 2 5 4 5 -", "-" at the root), then the
-// topology's GPU rings when it has GPUs (what GPU buffers will use).
+// topology's GPU rings when it has GPUs (planned from its GPUs' links; the device ring runs the
+// CPU ring above: docs/gpu.md).
 void logChannels(const CpuRing& ring);
 
 }  // namespace tutti::runtime

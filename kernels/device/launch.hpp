@@ -55,6 +55,7 @@ struct Launch {
   int nranks;
   int position;
   int root;
+  const int* ranks;  // the ring's rank at each position (RingArgs::ranks); null: rank order
   int nchannels;
   union {
     RingLinks ring[kMaxChannels];
@@ -77,6 +78,7 @@ TUTTI_HOST_DEVICE RingArgs<T> ringOf(const Launch& l, int channel) {
           l.nranks,
           l.position,
           l.root,
+          l.ranks,
           channel,
           l.nchannels,
           l.ring[channel].fromPrev,

@@ -17,6 +17,10 @@ struct RingArgs {
   int nranks;
   int position;  // this rank's place in the ring; prev is position - 1, next position + 1
   int root;      // broadcast and reduce: the root's place in the ring
+  // [position]: the rank there (nranks entries the group can read), whose block the position
+  // handles where blocks belong to ranks (reduce-scatter, allgather); null: the ring is in rank
+  // order.
+  const int* ranks;
   int channel;
   int nchannels;
   Fifo fromPrev;  // this channel's FIFO from prev (unused with one rank)
@@ -27,6 +31,12 @@ struct RingArgs {
 // The ring position `position + shift`, wrapped into [0, nranks).
 TUTTI_HOST_DEVICE inline long ringIndex(long position, long shift, long nranks) {
   return ((position + shift) % nranks + nranks) % nranks;
+}
+
+// The rank at ring position `position + shift`.
+TUTTI_HOST_DEVICE inline long rankAt(const int* ranks, long position, long shift, long nranks) {
+  const long at = ringIndex(position, shift, nranks);
+  return ranks ? ranks[at] : at;
 }
 
 }  // namespace tutti::kernels::device

@@ -1,12 +1,13 @@
 // kernels/device/ring_allgather.hpp: the ring allgather one thread group runs for one channel
 // (NCCL's schedule). src holds `count` elements; dst holds nranks blocks of `count`, block b from
-// ring position b. In place (the C API's layout): src == dst + position * count.
+// rank b (the rank at some ring position, RingArgs::ranks). In place (the C API's layout): src ==
+// dst + rank * count.
 //
 // Channels split every block alike (channelPart); a channel moves its part of the blocks in
 // slices of one chunk, and for each slice, ring position p:
 //   step 0        copies its own block into place and sends it to next;
-//   steps 1..n-2  receive block p-j from prev, write it out, pass it on;
-//   step n-1      receives the last block, p+1.
+//   steps 1..n-2  receive the block of position p-j's rank from prev, write it out, pass it on;
+//   step n-1      receives the last block, position p+1's.
 // Nothing is reduced, so the element type does not matter: the kernel runs it on bytes.
 #pragma once
 
@@ -25,7 +26,7 @@ TUTTI_HOST_DEVICE Status ringAllGather(const Group& group, const RingArgs<T>& ar
   const Range mine = channelPart<T>(count, args.nchannels, args.channel);
   const T* src = args.src + mine.offset;
   auto block = [&](long shift) {
-    return args.dst + static_cast<size_t>(ringIndex(p, shift, n)) * count + mine.offset;
+    return args.dst + static_cast<size_t>(rankAt(args.ranks, p, shift, n)) * count + mine.offset;
   };
   T* own = block(0);
   if (n == 1) {

@@ -1,13 +1,15 @@
 // kernels/device/ring_reduce_scatter.hpp: the ring reduce-scatter one thread group runs for one
-// channel (NCCL's schedule). src holds nranks blocks of `count` elements, block b for ring
-// position b; the output is the reduction of every rank's block `position`, written to dst, or
-// in place (dst == src, as the C API says) over the rank's own block, src + position * count.
+// channel (NCCL's schedule). src holds nranks blocks of `count` elements, block b for rank b (the
+// rank at some ring position, RingArgs::ranks); the output is the reduction of every rank's block
+// of this rank, written to dst, or in place (dst == src, as the C API says) over the rank's own
+// block, src + rank * count.
 //
 // Channels split every block alike (channelPart); a channel moves its part of the blocks in
 // slices of one chunk, and for each slice, ring position p:
-//   step 0        sends its block p-1 to next;
-//   steps 1..n-2  receive block p-j-1's partial sum from prev, reduce their own into it, pass it
-//   on; step n-1      receives block p's partial sum, reduces its own: the result, written out.
+//   step 0        sends the block of position p-1's rank to next;
+//   steps 1..n-2  receive the partial sum of position p-j-1's block from prev, reduce their own
+//                 into it, pass it on;
+//   step n-1      receives the partial sum of its own block, reduces its own: the result.
 // Each block's fold starts at the rank after its owner and ends at the owner (op(received, own)).
 #pragma once
 
@@ -23,10 +25,11 @@ template <typename Proto, typename T, typename Op, typename Group>
 TUTTI_HOST_DEVICE Status ringReduceScatter(const Group& group, const RingArgs<T>& args) {
   const long n = args.nranks, p = args.position;
   const size_t count = args.count;
-  T* out = args.dst == args.src ? args.dst + static_cast<size_t>(p) * count : args.dst;
+  const size_t rank = static_cast<size_t>(rankAt(args.ranks, p, 0, n));
+  T* out = args.dst == args.src ? args.dst + rank * count : args.dst;
   const Range mine = channelPart<T>(count, args.nchannels, args.channel);
   auto block = [&](long shift) {
-    return args.src + static_cast<size_t>(ringIndex(p, shift, n)) * count + mine.offset;
+    return args.src + static_cast<size_t>(rankAt(args.ranks, p, shift, n)) * count + mine.offset;
   };
   if (n == 1) {
     if (out != args.src) groupCopy(group, out + mine.offset, block(0), mine.count * sizeof(T));

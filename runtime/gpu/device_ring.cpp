@@ -1,5 +1,8 @@
 #include "runtime/gpu/device_ring.hpp"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -80,11 +83,27 @@ std::atomic_ref<int32_t> statusWord(void* statuses, int channel) {
 constexpr int kEndedWord = device::kMaxChannels;
 constexpr size_t kStatusBytes = sizeof(int32_t) * (device::kMaxChannels + 1);
 
+// Device memory freed when the ring goes; a failure to free it is only worth a warning then.
+struct FreeOnDevice {
+  void operator()(void* memory) const noexcept {
+    try {
+      freeDevice(memory);
+    } catch (const Error& error) {
+      log::warn("gpu: the device ring's rank table was not freed: {}", error.what());
+    }
+  }
+};
+
 }  // namespace
 
 struct DeviceRing::State {
   RingMembers members;
   PinnedPool& pool;
+  int position = 0;            // this rank's in members.order
+  std::vector<int> positions;  // [rank]: its position
+  // [position]: the rank there, in device memory for the kernels (RingArgs::ranks); null while the
+  // ring is in rank order.
+  std::unique_ptr<void, FreeOnDevice> rankTable;
   CUcontext context = nullptr;
   std::optional<FdMailbox> mailbox;  // bound for the ring's life: the tree connects later
   // The FIFOs this rank receives on (its inbox) and those it sends to (the next rank's inbox), as
@@ -158,8 +177,11 @@ void enqueueRing(const DeviceRing::State& s, const Enqueued& e, CUstream stream)
   RingCollectiveArgs a{};
   fillCommon(s, e, a);
   a.nranks = static_cast<int>(s.members.pids.size());
-  a.position = s.members.rank;
-  a.root = e.call.root;
+  a.position = s.position;
+  a.root = e.call.root >= 0 && e.call.root < a.nranks
+               ? s.positions[static_cast<size_t>(e.call.root)]
+               : e.call.root;  // refused by launchRing, naming it
+  a.ranks = static_cast<const int*>(s.rankTable.get());
   for (int ch = 0; ch < e.nchannels; ++ch) {
     a.fromPrev[ch] = fifoAt(s.fromPrev, ch, e.protocol);
     a.toNext[ch] = fifoAt(s.toNext, ch, e.protocol);
@@ -248,6 +270,36 @@ std::vector<pid_t> localPids(const RingMembers& m) {
   return pids;
 }
 
+// [rank]: where `order` places it; kInternal unless `order` holds each of 0..n-1 once.
+std::vector<int> positionsIn(const std::vector<int>& order, int n) {
+  std::vector<int> positions(static_cast<size_t>(n), -1);
+  for (size_t p = 0; p < order.size(); ++p) {
+    const int rank = order[p];
+    if (rank < 0 || rank >= n || positions[static_cast<size_t>(rank)] >= 0) break;
+    positions[static_cast<size_t>(rank)] = static_cast<int>(p);
+  }
+  if (order.size() != static_cast<size_t>(n) ||
+      std::find(positions.begin(), positions.end(), -1) != positions.end())
+    raise(ErrorCode::kInternal, "device ring: order '{}' is not a ring of {} ranks",
+          fmt::join(order, " "), n);
+  return positions;
+}
+
+bool inRankOrder(const std::vector<int>& order) {
+  for (size_t p = 0; p < order.size(); ++p)
+    if (order[p] != static_cast<int>(p)) return false;
+  return true;
+}
+
+// `order` copied into device memory on `device`, where the kernels read it.
+std::unique_ptr<void, FreeOnDevice> rankTableOn(int device, const std::vector<int>& order) {
+  const size_t bytes = order.size() * sizeof(int);
+  std::unique_ptr<void, FreeOnDevice> table(allocateDevice(bytes, device));
+  copyToDevice(table.get(), order.data(), bytes,
+               BufferKind{MemoryKind::kDevice, device, primaryContext(device)});
+  return table;
+}
+
 }  // namespace
 
 KernelRun::KernelRun(std::shared_ptr<PinnedPool::Lease> statuses, int nchannels)
@@ -280,7 +332,10 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
       members.maxChannels > device::kMaxChannels)
     raise(ErrorCode::kInternal, "device ring: rank {} of {}, {} channels", members.rank, n,
           members.maxChannels);
+  s.positions = positionsIn(members.order, n);
+  s.position = s.positions[static_cast<size_t>(members.rank)];
   s.context = primaryContext(members.device);
+  if (!inRankOrder(members.order)) s.rankTable = rankTableOn(members.device, members.order);
   s.control = pool.take(2 * sizeof(uint32_t), s.context);
   std::atomic_ref<uint32_t>(*s.word(0)).store(0);
   std::atomic_ref<uint32_t>(*s.word(1)).store(0);
@@ -291,9 +346,10 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   }
 
   s.mailbox.emplace(members.job, members.rank, localPids(members));
-  const int prev = (members.rank + n - 1) % n, next = (members.rank + 1) % n;
+  const auto at = [&](int position) { return members.order[static_cast<size_t>(position % n)]; };
+  const int prev = at(s.position + n - 1), next = at(s.position + 1);
   const auto hostOf = [&](int rank) { return members.hosts[static_cast<size_t>(rank)]; };
-  for (int r = 0; r < n; ++r) s.crossesHosts = s.crossesHosts || hostOf(r) != hostOf((r + 1) % n);
+  for (int p = 0; p < n; ++p) s.crossesHosts = s.crossesHosts || hostOf(at(p)) != hostOf(at(p + 1));
   CrossingLinks crossing{prev, next, {}, {}};
   // Each rank sends its inbox to its previous before it waits for its next's: no cycle of waits.
   if (hostOf(prev) != hostOf(members.rank)) {
@@ -322,10 +378,11 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   check(driver().createEvent(&s.last, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   log::info(
       "gpu: rank {} joined the device ring of {} ranks on device {} ({} channels, FIFOs of "
-      "{} MiB{})",
+      "{} MiB{}{})",
       members.rank, n, members.device, members.maxChannels,
       (channelBytes() * size_t(members.maxChannels)) >> 20,
-      s.crossesHosts ? "; across hosts: Simple only" : "");
+      s.crossesHosts ? "; across hosts: Simple only" : "",
+      s.rankTable ? fmt::format("; ring {}", fmt::join(members.order, " ")) : "");
 }
 
 DeviceRing::~DeviceRing() {

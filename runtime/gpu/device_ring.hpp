@@ -27,7 +27,8 @@ namespace tutti::runtime::gpu {
 // The ring collectives, valued as kernels/device/launch.hpp's Collective.
 enum class RingCollective : int { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce };
 
-// One collective with the C API's buffers; the ring runs in rank order.
+// One collective with the C API's buffers (root a rank, blocks by rank, whatever the ring's
+// order).
 struct RingCall {
   RingCollective collective;
   const void* send;
@@ -52,12 +53,13 @@ struct ProxySockets {
   std::function<void()> checkPeers;
 };
 
-// A communicator's ranks. Links between ranks on one host go GPU to GPU; a link to another host
-// goes through a pair of link proxies (ring_proxies.hpp), and a ring with such a link runs
-// Simple only (LL's FIFOs cannot cross a proxy: fifo_proxy.hpp).
+// A communicator's ranks, and the ring they form. Links between ranks on one host go GPU to GPU;
+// a link to another host goes through a pair of link proxies (ring_proxies.hpp), and a ring with
+// such a link runs Simple only (LL's FIFOs cannot cross a proxy: fifo_proxy.hpp).
 struct RingMembers {
   std::string job;  // unique to the communicator (its tag): names the fd mailboxes
   int rank;
+  std::vector<int> order;          // the ranks in ring order (the communicator's planned ring)
   std::vector<pid_t> pids;         // [rank]
   std::vector<std::string> hosts;  // [rank]: where each runs (PeerInfo::hostId)
   int device;                      // this rank's GPU
@@ -84,9 +86,10 @@ class KernelRun {
 
 class DeviceRing {
  public:
-  // Connects this rank to its neighbours (collective over the members: each waits for its next's
-  // descriptor, or its proxy's socket); kTimeout naming the rank at the deadline, kSystem when the
-  // driver refuses.
+  // Connects this rank to its neighbours in the members' ring order (collective over the
+  // members: each waits for its next's descriptor, or its proxy's socket); kTimeout naming the
+  // rank at the deadline, kSystem when the driver refuses, kInternal when the order is not a
+  // permutation of the ranks.
   DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadline& deadline);
   // Sets the abort flag and waits up to `drainWait` for the kernels launched to end before the
   // FIFOs are unmapped; FIFOs a kernel may still use are left mapped, with a warning.

@@ -250,6 +250,7 @@ void launchRing(Collective c, const RingCollectiveArgs& a, CUstream stream) {
   l.nranks = a.nranks;
   l.position = a.position;
   l.root = a.root;
+  l.ranks = a.ranks;
   for (int ch = 0; ch < a.nchannels; ++ch) l.ring[ch] = {a.fromPrev[ch], a.toNext[ch]};
   launch(l, a.dtype, a.op, a.protocol, stream);
 }

@@ -19,10 +19,12 @@ using kernels::device::Protocol;
 // One rank's side of a collective over the ring's device FIFOs: the host has mapped each
 // channel's FIFO from prev and to next (peer GPU memory, or pinned host memory) and zeroed them
 // before their first use; FIFOs persist across operations. Buffers follow the C API
-// (include/tutti/tutti.h), with blocks in ring order: reduce-scatter reads nranks blocks of count
-// from src and writes count to dst, or in place (dst == src) to src + position * count; allgather
-// reads count from src and writes nranks blocks to dst, in place when src == dst + position *
-// count; broadcast reads the root's src; reduce writes the root's dst only (null elsewhere).
+// (include/tutti/tutti.h), blocks by rank: reduce-scatter reads nranks blocks of count from src
+// and writes count to dst, or in place (dst == src) to src + rank * count; allgather reads count
+// from src and writes nranks blocks to dst, in place when src == dst + rank * count; broadcast
+// reads the root's src; reduce writes the root's dst only (null elsewhere). The rank at each ring
+// position is `ranks` (device memory of nranks entries, a permutation of 0..nranks-1), or the
+// position itself when `ranks` is null.
 struct RingCollectiveArgs {
   const void* src;
   void* dst;
@@ -33,6 +35,7 @@ struct RingCollectiveArgs {
   int nranks;
   int position;  // in the ring
   int root;      // broadcast, reduce: the root's position in the ring
+  const int* ranks;
   int nchannels;
   kernels::device::Fifo fromPrev[kernels::device::kMaxChannels];  // [channel], unused alone
   kernels::device::Fifo toNext[kernels::device::kMaxChannels];

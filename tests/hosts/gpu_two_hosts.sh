@@ -6,6 +6,9 @@
 #   4 ranks, 2 per host (ranks 0 1 | 2 3): links 1->2 and 3->0 cross, each through a one-way
 #     proxy; every ring collective
 #   2 ranks, 1 per host: both links cross, through one proxy each way on one socket
+#   4 ranks numbered across the hosts (ranks 0 2 | 1 3): the ring follows the communicator's plan,
+#     0 2 1 3, crossing once each way (links 2->1 and 3->0) where rank order would cross four
+#     times; reduce-scatter and allgather, whose blocks are ranks' wherever the ring puts them
 #   TUTTI_ALGO=tree: the device tree has no proxies, so across hosts the all-reduce is staged
 #     (the host's tree) and no device ring is connected
 #   the second host's ranks SIGKILLed while the kernels run: the first host's ranks learn it from
@@ -25,16 +28,20 @@ fail() { echo "FAILED: $*"; failed=1; }
 log() { echo "/tmp/tutti-gpu-hosts-$suffix-$1.log"; }
 
 # launch NRANKS PER_HOST COLLECTIVE [TUTTI-BENCH ARGS]: ranks 0..PER_HOST-1 on the first host, the
-# next on the second; rank r's output in log r. $extra_env (words VAR=value) goes to every rank.
+# next on the second (with $interleaved set, even ranks on the first, odd on the second); rank r's
+# output in log r. $extra_env (words VAR=value) goes to every rank.
 extra_env=()
+interleaved=
 launch() {
-  local n=$1 per=$2 collective=$3 port=$((20000 + RANDOM % 20000)) rank
+  local n=$1 per=$2 collective=$3 port=$((20000 + RANDOM % 20000)) rank host local
   shift 3
   pids=()
   for rank in $(seq 0 $((n - 1))); do
-    ip netns exec "${hosts[$((rank / per))]}" env "${extra_env[@]}" \
-      HOST_CUDA_UUID_SALT=$((rank / per)) TUTTI_RANK="$rank" TUTTI_WORLD_SIZE="$n" \
-      TUTTI_LOCAL_RANK=$((rank % per)) TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port \
+    host=$((rank / per)) local=$((rank % per))
+    [ -n "$interleaved" ] && host=$((rank % 2)) local=$((rank / 2))
+    ip netns exec "${hosts[$host]}" env "${extra_env[@]}" \
+      HOST_CUDA_UUID_SALT=$host TUTTI_RANK="$rank" TUTTI_WORLD_SIZE="$n" \
+      TUTTI_LOCAL_RANK=$local TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port \
       TUTTI_SECRET="$secret" TUTTI_TIMEOUT=60 TUTTI_DEBUG=INFO TUTTI_CUDA_DRIVER="$driver" \
       "$bench" "$collective" --device cuda -c 1 -w 1 "$@" >"$(log "$rank")" 2>&1 &
     pids+=($!)
@@ -83,6 +90,23 @@ checked_run 2 1 allreduce -b 8 -e 1M -f 32 -n 2
 expect 0 "link proxy to rank 1 (192.0.2.2:"
 expect 0 "(8 FIFOs out, 8 in)"
 show_logs 2
+
+interleaved=1
+for collective in reducescatter allgather; do
+  checked_run 4 2 "$collective" -b 8 -e 1M -f 32 -n 2
+  expect 0 "; ring 0 2 1 3)"
+  expect 2 "link proxy to rank 1 (192.0.2.2:"
+  expect 2 "(8 FIFOs out, 0 in)"
+  expect 1 "link proxy to rank 2 (192.0.2.1:"
+  expect 1 "(0 FIFOs out, 8 in)"
+  expect 0 "link proxy to rank 3 (192.0.2.2:"
+  expect 0 "(0 FIFOs out, 8 in)"
+  if grep -q "link proxy to rank 1 " "$(log 0)"; then
+    fail "$collective with ranks numbered across the hosts: rank 0 crossed to its rank-order next"
+  fi
+  show_logs 4
+done
+interleaved=
 
 extra_env=(TUTTI_ALGO=tree)
 launch 4 2 allreduce -b 8 -e 1M -f 32 -n 2

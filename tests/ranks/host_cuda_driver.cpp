@@ -162,6 +162,7 @@ device::Launch onHost(device::Launch l) {
   std::lock_guard lock(mutex);
   l.src = twin(l.src);
   l.dst = twin(l.dst);
+  l.ranks = twin(l.ranks);
   for (int ch = 0; ch < l.nchannels && ch < device::kMaxChannels; ++ch) {
     if (l.algorithm == device::Algorithm::kTree) {
       device::TreeLinks& t = l.tree[ch];

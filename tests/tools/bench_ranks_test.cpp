@@ -241,6 +241,20 @@ TEST_CASE("--device cuda: every collective on GPU buffers, staged by tutti, chec
   CHECK(registered.err.find("--buffers registered is host memory") != std::string::npos);
 }
 
+// A run that exited 0 with `rows` sizes in its table, every value checked right.
+void checkedRows(const tutti::test::ProcessResult& r, size_t rows) {
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto table = tutti::test::parseTable(r.out);
+  REQUIRE(table);
+  CHECK(table->ok);
+  REQUIRE(table->rows.size() == rows);
+  for (const auto& row : table->rows) {
+    CHECK(row.outOfPlace.wrong == 0);
+    CHECK(row.inPlace.wrong == 0);
+  }
+}
+
 TEST_CASE(
     "--device cuda, processes sharing a GPU: kernels under MPS within its blocks, else staged",
     "[shared-gpu]") {
@@ -249,18 +263,7 @@ TEST_CASE(
   const std::vector<std::string> args = {"allreduce", "--ranks", "3",  "-b",       "64K",
                                          "-e",        "1M",      "-f", "16",       "-n",
                                          "2",         "-w",      "1",  "--device", "cuda"};
-  const auto checked = [](const tutti::test::ProcessResult& r) {
-    INFO(r.out << r.err);
-    REQUIRE(r.status == 0);
-    auto table = tutti::test::parseTable(r.out);
-    REQUIRE(table);
-    CHECK(table->ok);
-    REQUIRE(table->rows.size() == 2u);
-    for (const auto& row : table->rows) {
-      CHECK(row.outOfPlace.wrong == 0);
-      CHECK(row.inPlace.wrong == 0);
-    }
-  };
+  const auto checked = [](const tutti::test::ProcessResult& r) { checkedRows(r, 2); };
   const std::string joined = "joined the device ring of 3 ranks on device 0 (";
   auto roomy = bench(args, {"TUTTI_DEBUG=INFO"});
   checked(roomy);
@@ -285,6 +288,24 @@ TEST_CASE(
                       " holds 1 of the collective kernels' blocks at once, "
                       "fewer than one channel for each of its 2 ranks (0, 2)") !=
         std::string::npos);
+}
+
+TEST_CASE("--device cuda, a ring not in rank order (TUTTI_RING_ORDER): the kernels follow it",
+          "[shared-gpu]") {
+  // Four processes, two on each stand-in GPU. The kernels' blocks and roots are ranks' wherever
+  // the ring puts them: every value is checked, every root tried, from LL's sizes to Simple's.
+  for (const std::string collective :
+       {"allreduce", "reducescatter", "allgather", "broadcast", "reduce"}) {
+    INFO(collective);
+    auto r = bench({collective, "--ranks", "4", "-b", "8", "-e", "256K", "-f", "32", "-n", "2",
+                    "-w", "1", "-r", "all", "--device", "cuda"},
+                   {"TUTTI_DEBUG=INFO", "TUTTI_RING_ORDER=2 0 3 1"});
+    checkedRows(r, collective == "broadcast" || collective == "reduce" ? 4 * 4u : 4u);
+    for (int rank = 0; rank < 4; ++rank)
+      CHECK(r.err.find("rank " + std::to_string(rank) + " joined the device ring of 4 ranks") !=
+            std::string::npos);
+    CHECK(r.err.find("; ring 2 0 3 1)") != std::string::npos);
+  }
 }
 
 TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench][json]") {

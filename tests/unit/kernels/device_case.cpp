@@ -106,6 +106,10 @@ std::string describe(DataType dtype, RedOp op, const Case& c) {
       << opName(op) << " ranks " << c.nranks << " channels " << c.nchannels << " count " << c.count
       << " root " << c.root << (c.inPlace ? " in place" : " out of place")
       << (c.aligned ? " aligned" : " unaligned") << " seed " << c.seed << " team " << c.teamSize;
+  if (!c.order.empty()) {
+    out << " ring";
+    for (const int rank : c.order) out << " " << rank;
+  }
   return out.str();
 }
 
@@ -121,6 +125,7 @@ void check(DataType dtype, RedOp op, const Case& c) {
   INFO(describe(dtype, op, c));
   DeviceRing ring(c.nranks, c.nchannels, kSlots, kSlotBytes);
   ring.setTeamSize(c.teamSize);
+  if (!c.order.empty()) ring.setOrder(c.order);
   CHECK(runCase(ring, dtype, op, c) == 0);
 }
 

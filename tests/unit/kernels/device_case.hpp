@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/ops.hpp"
 #include "tests/unit/kernels/device_ring.hpp"
@@ -27,7 +28,8 @@ struct Case {
   int teamSize = 1;  // threads per rank and channel (a thread block's, on the GPU)
   Collective collective = Collective::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
-  int root = 0;  // broadcast, reduce
+  int root = 0;                 // broadcast, reduce
+  std::vector<int> order = {};  // the ring's ranks in ring order; empty: rank order
 };
 
 std::string describe(DataType dtype, RedOp op, const Case& c);

@@ -3,11 +3,15 @@
 // standing in for thread blocks (device_ring.hpp) against model.hpp's independent reference
 // (device_case.hpp): Simple and LL, every dtype (and every op where they reduce), 1-8 ranks, 1-3
 // channels, counts 0, 1, primes and random, in and out of place with the C API's layouts, aligned
-// and not, every root. The full product is too slow for the unit suite: it is sampled with a
-// fixed seed, and each collective also sweeps every ranks x channels shape.
+// and not, every root, rings in rank order and not (blocks and roots are ranks' wherever they sit).
+// The full product is too slow for the unit suite: it is sampled with a fixed seed, and each
+// collective also sweeps every ranks x channels shape.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <numeric>
 #include <random>
+#include <vector>
 
 #include "tests/unit/kernels/device_case.hpp"
 
@@ -75,6 +79,35 @@ TEST_CASE("device collectives: 1-8 ranks x 1-3 channels, every root") {
           c.root = (nranks + nchannels) % nranks;
           check(DataType::kFloat32, RedOp::kSum, c);
         }
+      }
+    }
+  }
+}
+
+// Where a ring's order is rank order turned around (each rank's next is rank + 1), positions
+// and ranks differ only by a shift; a test of the permutation must avoid it.
+bool turnedRankOrder(const std::vector<int>& order) {
+  const size_t n = order.size();
+  for (size_t i = 0; i < n; ++i)
+    if (order[(i + 1) % n] != (order[i] + 1) % static_cast<int>(n)) return false;
+  return true;
+}
+
+TEST_CASE("device collectives: a ring not in rank order, as the runtime plans across hosts") {
+  std::mt19937_64 rng(20261204);
+  const Collective ringCollectives[] = {Collective::kAllReduce, Collective::kReduceScatter,
+                                        Collective::kAllGather, Collective::kBroadcast,
+                                        Collective::kReduce};
+  for (const Collective collective : ringCollectives) {
+    for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+      for (int nranks = 3; nranks <= 8; ++nranks) {
+        Case c{protocol, nranks, 1 + nranks % 3, 613, nranks % 2 == 1, true, rng()};
+        c.collective = collective;
+        c.root = static_cast<int>(rng() % static_cast<uint64_t>(nranks));
+        c.order.resize(static_cast<size_t>(nranks));
+        std::iota(c.order.begin(), c.order.end(), 0);
+        while (turnedRankOrder(c.order)) std::shuffle(c.order.begin(), c.order.end(), rng);
+        check(DataType::kInt32, RedOp::kSum, c);
       }
     }
   }

@@ -36,10 +36,21 @@ class DeviceRing {
     }
   }
 
-  // The FIFO from rank `from` to rank from + 1 on `channel`: the one the receiver reads.
+  // The ring's ranks in ring order (a permutation of 0..nranks-1), as the runtime plans it; rank
+  // order until set.
+  void setOrder(std::vector<int> order) {
+    order_ = std::move(order);
+    positions_.assign(order_.size(), 0);
+    for (size_t p = 0; p < order_.size(); ++p) positions_[static_cast<size_t>(order_[p])] = int(p);
+  }
+  int positionOf(int rank) const {
+    return order_.empty() ? rank : positions_[static_cast<size_t>(rank)];
+  }
+
+  // The FIFO from ring position `from` to from + 1 on `channel`: the one the receiver reads.
   device::Fifo fifo(int channel, int from) { return fifoAt(channel * nranks_ + from); }
 
-  // Splits the link from rank `from` to the next into two FIFOs per channel, the sender's
+  // Splits the link from ring position `from` to the next into two FIFOs per channel, the sender's
   // (sendingFifo) and the receiver's (fifo), as a link between hosts is: something else, a proxy,
   // must move the slots from one to the other.
   void splitLink(int from) {
@@ -47,7 +58,7 @@ class DeviceRing {
     for (int c = 0; c < nchannels_; ++c)
       fifos_.push_back(std::make_unique<FifoMemory>(size_t{nslots_} * slotBytes_ / sizeof(Line)));
   }
-  // The FIFO rank `from` sends into on `channel`: fifo(), unless the link is split.
+  // The FIFO position `from` sends into on `channel`: fifo(), unless the link is split.
   device::Fifo sendingFifo(int channel, int from) {
     const auto it = split_.find(from);
     return it == split_.end() ? fifo(channel, from) : fifoAt(it->second + channel);
@@ -127,17 +138,20 @@ class DeviceRing {
   device::AbortSignal signal() { return {&abortFlag_, spinBudget_}; }
 
   template <typename T>
+  // Rank r's part on channel c; root is a rank, as the C API's.
   device::RingArgs<T> ringArgs(int r, int c, const T* src, T* dst, size_t count, int root) {
+    const int p = positionOf(r);
     return {src,
             dst,
             count,
             nranks_,
-            r,
-            root,
+            p,
+            positionOf(root),
+            order_.empty() ? nullptr : order_.data(),
             c,
             nchannels_,
-            fifo(c, (r + nranks_ - 1) % nranks_),
-            sendingFifo(c, r),
+            fifo(c, (p + nranks_ - 1) % nranks_),
+            sendingFifo(c, p),
             signal()};
   }
 
@@ -149,6 +163,7 @@ class DeviceRing {
             a.nranks,
             a.position,
             a.root,
+            a.ranks,
             a.channel,
             a.nchannels,
             a.fromPrev,
@@ -203,7 +218,9 @@ class DeviceRing {
   uint32_t nslots_;
   uint32_t slotBytes_;
   std::vector<std::unique_ptr<FifoMemory>> fifos_;
-  std::map<int, int> split_;  // a split link's sender: the index of its first sending FIFO
+  std::map<int, int> split_;    // a split link's sender: the index of its first sending FIFO
+  std::vector<int> order_;      // [position]: the rank there; empty: rank order
+  std::vector<int> positions_;  // [rank]: its position
   uint32_t abortFlag_ = 0;
   // Far more polls than any wait here needs, even on a loaded machine: a protocol bug fails its
   // test as kTimedOut instead of hanging it.
