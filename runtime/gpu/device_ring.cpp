@@ -236,15 +236,47 @@ size_t bytesMoved(const RingCall& call, int nranks) {
   return blocks ? block * static_cast<size_t>(nranks) : block;
 }
 
-// An inbox of `pairsPerChannel` FIFO pairs per channel on the members' device, zeroed before
-// anyone maps it: counters at 0, and no LL line carries a flag (flags start at 1).
-SharedDeviceMemory zeroedInbox(int pairsPerChannel, const RingMembers& members, CUcontext context) {
-  SharedDeviceMemory inbox = SharedDeviceMemory::allocate(
-      channelBytes() * static_cast<size_t>(pairsPerChannel * members.maxChannels), members.device);
-  const std::vector<unsigned char> zeros(inbox.bytes());
-  copyToDevice(inbox.data(), zeros.data(), zeros.size(),
-               BufferKind{MemoryKind::kDevice, members.device, context});
+size_t inboxBytes(int pairsPerChannel, const RingMembers& members) {
+  return channelBytes() * static_cast<size_t>(pairsPerChannel * members.maxChannels);
+}
+
+// An inbox of `pairsPerChannel` FIFO pairs per channel on the members' device (or in host memory
+// for it), zeroed before anyone maps it: counters at 0, and no LL line carries a flag (flags start
+// at 1). A new memfd reads as zeros already.
+SharedDeviceMemory zeroedInbox(int pairsPerChannel, const RingMembers& members, CUcontext context,
+                               Placement placement) {
+  SharedDeviceMemory inbox =
+      SharedDeviceMemory::allocate(inboxBytes(pairsPerChannel, members), members.device, placement);
+  if (placement == Placement::kDevice) {
+    const std::vector<unsigned char> zeros(inbox.bytes());
+    copyToDevice(inbox.data(), zeros.data(), zeros.size(),
+                 BufferKind{MemoryKind::kDevice, members.device, context});
+  }
   return inbox;
+}
+
+// Where `owner`'s inbox lies: in its GPU's memory, unless one of the ranks that write into it
+// (on its host) has a GPU that cannot reach that memory; then in pinned host memory both reach.
+Placement inboxPlacement(const RingMembers& m, int owner, const std::vector<int>& writers) {
+  for (const int writer : writers)
+    if (!writesInPlace(m.gpus[static_cast<size_t>(writer)], m.gpus[static_cast<size_t>(owner)])) {
+      if (owner == m.rank)
+        log::info(
+            "gpu: rank {}: rank {}'s GPU cannot reach this one's memory (no peer access): the "
+            "FIFOs it writes lie in pinned host memory",
+            m.rank, writer);
+      return Placement::kHost;
+    }
+  return Placement::kDevice;
+}
+
+// The ranks next to `rank` in the binary tree over the ranks: its parent, then its children.
+std::vector<int> treeNeighbours(int rank, int n) {
+  const device::TreeNode node = device::binaryTree(rank, n);
+  std::vector<int> neighbours;
+  if (node.parent >= 0) neighbours.push_back(node.parent);
+  for (int i = 0; i < node.nchildren; ++i) neighbours.push_back(node.children[i]);
+  return neighbours;
 }
 
 // The FIFOs of a link that crosses hosts, in pinned host memory laid out as an inbox and zeroed,
@@ -329,9 +361,10 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   State& s = *state_;
   const int n = static_cast<int>(members.pids.size());
   if (n < 2 || members.rank < 0 || members.rank >= n || members.maxChannels < 1 ||
-      members.maxChannels > device::kMaxChannels)
-    raise(ErrorCode::kInternal, "device ring: rank {} of {}, {} channels", members.rank, n,
-          members.maxChannels);
+      members.maxChannels > device::kMaxChannels || members.hosts.size() != size_t(n) ||
+      members.gpus.size() != size_t(n))
+    raise(ErrorCode::kInternal, "device ring: rank {} of {}, {} channels, {} hosts, {} GPUs",
+          members.rank, n, members.maxChannels, members.hosts.size(), members.gpus.size());
   s.positions = positionsIn(members.order, n);
   s.position = s.positions[static_cast<size_t>(members.rank)];
   s.context = primaryContext(members.device);
@@ -355,7 +388,7 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   if (hostOf(prev) != hostOf(members.rank)) {
     s.fromPrev = pinnedLink(s, s.proxyInbox, crossing.fromPrev);
   } else {
-    s.inbox = zeroedInbox(1, members, s.context);
+    s.inbox = zeroedInbox(1, members, s.context, inboxPlacement(members, members.rank, {prev}));
     s.fromPrev = s.inbox->data();
     const Fd exported = s.inbox->exportFd();
     s.mailbox->send(prev, kInboxLabel, exported.get(), deadline);
@@ -365,8 +398,8 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   } else {
     const Fd theirs =
         s.mailbox->receive(members.pids[static_cast<size_t>(next)], kInboxLabel, deadline);
-    s.next = SharedDeviceMemory::import(theirs, channelBytes() * size_t(members.maxChannels),
-                                        members.device);
+    s.next = SharedDeviceMemory::import(theirs, inboxBytes(1, members), members.device,
+                                        inboxPlacement(members, next, {members.rank}));
     s.toNext = s.next->data();
   }
   if (s.crossesHosts)
@@ -419,7 +452,8 @@ void DeviceRing::connectTree(const Deadline& deadline) {
   const int n = static_cast<int>(m.pids.size());
   const device::TreeNode node = device::binaryTree(m.rank, n);
   const int childIndex = node.parent >= 0 ? m.rank - (2 * node.parent + 1) : -1;
-  SharedDeviceMemory inbox = zeroedInbox(kTreeLinks, m, s.context);
+  SharedDeviceMemory inbox =
+      zeroedInbox(kTreeLinks, m, s.context, inboxPlacement(m, m.rank, treeNeighbours(m.rank, n)));
   // Each message's label says which of the receiver's links it is for: from a child (its index)
   // or from the parent. Ranks that are threads of one process share a pid, so the label alone
   // tells their messages apart.
@@ -431,7 +465,8 @@ void DeviceRing::connectTree(const Deadline& deadline) {
     s.mailbox->send(node.children[i], kTreeInboxLabel + kFromParentLink, exported.get(), deadline);
   const auto importFrom = [&](int rank, uint64_t label) {
     const Fd theirs = s.mailbox->receive(m.pids[static_cast<size_t>(rank)], label, deadline);
-    return SharedDeviceMemory::import(theirs, inbox.bytes(), m.device);
+    return SharedDeviceMemory::import(theirs, inboxBytes(kTreeLinks, m), m.device,
+                                      inboxPlacement(m, rank, treeNeighbours(rank, n)));
   };
   // Kept only once every link is there: a connection that fails leaves no half of a tree.
   std::optional<SharedDeviceMemory> parentInbox;

@@ -20,6 +20,7 @@
 #include "base/deadline.hpp"
 #include "base/error.hpp"
 #include "kernels/kernels.hpp"
+#include "runtime/gpu/gpu_sharing.hpp"
 #include "runtime/gpu/pinned_pool.hpp"
 
 namespace tutti::runtime::gpu {
@@ -62,9 +63,12 @@ struct RingMembers {
   std::vector<int> order;          // the ranks in ring order (the communicator's planned ring)
   std::vector<pid_t> pids;         // [rank]
   std::vector<std::string> hosts;  // [rank]: where each runs (PeerInfo::hostId)
-  int device;                      // this rank's GPU
-  int maxChannels;                 // the kernel plan's (gpu_sharing.hpp), alike on every rank
-  ProxySockets proxySockets;       // used where the ring crosses hosts
+  // [rank]: its GPU's facts (KernelPlan::facts). A link inside a host whose writer's GPU cannot
+  // reach the reader's memory (writesInPlace) has its FIFOs in pinned host memory instead.
+  std::vector<GpuFacts> gpus;
+  int device;                 // this rank's GPU
+  int maxChannels;            // the kernel plan's (gpu_sharing.hpp), alike on every rank
+  ProxySockets proxySockets;  // used where the ring crosses hosts
 };
 
 // One launched kernel, as its statuses in mapped host memory tell.

@@ -63,6 +63,9 @@ Loaded load() {
   resolve(handle, "cuMemHostAlloc", d.hostAlloc, missing);
   resolve(handle, "cuMemHostGetDevicePointer_v2", d.hostDevicePointer, missing);
   resolve(handle, "cuMemFreeHost", d.freeHost, missing);
+  resolve(handle, "cuMemHostRegister_v2", d.hostRegister, missing);
+  resolve(handle, "cuMemHostUnregister", d.hostUnregister, missing);
+  resolve(handle, "cuDeviceCanAccessPeer", d.canAccessPeer, missing);
   resolve(handle, "cuMemcpyDtoH_v2_ptds", d.copyDtoH, missing);
   resolve(handle, "cuMemcpyHtoD_v2_ptds", d.copyHtoD, missing);
   resolve(handle, "cuMemcpyDtoD_v2_ptds", d.copyDtoD, missing);

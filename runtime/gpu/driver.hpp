@@ -22,6 +22,11 @@ struct Driver {
   decltype(&::cuMemHostAlloc) hostAlloc;
   decltype(&::cuMemHostGetDevicePointer_v2) hostDevicePointer;
   decltype(&::cuMemFreeHost) freeHost;
+  // Host memory of another process made visible to a GPU: FIFOs between GPUs that cannot reach
+  // each other peer to peer (shared_host_memory.hpp).
+  decltype(&::cuMemHostRegister_v2) hostRegister;
+  decltype(&::cuMemHostUnregister) hostUnregister;
+  decltype(&::cuDeviceCanAccessPeer) canAccessPeer;
   decltype(&::cuMemcpyDtoH_v2) copyDtoH;  // the _ptds entry points
   decltype(&::cuMemcpyHtoD_v2) copyHtoD;
   decltype(&::cuMemcpyDtoD_v2) copyDtoD;

@@ -23,6 +23,19 @@ GpuFacts gpuFacts(int device) {
   int mps = 0;
   if (d.deviceAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, handle) != CUDA_SUCCESS) mps = 0;
   facts.mps = mps != 0;
+  int count = 0;
+  check(d.deviceCount(&count), "cuDeviceGetCount");
+  for (int other = 0; other < count; ++other) {
+    CUdevice peer = 0;
+    int reaches = 0;
+    check(d.device(&peer, other), "cuDeviceGet");
+    if (peer == handle) continue;
+    check(d.canAccessPeer(&reaches, handle, peer), "cuDeviceCanAccessPeer");
+    if (reaches) continue;
+    CUuuid theirs{};
+    check(d.deviceUuid(&theirs, peer), "cuDeviceGetUuid");
+    std::memcpy(facts.unreachable.emplace_back().data(), theirs.bytes, sizeof(theirs.bytes));
+  }
   ContextScope scope(primaryContext(device));
   facts.residentBlocks = multiprocessors * fewestCollectiveBlocksPerSm();
   return facts;

@@ -13,10 +13,12 @@
 namespace tutti::runtime::gpu {
 namespace {
 
-constexpr uint32_t kFactsVersion = 2;
+constexpr uint32_t kFactsVersion = 3;
 // Far above any GPU (an H200 holds 132 x 8 blocks of 256 threads), low enough to be no overflow.
 constexpr int kMostResidentBlocks = 1 << 20;
 constexpr size_t kMostReasonBytes = 4096;
+// More GPUs than one machine holds.
+constexpr uint32_t kMostGpus = 1024;
 
 std::string rankList(const std::vector<int>& ranks) {
   return fmt::format("{}", fmt::join(ranks, ", "));
@@ -30,7 +32,9 @@ std::string encodeGpuFacts(const GpuFacts& facts) {
       .raw(std::as_bytes(std::span(facts.uuid)))
       .i32(facts.residentBlocks)
       .u8(facts.mps ? 1 : 0)
-      .str(facts.unusable);
+      .str(facts.unusable)
+      .u32(static_cast<uint32_t>(facts.unreachable.size()));
+  for (const auto& uuid : facts.unreachable) out.raw(std::as_bytes(std::span(uuid)));
   return std::string(out.bytes());
 }
 
@@ -49,8 +53,18 @@ GpuFacts decodeGpuFacts(const std::string& bytes, int rank, int from) {
   if (mps > 1) in.fail("MPS flag {} (0 or 1)", mps);
   facts.mps = mps == 1;
   facts.unusable = in.str(kMostReasonBytes);
+  const uint32_t unreachable = in.u32();
+  if (unreachable > kMostGpus) in.fail("{} GPUs out of reach (at most {})", unreachable, kMostGpus);
+  facts.unreachable.resize(unreachable);
+  for (auto& uuid : facts.unreachable) in.rawInto(std::as_writable_bytes(std::span(uuid)));
   in.end();
   return facts;
+}
+
+bool writesInPlace(const GpuFacts& writer, const GpuFacts& owner) {
+  return writer.uuid == owner.uuid ||
+         std::find(writer.unreachable.begin(), writer.unreachable.end(), owner.uuid) ==
+             writer.unreachable.end();
 }
 
 std::string uuidText(const std::array<uint8_t, 16>& uuid) {
@@ -76,7 +90,7 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
   std::map<std::pair<std::string, std::array<uint8_t, 16>>, std::vector<int>> byGpu;
   for (size_t r = 0; r < ranks.size(); ++r)
     byGpu[{processes[r].machine, ranks[r].uuid}].push_back(static_cast<int>(r));
-  KernelPlan plan{maxChannels, ""};
+  KernelPlan plan{maxChannels, "", ranks};
   for (const auto& [where, sharing] : byGpu) {
     const std::array<uint8_t, 16>& uuid = where.second;
     const int k = static_cast<int>(sharing.size());

@@ -21,6 +21,8 @@ struct GpuFacts {
   int residentBlocks = 0;  // blocks of the collective kernels it holds at once: multiprocessors
                            // times the fewest any of the kernels fits on one
   bool mps = false;        // contexts on it are MPS clients (CU_DEVICE_ATTRIBUTE_MPS_ENABLED)
+  // The GPUs this process sees whose memory this one cannot reach (cuDeviceCanAccessPeer).
+  std::vector<std::array<uint8_t, 16>> unreachable = {};
   // Why this rank cannot tell (the driver refused a query): every rank then stages. "" if none.
   std::string unusable;
 };
@@ -33,12 +35,19 @@ GpuFacts gpuFacts(int device);
 std::string encodeGpuFacts(const GpuFacts& facts);
 GpuFacts decodeGpuFacts(const std::string& bytes, int rank, int from);
 
+// Whether `writer`'s GPU writes to `owner`'s memory in place (both ranks on one machine): the same
+// GPU, or one it has peer access to. A GPU the writer's process does not see (CUDA_VISIBLE_DEVICES)
+// is taken as reachable, as NCCL takes it: the driver maps IPC memory of GPUs a process does not
+// see since CUDA 10.1.
+bool writesInPlace(const GpuFacts& writer, const GpuFacts& owner);
+
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L names it.
 std::string uuidText(const std::array<uint8_t, 16>& uuid);
 
 struct KernelPlan {
   int channels = 0;      // the most channels a launch uses, alike on every rank
   std::string declined;  // why the device buffers are staged instead; "" when the kernels run
+  std::vector<GpuFacts> facts = {};  // [rank]: what each published, which the ring's links follow
 };
 
 // Where a rank runs: its machine (PeerInfo::machine: whose GPUs it sees), and its process, told
@@ -51,10 +60,10 @@ struct RankProcess {
 };
 
 // The plan from every rank's facts and process ([rank]; ranks of one process share its context,
-// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU (its UUID on its machine),
-// its ranks share the blocks it holds (the fewest any of them reports), which caps the channels;
-// a rank whose facts are unusable, a GPU that ranks of several processes share without MPS, or
-// one that holds less than a channel per rank, declines the kernels.
+// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU (its UUID on its
+// machine), its ranks share the blocks it holds (the fewest any of them reports), which caps the
+// channels; a rank whose facts are unusable, a GPU that ranks of several processes share without
+// MPS, or one that holds less than a channel per rank, declines the kernels.
 KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
                        const std::vector<RankProcess>& processes, int maxChannels);
 

@@ -108,6 +108,52 @@ TEST_CASE("memory one process exports is the memory its peer maps, both ways", "
   CHECK(readBack(memory) == expected);
 }
 
+TEST_CASE("host placement: the memfd one process registers is the memory its peer maps", "[gpu]") {
+  // What GPUs without peer access share: pinned host memory, which the host reads in place (the
+  // device's view is the host's address, as unified addressing makes it).
+  const std::string job = jobName();
+  const pid_t parent = getpid();
+  const auto first = pattern(21, kBytes), second = pattern(22, kBytes / 2);
+  const pid_t peer = spawn([&] {
+    FdMailbox mailbox(job, 1, {parent});
+    const Fd fd = mailbox.receive(parent, kLabel, Deadline::after(kWait));
+    const auto memory = gpu::SharedDeviceMemory::import(fd, kBytes, 1, gpu::Placement::kHost);
+    auto* bytes = static_cast<unsigned char*>(memory.data());
+    if (memory.placement() != gpu::Placement::kHost ||
+        !std::equal(first.begin(), first.end(), bytes))
+      return false;
+    std::copy(second.begin(), second.end(), bytes + kBytes / 2);
+    return true;
+  });
+  FdMailbox mailbox(job, 0, {peer});
+  const auto memory = gpu::SharedDeviceMemory::allocate(kBytes, 0, gpu::Placement::kHost);
+  REQUIRE(memory.bytes() == kBytes);
+  CHECK(gpu::classify(memory.data()).kind == gpu::MemoryKind::kRegisteredHost);
+  auto* bytes = static_cast<unsigned char*>(memory.data());
+  std::copy(first.begin(), first.end(), bytes);
+  mailbox.send(1, kLabel, memory.exportFd().get(), Deadline::after(kWait));
+  REQUIRE(exitStatus(peer) == 0);
+  auto expected = first;
+  std::copy(second.begin(), second.end(), expected.begin() + kBytes / 2);
+  CHECK(std::equal(expected.begin(), expected.end(), bytes));
+
+  // A descriptor that is no file, or a file shorter than asked (its mapping would fault).
+  int ends[2];
+  REQUIRE(pipe(ends) == 0);
+  const Fd pipeEnd(ends[0]), otherEnd(ends[1]);
+  CHECK_THAT(messageOf(ErrorCode::kInvalidArgument,
+                       [&] {
+                         gpu::SharedDeviceMemory::import(pipeEnd, kBytes, 0, gpu::Placement::kHost);
+                       }),
+             Catch::Contains("is not shared host memory"));
+  const Fd exported = memory.exportFd();
+  CHECK_THAT(
+      messageOf(
+          ErrorCode::kInvalidArgument,
+          [&] { gpu::SharedDeviceMemory::import(exported, 2 * kBytes, 0, gpu::Placement::kHost); }),
+      Catch::Contains("a file of " + std::to_string(kBytes) + " bytes"));
+}
+
 TEST_CASE("a mailbox drops what strangers send and takes its peer's", "[gpu]") {
   const std::string job = jobName();
   const pid_t parent = getpid();

@@ -232,10 +232,16 @@ struct Event {
 
 // What a test sets through the environment, for ranks sharing a GPU: HOST_CUDA_MPS=0 (contexts
 // are not MPS clients; by default they are), HOST_CUDA_MULTIPROCESSORS (default 8) and
-// HOST_CUDA_BLOCKS_PER_SM (a kernel's occupancy, default kMaxChannels).
+// HOST_CUDA_BLOCKS_PER_SM (a kernel's occupancy, default kMaxChannels); for ranks on different
+// GPUs, HOST_CUDA_PEER_ACCESS=0 (the two devices cannot reach each other's memory, as GPUs behind
+// different PCIe root complexes often cannot; by default they can).
 int environmentInt(const char* name, int fallback) {
   const char* text = std::getenv(name);
   return text && *text ? std::atoi(text) : fallback;
+}
+
+bool peerAccess(int device, int peer) {
+  return device == peer || environmentInt("HOST_CUDA_PEER_ACCESS", 1) != 0;
 }
 
 }  // namespace
@@ -280,6 +286,12 @@ CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device) {
 // Two devices, so that tests can mix them.
 CUresult cuDeviceGetCount(int* count) {
   *count = 2;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceCanAccessPeer(int* can, CUdevice device, CUdevice peer) {
+  if (device < 0 || device >= 2 || peer < 0 || peer >= 2) return CUDA_ERROR_INVALID_DEVICE;
+  *can = peerAccess(device, peer) ? 1 : 0;
   return CUDA_SUCCESS;
 }
 
@@ -378,6 +390,20 @@ CUresult cuMemHostAlloc(void** host, size_t bytes, unsigned) {
   std::lock_guard lock(mutex);
   hostAllocations.insert(*host);
   return CUDA_SUCCESS;
+}
+
+// Registered memory is pinned host memory the GPUs reach at the same address, as allocated.
+CUresult cuMemHostRegister_v2(void* host, size_t bytes, unsigned) {
+  if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!host || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard lock(mutex);
+  if (!hostAllocations.insert(host).second) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void* host) {
+  std::lock_guard lock(mutex);
+  return hostAllocations.erase(host) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* device, void* host, unsigned) {
@@ -599,6 +625,8 @@ CUresult cuMemSetAccess(CUdeviceptr address, size_t bytes, const CUmemAccessDesc
   if (!a || !a->mapped || count == 0 || access->location.id < 0 || access->location.id >= 2 ||
       static_cast<uintptr_t>(address) + bytes > reinterpret_cast<uintptr_t>(a->device) + a->bytes)
     return CUDA_ERROR_INVALID_VALUE;
+  // Another GPU's memory is reachable only where the two have peer access.
+  if (!peerAccess(access->location.id, a->ordinal)) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
   return CUDA_SUCCESS;
 }
 

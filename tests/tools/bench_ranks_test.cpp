@@ -308,6 +308,31 @@ TEST_CASE("--device cuda, a ring not in rank order (TUTTI_RING_ORDER): the kerne
   }
 }
 
+TEST_CASE("--device cuda, GPUs without peer access: their links' FIFOs lie in pinned host memory",
+          "[shared-gpu]") {
+  // Four processes, ranks 0 and 2 on stand-in device 0, 1 and 3 on device 1, which cannot map each
+  // other's memory (HOST_CUDA_PEER_ACCESS=0: mapping it fails, as where GPUs lack peer access).
+  // Every link of the ring 0 1 2 3 joins the two GPUs; of the tree (0's children 1 and 2, 1's
+  // child 3), the inboxes of 0 and 1 have a writer on the other GPU, those of 2 and 3 do not.
+  const std::string inHost = "'s GPU cannot reach this one's memory (no peer access)";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
+      {"ring", {"rank 0: rank 3", "rank 1: rank 0", "rank 2: rank 1", "rank 3: rank 2"}},
+      {"tree", {"rank 0: rank 1", "rank 1: rank 0"}}};
+  for (const auto& [algo, hosted] : runs) {
+    INFO(algo);
+    auto r = bench({"allreduce", "--ranks", "4", "-b", "8", "-e", "1M", "-f", "32", "-n", "2", "-w",
+                    "1", "--device", "cuda"},
+                   {"TUTTI_DEBUG=INFO", "HOST_CUDA_PEER_ACCESS=0", "TUTTI_ALGO=" + algo});
+    checkedRows(r, 4);
+    CHECK(r.err.find("joined the device " + algo) != std::string::npos);
+    for (const std::string& link : hosted) CHECK(r.err.find(link + inHost) != std::string::npos);
+    if (algo == "tree") {
+      CHECK(r.err.find("rank 2: rank 0" + inHost) == std::string::npos);
+      CHECK(r.err.find("rank 3: rank 1" + inHost) == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench][json]") {
   const std::string dir =
       std::filesystem::temp_directory_path() / ("tutti-bench-test-" + std::to_string(getpid()));

@@ -74,16 +74,22 @@ TEST_CASE("GPU facts: random records round trip", "[runtime][gpu-sharing]") {
     sent.residentBlocks = static_cast<int>(rng() % (1 << 20));
     sent.mps = rng() % 2 == 1;
     if (rng() % 2 == 1) sent.unusable = randomText(rng, 200);
+    sent.unreachable.resize(rng() % 4);
+    for (auto& uuid : sent.unreachable)
+      for (uint8_t& byte : uuid) byte = static_cast<uint8_t>(rng());
     const GpuFacts got = decodeGpuFacts(encodeGpuFacts(sent), 0, 1);
     CHECK(got.uuid == sent.uuid);
     CHECK(got.residentBlocks == sent.residentBlocks);
     CHECK(got.mps == sent.mps);
     CHECK(got.unusable == sent.unusable);
+    CHECK(got.unreachable == sent.unreachable);
   }
 }
 
 TEST_CASE("GPU facts: what a peer sends wrong is refused naming it", "[runtime][gpu-sharing]") {
-  const std::string good = encodeGpuFacts(gpu(7, 1056, true));
+  GpuFacts withUnreachable = gpu(7, 1056, true);
+  withUnreachable.unreachable = {gpu(8, 1, false).uuid, gpu(9, 1, false).uuid};
+  const std::string good = encodeGpuFacts(withUnreachable);
   for (size_t length = 0; length < good.size(); ++length)
     CHECK_THAT(remoteError(good.substr(0, length)), Contains("rank 1: rank 3's GPU facts"));
   CHECK_THAT(remoteError(good + "x"), Contains("rank 3's GPU facts"));
@@ -92,16 +98,30 @@ TEST_CASE("GPU facts: what a peer sends wrong is refused naming it", "[runtime][
   CHECK_THAT(remoteError(version), Contains("version 9"));
   for (const int blocks : {-1, (1 << 20) + 1}) {
     ByteWriter out;
-    out.u32(2).zeros(16).i32(blocks).u8(0).str("");
+    out.u32(3).zeros(16).i32(blocks).u8(0).str("").u32(0);
     CHECK_THAT(remoteError(std::string(out.bytes())),
                Contains(std::to_string(blocks) + " resident blocks"));
   }
   ByteWriter flag;
-  flag.u32(2).zeros(16).i32(8).u8(2).str("");
+  flag.u32(3).zeros(16).i32(8).u8(2).str("").u32(0);
   CHECK_THAT(remoteError(std::string(flag.bytes())), Contains("MPS flag 2"));
   ByteWriter reason;
-  reason.u32(2).zeros(16).i32(8).u8(0).str(std::string(4097, 'x'));
+  reason.u32(3).zeros(16).i32(8).u8(0).str(std::string(4097, 'x')).u32(0);
   CHECK_THAT(remoteError(std::string(reason.bytes())), Contains("4097"));
+  ByteWriter unreachable;
+  unreachable.u32(3).zeros(16).i32(8).u8(0).str("").u32(1025);
+  CHECK_THAT(remoteError(std::string(unreachable.bytes())), Contains("1025 GPUs out of reach"));
+}
+
+TEST_CASE("GPU facts: a GPU writes in place to itself and to those it has peer access to",
+          "[runtime][gpu-sharing]") {
+  GpuFacts a = gpu(1, 8, false), b = gpu(2, 8, false), c = gpu(3, 8, false);
+  a.unreachable = {b.uuid};
+  CHECK(writesInPlace(a, a));
+  CHECK_FALSE(writesInPlace(a, b));
+  CHECK(writesInPlace(a, c));
+  CHECK(writesInPlace(b, a));  // b's process said nothing against a: the driver decides per pair
+  CHECK(writesInPlace(c, b));
 }
 
 TEST_CASE("GPU facts: UUIDs read as nvidia-smi writes them", "[runtime][gpu-sharing]") {
