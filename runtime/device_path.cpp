@@ -164,12 +164,32 @@ auto launchedOrFailed(Communicator& comm, gpu::DeviceRing& ring, Launch launch) 
 
 }  // namespace
 
-HeldKernel holdAsKernels(Communicator& comm, const CollectiveCall& call, int device,
-                         uint64_t sequence) {
-  const gpu::RingCall ringCall = ringCallOf(comm, call);
-  gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
-  auto [run, ticket] = launchedOrFailed(comm, ring, [&] { return ring.launchHeld(ringCall); });
-  return {&ring, ticket, run, watchTask(comm, ring, run, call, ringCall.tree, sequence)};
+std::vector<HeldKernel> holdAsKernels(Communicator& comm, std::span<const KernelCall> calls) {
+  std::vector<HeldKernel> held;
+  try {
+    size_t first = 0;
+    while (first < calls.size()) {
+      std::vector<gpu::RingCall> batch{ringCallOf(comm, calls[first].call)};
+      gpu::DeviceRing& ring = connectedRing(comm, calls[first].device, batch[0].tree);
+      size_t end = first + 1;
+      for (; end < calls.size(); ++end) {
+        const gpu::RingCall next = ringCallOf(comm, calls[end].call);
+        if (!ring.fusable(batch, next)) break;
+        batch.push_back(next);
+      }
+      auto [run, ticket] = launchedOrFailed(comm, ring, [&] { return ring.launchHeld(batch); });
+      for (size_t i = first; i < end; ++i)
+        held.push_back(
+            {&ring, ticket, run,
+             watchTask(comm, ring, run, calls[i].call, batch[0].tree, calls[i].sequence)});
+      first = end;
+    }
+  } catch (const Error& error) {
+    const auto deadline = Clock::now() + comm.timeout();
+    for (const HeldKernel& kernel : held) abandonKernel(comm, kernel, error, deadline);
+    throw;
+  }
+  return held;
 }
 
 void abandonKernel(Communicator& comm, const HeldKernel& held, const Error& why,
@@ -191,11 +211,12 @@ std::shared_ptr<Request> runAsKernels(Communicator& comm, const CollectiveCall& 
   if (stream) {
     const gpu::RingCall ringCall = ringCallOf(comm, call);
     gpu::DeviceRing& ring = connectedRing(comm, device, ringCall.tree);
-    auto run = launchedOrFailed(comm, ring, [&] { return ring.launch(ringCall, stream); });
+    auto run = launchedOrFailed(comm, ring, [&] { return ring.launch({&ringCall, 1}, stream); });
     comm.engine().submit(watchTask(comm, ring, std::move(run), call, ringCall.tree, sequence));
     return nullptr;
   }
-  HeldKernel held = holdAsKernels(comm, call, device, sequence);
+  const KernelCall single{call, device, sequence};
+  HeldKernel held = std::move(holdAsKernels(comm, {&single, 1}).front());
   Engine::Task task = [held = std::move(held)] {
     held.ring->release(held.ticket);
     held.watch();

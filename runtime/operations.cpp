@@ -228,7 +228,10 @@ struct GroupItem {
   Task task;                                    // anything else
   std::shared_ptr<const StagedBuffers> staged;  // a transfer's device buffer
   gpu::StreamTarget stream;  // stream-ordered (stream.stream set): staged copies on the stream
-  std::optional<HeldKernel> kernel;  // a device collective's kernel, held until the group runs
+  // A device collective: launched at the group's end (pending until then, task empty), with the
+  // others of its communicator that may share its kernel; held until the group runs.
+  std::optional<KernelCall> pending = {};
+  std::optional<HeldKernel> kernel = {};
 };
 
 // Where a group is not run after all: its held kernels fail their communicators. One wait for
@@ -258,7 +261,7 @@ std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, const OpSi
                                F&& task, bool async) {
   comm.recorder().queued(sequence, signature, async || group.depth > 0);
   if (group.depth > 0) {
-    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task)), nullptr, {}, {}});
+    group.items.push_back({&comm, sequence, {}, Task(std::forward<F>(task)), nullptr, {}, {}, {}});
     return nullptr;
   }
   if (async) return comm.engine().submit(Task(std::forward<F>(task)));
@@ -391,15 +394,8 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
     return runAsKernels(comm, call, device->device, sequence, signature, async, nullptr);
   if (kernels && group.depth > 0 && kernelsConnected(comm, call)) {
     comm.recorder().queued(sequence, signature, true);
-    std::optional<HeldKernel> held;
-    try {
-      held = holdAsKernels(comm, call, device->device, sequence);
-    } catch (const Error& error) {
-      comm.recorder().failed(sequence, error);
-      throw;
-    }
-    Engine::Task watch = held->watch;
-    group.items.push_back({&comm, sequence, {}, std::move(watch), nullptr, {}, std::move(held)});
+    group.items.push_back(
+        {&comm, sequence, {}, {}, nullptr, {}, KernelCall{call, device->device, sequence}, {}});
     return nullptr;
   }
   auto staged = std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device);
@@ -692,6 +688,34 @@ std::optional<gpu::StreamTarget> groupStream(const std::vector<GroupItem>& mine)
 
 // Submits the group's operations of one communicator; a request to wait for unless they are
 // ordered on a stream.
+// Launches one communicator's pending device collectives, held: each run of consecutive ones
+// together (holdAsKernels fuses what may share a kernel). A launch that fails fails every item
+// and abandons the kernels launched before it.
+void launchPendingKernels(Communicator& comm, std::vector<GroupItem>& mine) {
+  try {
+    size_t first = 0;
+    while (first < mine.size()) {
+      if (!mine[first].pending) {
+        ++first;
+        continue;
+      }
+      std::vector<KernelCall> calls;
+      size_t end = first;
+      for (; end < mine.size() && mine[end].pending; ++end) calls.push_back(*mine[end].pending);
+      std::vector<HeldKernel> held = holdAsKernels(comm, calls);
+      for (size_t i = first; i < end; ++i) {
+        mine[i].task = held[i - first].watch;
+        mine[i].kernel = std::move(held[i - first]);
+      }
+      first = end;
+    }
+  } catch (const Error& error) {
+    for (const GroupItem& item : mine) comm.recorder().failed(item.sequence, error);
+    abandonKernels(mine, error);
+    throw;
+  }
+}
+
 std::shared_ptr<Request> submitGroup(Communicator& comm, std::vector<GroupItem> mine,
                                      const std::optional<gpu::StreamTarget>& stream) {
   if (!stream) return comm.engine().submit(groupTask(comm, std::move(mine)));
@@ -797,13 +821,19 @@ std::shared_ptr<Request> groupEnd(bool async) {
   }
   std::vector<std::shared_ptr<Request>> requests;
   for (size_t c = 0; c < comms.size(); ++c) {
+    std::vector<GroupItem> launched;  // its kernels, which no task releases if it is not submitted
     try {
+      launchPendingKernels(*comms[c], perComm[c]);
+      for (const GroupItem& item : perComm[c])
+        if (item.kernel) launched.push_back(item);
       if (auto request = submitGroup(*comms[c], std::move(perComm[c]), streams[c]))
         requests.push_back(std::move(request));
     } catch (const Error& error) {
-      // The communicators after it hold kernels no task will release.
+      abandonKernels(launched, error);
+      // The communicators after it have launched nothing: their operations fail unrun.
       for (size_t later = c + 1; later < comms.size(); ++later)
-        abandonKernels(perComm[later], error);
+        for (const GroupItem& item : perComm[later])
+          item.comm->recorder().failed(item.sequence, error);
       throw;
     }
   }

@@ -1,7 +1,8 @@
 // kernels/cuda/collective_kernel.cu: the device protocol's collectives as CUDA kernels, compiled
 // into a fatbin that libtutti embeds and loads through the driver (runtime/gpu/kernel_launch.cpp).
-// Each block runs one channel of kernels/device/launch.hpp's schedules, the very code that the
-// CPU-thread tests and the CPU stand-in driver run, with the thread block as the group.
+// Each block runs one channel of kernels/device/launch.hpp's schedules, for each collective of the
+// launch in turn, the very code that the CPU-thread tests and the CPU stand-in driver run, with the
+// thread block as the group.
 //
 // Two kernels per protocol and dtype x op, to keep nvcc's time and the code in check: the
 // reducing collectives (ring and tree all-reduce, reduce-scatter, reduce) share one kernel that
@@ -23,13 +24,19 @@ __device__ void report(const Launch& l, Status status) {
 template <typename Proto, typename T, typename Op>
 __device__ void reducingBlock(const Launch& l) {
   report(l, kRunning);
-  report(l, runReducing<Proto, T, Op>(BlockGroup{}, l, static_cast<int>(blockIdx.x)));
+  const auto channel = static_cast<int>(blockIdx.x);
+  report(l, runWorks(BlockGroup{}, l, channel, [&](const Work& w) {
+           return runReducing<Proto, T, Op>(BlockGroup{}, l, w, channel);
+         }));
 }
 
 template <typename Proto>
 __device__ void copyingBlock(const Launch& l) {
   report(l, kRunning);
-  report(l, runCopying<Proto>(BlockGroup{}, l, static_cast<int>(blockIdx.x)));
+  const auto channel = static_cast<int>(blockIdx.x);
+  report(l, runWorks(BlockGroup{}, l, channel, [&](const Work& w) {
+           return runCopying<Proto>(BlockGroup{}, l, w, channel);
+         }));
 }
 
 template <typename T>

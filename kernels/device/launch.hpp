@@ -45,16 +45,30 @@ struct RingLinks {
   Fifo toNext;
 };
 
-// The kernels' one parameter (under CUDA's 4 KB): a ring's or a tree's links per channel.
-struct Launch {
+// One collective of a launch. Its channels are its own (at most the launch's): how a rank groups
+// collectives into launches may differ from its peers' (it depends on where its buffers lie),
+// while every collective runs alike on every rank.
+struct Work {
   Collective collective;
-  Algorithm algorithm;
   const void* src;
   void* dst;
-  size_t count;  // elements; bytes for the byte-moving kernels
+  size_t count;   // elements; bytes for the byte-moving kernels
+  int root;       // broadcast, reduce: the root's position in the ring
+  int nchannels;  // the first nchannels channels of the launch run it
+};
+
+// The most collectives one launch runs: a group's independent collectives of one kernel go to
+// the GPU together, one launch instead of one each (NCCL's aggregation).
+constexpr int kMaxWorks = 8;
+
+// The kernels' one parameter (under CUDA's 4 KB): the collectives it runs, one after the other on
+// every channel, and a ring's or a tree's links per channel.
+struct Launch {
+  Algorithm algorithm;
+  int nworks;
+  Work works[kMaxWorks];
   int nranks;
   int position;
-  int root;
   const int* ranks;  // the ring's rank at each position (RingArgs::ranks); null: rank order
   int nchannels;
   union {
@@ -71,16 +85,16 @@ inline bool reducing(Collective c) {
 }
 
 template <typename T>
-TUTTI_HOST_DEVICE RingArgs<T> ringOf(const Launch& l, int channel) {
-  return {static_cast<const T*>(l.src),
-          static_cast<T*>(l.dst),
-          l.count,
+TUTTI_HOST_DEVICE RingArgs<T> ringOf(const Launch& l, const Work& w, int channel) {
+  return {static_cast<const T*>(w.src),
+          static_cast<T*>(w.dst),
+          w.count,
           l.nranks,
           l.position,
-          l.root,
+          w.root,
           l.ranks,
           channel,
-          l.nchannels,
+          w.nchannels,
           l.ring[channel].fromPrev,
           l.ring[channel].toNext,
           {l.abortFlag, l.spinBudget}};
@@ -88,40 +102,55 @@ TUTTI_HOST_DEVICE RingArgs<T> ringOf(const Launch& l, int channel) {
 
 // One channel of a reducing collective (ring or tree all-reduce, reduce-scatter, reduce).
 template <typename Proto, typename T, typename Op, typename Group>
-TUTTI_HOST_DEVICE Status runReducing(const Group& group, const Launch& l, int channel) {
+TUTTI_HOST_DEVICE Status runReducing(const Group& group, const Launch& l, const Work& w,
+                                     int channel) {
   if (l.algorithm == Algorithm::kTree) {
-    const TreeArgs<T> tree{static_cast<const T*>(l.src),
-                           static_cast<T*>(l.dst),
-                           l.count,
+    const TreeArgs<T> tree{static_cast<const T*>(w.src),
+                           static_cast<T*>(w.dst),
+                           w.count,
                            channel,
-                           l.nchannels,
+                           w.nchannels,
                            l.tree[channel],
                            {l.abortFlag, l.spinBudget}};
     return treeAllReduce<Proto, T, Op>(group, tree);
   }
-  if (l.collective == Collective::kReduceScatter)
-    return ringReduceScatter<Proto, T, Op>(group, ringOf<T>(l, channel));
-  if (l.collective == Collective::kReduce)
-    return chainReduce<Proto, T, Op>(group, ringOf<T>(l, channel));
-  return ringAllReduce<Proto, T, Op>(group, ringOf<T>(l, channel));
+  if (w.collective == Collective::kReduceScatter)
+    return ringReduceScatter<Proto, T, Op>(group, ringOf<T>(l, w, channel));
+  if (w.collective == Collective::kReduce)
+    return chainReduce<Proto, T, Op>(group, ringOf<T>(l, w, channel));
+  return ringAllReduce<Proto, T, Op>(group, ringOf<T>(l, w, channel));
 }
 
 // One channel of allgather or broadcast: bytes moved, whatever the dtype.
 template <typename Proto, typename Group>
-TUTTI_HOST_DEVICE Status runCopying(const Group& group, const Launch& l, int channel) {
-  const RingArgs<unsigned char> ring = ringOf<unsigned char>(l, channel);
-  return l.collective == Collective::kAllGather ? ringAllGather<Proto>(group, ring)
+TUTTI_HOST_DEVICE Status runCopying(const Group& group, const Launch& l, const Work& w,
+                                    int channel) {
+  const RingArgs<unsigned char> ring = ringOf<unsigned char>(l, w, channel);
+  return w.collective == Collective::kAllGather ? ringAllGather<Proto>(group, ring)
                                                 : chainBroadcast<Proto>(group, ring);
+}
+
+// One channel, `channel`, of every work of the launch that runs on it, in turn, run(work) each: the
+// group agrees after each (a barrier, as a kernel's end is between launches: the next work's FIFO
+// counters are read after the last one's are written), and the first failure ends the channel.
+template <typename Group, typename Run>
+TUTTI_HOST_DEVICE Status runWorks(const Group& group, const Launch& l, int channel,
+                                  const Run& run) {
+  Status status = Status::kOk;
+  for (int w = 0; w < l.nworks && status == Status::kOk; ++w)
+    if (channel < l.works[w].nchannels) status = group.agree(run(l.works[w]));
+  return status;
 }
 
 // avg's last step, dst[i] = dst[i] / nranks as kernels::avgFinish, for the channel's share of
 // count elements (a launch of the dividing kernel: no FIFOs, no status).
 template <typename T, typename Group>
 TUTTI_HOST_DEVICE void runDivide(const Group& group, const Launch& l, int channel) {
-  T* data = static_cast<T*>(l.dst);
-  const size_t share = (l.count + static_cast<size_t>(l.nchannels) - 1) / l.nchannels;
+  const Work& w = l.works[0];
+  T* data = static_cast<T*>(w.dst);
+  const size_t share = (w.count + static_cast<size_t>(l.nchannels) - 1) / l.nchannels;
   const size_t begin = share * static_cast<size_t>(channel);
-  const size_t end = begin + share < l.count ? begin + share : l.count;
+  const size_t end = begin + share < w.count ? begin + share : w.count;
   for (size_t i = begin + static_cast<size_t>(group.index()); i < end;
        i += static_cast<size_t>(group.size()))
     data[i] = Accum<T>::narrow(avgDivide<T>(Accum<T>::widen(data[i]), l.nranks));

@@ -3,10 +3,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "base/error.hpp"
@@ -35,7 +37,7 @@ struct Geometry {
 constexpr Geometry kSimpleFifo{8, 128 << 10};
 constexpr Geometry kLLFifo{8, 16 << 10};
 // Messages up to this many bytes go LL (one memory round trip per line instead of Simple's
-// three), larger ones Simple; a channel per kBytesPerChannel, up to the members' maximum.
+// three), larger ones Simple (protocolFor, channelsFor).
 constexpr size_t kLLMaxBytes = 64 << 10;
 constexpr size_t kBytesPerChannel = 512 << 10;
 constexpr uint64_t kInboxLabel = 0x7f1f0;
@@ -151,22 +153,50 @@ void CUDA_CB kernelEnded(void* data) {
   inFlight->fetch_sub(1);  // the last touch: the ring may be gone right after
 }
 
-// One launch's kernel: the call, and what the launch chose for it.
+size_t bytesMoved(const RingCall& call, int nranks) {
+  const size_t block = call.count * kernels::typeSize(call.dtype);
+  const bool blocks = call.collective == RingCollective::kReduceScatter ||
+                      call.collective == RingCollective::kAllGather;
+  return blocks ? block * static_cast<size_t>(nranks) : block;
+}
+
+// Messages up to kLLMaxBytes go LL where no link crosses hosts, larger ones Simple; a channel per
+// kBytesPerChannel, up to the members' maximum. Each call's own, alike on every rank.
+Protocol protocolFor(const DeviceRing::State& s, const RingCall& call) {
+  const size_t bytes = bytesMoved(call, static_cast<int>(s.members.pids.size()));
+  return bytes <= kLLMaxBytes && !s.crossesHosts ? Protocol::kLL : Protocol::kSimple;
+}
+
+int channelsFor(const DeviceRing::State& s, const RingCall& call) {
+  const size_t bytes = bytesMoved(call, static_cast<int>(s.members.pids.size()));
+  return static_cast<int>(std::clamp<size_t>((bytes + kBytesPerChannel - 1) / kBytesPerChannel, 1,
+                                             size_t(s.members.maxChannels)));
+}
+
+// One launch's kernel: the calls it runs, and what the launch chose for them.
 struct Enqueued {
-  const RingCall& call;
+  std::span<const RingCall> calls;
   Protocol protocol;
-  int nchannels;
+  int nchannels;           // the most any call runs on
   device::Status* status;  // as the device sees it
 };
 
-template <typename Args>
-void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a) {
-  a.src = e.call.send;
-  a.dst = e.call.recv;
-  a.count = e.call.count;
-  a.dtype = e.call.dtype;
-  a.op = e.call.op;
+// What a ring's and a tree's launch share; each call a work, its root as `rootAt` places it.
+template <typename Args, typename RootAt>
+void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a, const RootAt& rootAt) {
+  a.dtype = e.calls[0].dtype;
+  a.op = e.calls[0].op;
   a.protocol = e.protocol;
+  a.nworks = static_cast<int>(e.calls.size());
+  for (size_t i = 0; i < e.calls.size(); ++i) {
+    const RingCall& call = e.calls[i];
+    a.works[i] = {static_cast<Collective>(call.collective),
+                  call.send,
+                  call.recv,
+                  call.count,
+                  rootAt(call.root),
+                  channelsFor(s, call)};
+  }
   a.nchannels = e.nchannels;
   a.abortFlag = reinterpret_cast<uint32_t*>(s.abortOnDevice);
   a.spinBudget = device::kNoSpinBudget;  // the host watches the time (runtime/device_path.cpp)
@@ -175,18 +205,18 @@ void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a) {
 
 void enqueueRing(const DeviceRing::State& s, const Enqueued& e, CUstream stream) {
   RingCollectiveArgs a{};
-  fillCommon(s, e, a);
   a.nranks = static_cast<int>(s.members.pids.size());
+  fillCommon(s, e, a, [&](int root) {
+    // A root out of range is refused by launchRing, naming it.
+    return root >= 0 && root < a.nranks ? s.positions[static_cast<size_t>(root)] : root;
+  });
   a.position = s.position;
-  a.root = e.call.root >= 0 && e.call.root < a.nranks
-               ? s.positions[static_cast<size_t>(e.call.root)]
-               : e.call.root;  // refused by launchRing, naming it
   a.ranks = static_cast<const int*>(s.rankTable.get());
   for (int ch = 0; ch < e.nchannels; ++ch) {
     a.fromPrev[ch] = fifoAt(s.fromPrev, ch, e.protocol);
     a.toNext[ch] = fifoAt(s.toNext, ch, e.protocol);
   }
-  launchRing(static_cast<Collective>(e.call.collective), a, stream);
+  launchRing(a, stream);
 }
 
 // The tree's FIFO pair `link` of channel `channel` in a tree inbox.
@@ -196,7 +226,7 @@ device::Fifo treeFifo(const SharedDeviceMemory& inbox, int channel, int link, Pr
 
 void enqueueTree(const DeviceRing::State& s, const Enqueued& e, CUstream stream) {
   TreeAllReduceArgs a{};
-  fillCommon(s, e, a);
+  fillCommon(s, e, a, [](int) { return 0; });
   for (int ch = 0; ch < e.nchannels; ++ch) {
     device::TreeLinks& l = a.links[ch];
     l.hasParent = s.parentInbox.has_value();
@@ -229,12 +259,58 @@ void* averaged(const RingCall& call, int rank) {
   }
 }
 
-size_t bytesMoved(const RingCall& call, int nranks) {
-  const size_t block = call.count * kernels::typeSize(call.dtype);
-  const bool blocks = call.collective == RingCollective::kReduceScatter ||
-                      call.collective == RingCollective::kAllGather;
-  return blocks ? block * static_cast<size_t>(nranks) : block;
+bool reducingCall(const RingCall& call) {
+  return call.collective != RingCollective::kAllGather &&
+         call.collective != RingCollective::kBroadcast;
 }
+
+kernels::RedOp kernelOp(kernels::RedOp op) {
+  return op == kernels::RedOp::kAvg ? kernels::RedOp::kSum : op;
+}
+
+// Whether two calls run the same kernel over the same links: one launch can hold both.
+bool sameKernel(const RingCall& a, const RingCall& b) {
+  if (a.tree != b.tree || reducingCall(a) != reducingCall(b)) return false;
+  // The copying kernel moves bytes: any dtype goes.
+  return !reducingCall(a) || (a.dtype == b.dtype && kernelOp(a.op) == kernelOp(b.op));
+}
+
+using Span = std::pair<uintptr_t, uintptr_t>;  // [first, second) of the address space
+
+// The memory a call reads and what it writes, as the C API lays them out (a buffer the call does
+// not use on this rank, as a non-root's, may be null: an empty span).
+std::array<Span, 2> buffersOf(const RingCall& call, int nranks) {
+  const size_t block = call.count * kernels::typeSize(call.dtype);
+  const size_t many = block * static_cast<size_t>(nranks);
+  const bool scatter = call.collective == RingCollective::kReduceScatter;
+  const bool gather = call.collective == RingCollective::kAllGather;
+  const auto span = [](const void* buffer, size_t bytes) {
+    const auto at = reinterpret_cast<uintptr_t>(buffer);
+    return buffer ? Span{at, at + bytes} : Span{0, 0};
+  };
+  return {span(call.send, scatter ? many : block), span(call.recv, gather ? many : block)};
+}
+
+bool overlap(Span a, Span b) {
+  return a.first < b.second && b.first < a.second;
+}
+
+}  // namespace
+
+bool DeviceRing::fusable(std::span<const RingCall> batch, const RingCall& next) const {
+  if (batch.empty()) return true;
+  const int n = static_cast<int>(state_->members.pids.size());
+  if (batch.size() >= size_t(kMaxWorks) || !sameKernel(batch[0], next) ||
+      protocolFor(*state_, batch[0]) != protocolFor(*state_, next))
+    return false;
+  for (const RingCall& call : batch)
+    for (const Span& mine : buffersOf(next, n))
+      for (const Span& theirs : buffersOf(call, n))
+        if (overlap(mine, theirs)) return false;
+  return true;
+}
+
+namespace {
 
 size_t inboxBytes(int pairsPerChannel, const RingMembers& members) {
   return channelBytes() * static_cast<size_t>(pairsPerChannel * members.maxChannels);
@@ -488,18 +564,24 @@ bool DeviceRing::treeConnected() const {
   return state_->treeInbox.has_value();
 }
 
-std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* stream) {
+std::shared_ptr<const KernelRun> DeviceRing::launch(std::span<const RingCall> calls, void* stream) {
   State& s = *state_;
+  const int n = static_cast<int>(s.members.pids.size());
+  if (calls.empty() || calls.size() > size_t(kMaxWorks))
+    raise(ErrorCode::kInternal, "device ring: {} collectives in one launch", calls.size());
+  const Protocol protocol = protocolFor(s, calls[0]);
+  int nchannels = 1;
+  size_t moved = 0;
+  for (const RingCall& call : calls) {
+    if (!sameKernel(calls[0], call) || protocolFor(s, call) != protocol)
+      raise(ErrorCode::kInternal, "device ring: collectives of different kernels in one launch");
+    nchannels = std::max(nchannels, channelsFor(s, call));
+    moved += call.count;
+  }
   std::lock_guard lock(s.mutex);
   ContextScope scope(s.context);
-  const int n = static_cast<int>(s.members.pids.size());
-  const size_t bytes = bytesMoved(call, n);
-  const Protocol protocol =
-      bytes <= kLLMaxBytes && !s.crossesHosts ? Protocol::kLL : Protocol::kSimple;
-  const int nchannels = static_cast<int>(std::clamp<size_t>(
-      (bytes + kBytesPerChannel - 1) / kBytesPerChannel, 1, size_t(s.members.maxChannels)));
   auto statuses = std::shared_ptr<PinnedPool::Lease>(s.pool.take(kStatusBytes, s.context));
-  const bool empty = call.count == 0;
+  const bool empty = moved == 0;
   for (int ch = 0; ch < nchannels; ++ch)
     statusWord(statuses->data(), ch)
         .store(static_cast<int32_t>(empty ? device::Status::kOk : device::kPending));
@@ -507,13 +589,13 @@ std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* 
   auto run = std::make_shared<const KernelRun>(statuses, nchannels);
   if (empty) return run;
 
-  const Enqueued what{call, protocol, nchannels,
+  const Enqueued what{calls, protocol, nchannels,
                       reinterpret_cast<device::Status*>(onDevice(statuses->data()))};
   const auto target = static_cast<CUstream>(stream);
   if (s.launchedBefore) check(driver().waitEvent(target, s.last, 0), "cuStreamWaitEvent");
   // Refused before anything is enqueued (arguments, no such kernel); past it, the kernel runs
   // and the statuses must outlive it whatever fails next.
-  if (call.tree) {
+  if (calls[0].tree) {
     if (!s.treeInbox)
       raise(ErrorCode::kInternal, "device tree all-reduce before the tree was connected");
     enqueueTree(s, what, target);
@@ -525,8 +607,9 @@ std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* 
   auto ended = std::make_unique<Ended>(Ended{&s.inFlight, std::move(statuses)});
   std::optional<Error> failure;
   try {
-    if (void* result = averaged(call, s.members.rank))
-      launchDivide(result, call.count, call.dtype, n, target);
+    for (const RingCall& call : calls)
+      if (void* result = averaged(call, s.members.rank))
+        launchDivide(result, call.count, call.dtype, n, target);
   } catch (const Error& error) {
     failure = error;
   }
@@ -541,7 +624,8 @@ std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall& call, void* 
   return run;
 }
 
-std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(const RingCall& call) {
+std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(
+    std::span<const RingCall> calls) {
   State& s = *state_;
   uint32_t ticket = 0;
   {
@@ -551,7 +635,7 @@ std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(con
     check(driver().waitValue32(s.own, s.ticketOnDevice, ticket, CU_STREAM_WAIT_VALUE_GEQ),
           "cuStreamWaitValue32");
   }
-  return {launch(call, s.own), ticket};
+  return {launch(calls, s.own), ticket};
 }
 
 void DeviceRing::release(uint32_t ticket) {

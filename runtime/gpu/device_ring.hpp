@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -108,13 +109,24 @@ class DeviceRing {
   void connectTree(const Deadline& deadline);
   bool treeConnected() const;
 
-  // Enqueues this rank's side of `call` on `stream` (a CUstream of the members' device), after
-  // the ring's previous kernel. kInvalidArgument when the call is not one the kernels run.
-  std::shared_ptr<const KernelRun> launch(const RingCall& call, void* stream);
+  // Enqueues this rank's side of `calls` on `stream` (a CUstream of the members' device) as one
+  // kernel, after the ring's previous kernel: they run one after the other on every channel
+  // (fusable() says which may go together). kInvalidArgument when a call is not one the kernels
+  // run, kInternal for calls that cannot share a launch.
+  std::shared_ptr<const KernelRun> launch(std::span<const RingCall> calls, void* stream);
   // The same on the ring's own stream, held until the host calls release(ticket): the blocking
   // and request forms, which run in the engine's order. Returns the ticket with the run.
-  std::pair<std::shared_ptr<const KernelRun>, uint32_t> launchHeld(const RingCall& call);
+  std::pair<std::shared_ptr<const KernelRun>, uint32_t> launchHeld(std::span<const RingCall> calls);
   void release(uint32_t ticket);
+  // Whether `next` may join `batch` (calls of one launch, in call order): the batch holds fewer
+  // than kMaxWorks (kernels/device/launch.hpp) calls, all run the same kernel (the reducing
+  // collectives of one dtype and op, avg as sum; or the copying ones) with one protocol, over the
+  // same links (ring or tree), and no buffer of `next` overlaps one of the batch's. A group's
+  // independent collectives go to the GPU in one launch (NCCL's aggregation), while one that
+  // reads what an earlier one writes waits for its launch to end, as in call order. Where buffers
+  // lie is this rank's affair, so peers may batch the same calls differently: each call runs alike
+  // on every rank whatever launch holds it (its own protocol and channels).
+  bool fusable(std::span<const RingCall> batch, const RingCall& next) const;
 
   // Every kernel running or to come (held ones included) ends at its next check, with kAborted.
   void abort();

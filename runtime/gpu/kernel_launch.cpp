@@ -143,22 +143,22 @@ void launchKernel(const KernelId& kernel, device::Launch l, CUstream stream) {
         "cuLaunchKernel");
 }
 
-// Launches the kernel for (collective, dtype, op, protocol) on stream.
+// Launches the kernel of the works (all of one kernel) for (dtype, op, protocol) on stream.
 void launch(device::Launch l, kernels::DataType dtype, kernels::RedOp op, Protocol protocol,
             CUstream stream) {
-  if (!device::reducing(l.collective)) l.count *= kernels::typeSize(dtype);
-  launchKernel(collectiveKernel(l.collective, dtype, op, protocol), l, stream);
+  const Collective first = l.works[0].collective;
+  if (!device::reducing(first))
+    for (int w = 0; w < l.nworks; ++w) l.works[w].count *= kernels::typeSize(dtype);
+  launchKernel(collectiveKernel(first, dtype, op, protocol), l, stream);
 }
 
-// What a ring's and a tree's launch share, from their arguments.
+// What a ring's and a tree's launch share, from their arguments: the works that move anything.
 template <typename Args>
-device::Launch launchOf(Collective c, device::Algorithm algorithm, const Args& a) {
+device::Launch launchOf(device::Algorithm algorithm, const Args& a) {
   device::Launch l{};
-  l.collective = c;
   l.algorithm = algorithm;
-  l.src = a.src;
-  l.dst = a.dst;
-  l.count = a.count;
+  for (int w = 0; w < a.nworks; ++w)
+    if (a.works[w].count > 0) l.works[l.nworks++] = a.works[w];
   l.nchannels = a.nchannels;
   l.abortFlag = a.abortFlag;
   l.spinBudget = a.spinBudget;
@@ -183,27 +183,79 @@ std::string whyNoKernels() {
   return "";
 }
 
-std::string ringProblem(Collective c, const RingCollectiveArgs& a) {
-  std::string problem =
-      commonProblem(c, a.dtype, a.op, a.protocol, a.nchannels, a.abortFlag, a.status);
-  if (!problem.empty()) return problem;
-  if (a.nranks < 1 || a.position < 0 || a.position >= a.nranks)
-    return fmt::format("position {} in a ring of {} ranks", a.position, a.nranks);
+namespace {
+
+bool validCollective(Collective c) {
+  return c >= Collective::kAllReduce && c <= Collective::kReduce;
+}
+
+// A ring work's problem: a root out of the ring, a count whose blocks overflow, a buffer missing.
+std::string ringWorkProblem(const Work& w, const RingCollectiveArgs& a) {
+  const Collective c = w.collective;
   if ((c == Collective::kBroadcast || c == Collective::kReduce) &&
-      (a.root < 0 || a.root >= a.nranks))
-    return fmt::format("root {} in a ring of {} ranks", a.root, a.nranks);
+      (w.root < 0 || w.root >= a.nranks))
+    return fmt::format("root {} in a ring of {} ranks", w.root, a.nranks);
   // Reduce-scatter's src and allgather's dst hold nranks blocks: their size must be a size_t.
   const size_t blocks = c == Collective::kReduceScatter || c == Collective::kAllGather
                             ? static_cast<size_t>(a.nranks)
                             : 1;
-  if (a.count > SIZE_MAX / blocks / kernels::typeSize(a.dtype))
-    return fmt::format("count {} x {} blocks of {} overflows", a.count, blocks,
+  if (w.count > SIZE_MAX / blocks / kernels::typeSize(a.dtype))
+    return fmt::format("count {} x {} blocks of {} overflows", w.count, blocks,
                        kernels::typeName(a.dtype));
   // Broadcast reads only the root's src, reduce writes only the root's dst.
-  const bool reads = c != Collective::kBroadcast || a.position == a.root;
-  const bool writes = c != Collective::kReduce || a.position == a.root;
-  if (a.count > 0 && reads && !a.src) return "src is NULL";
-  if (a.count > 0 && writes && !a.dst) return "dst is NULL";
+  const bool reads = c != Collective::kBroadcast || a.position == w.root;
+  const bool writes = c != Collective::kReduce || a.position == w.root;
+  if (w.count > 0 && reads && !w.src) return "src is NULL";
+  if (w.count > 0 && writes && !w.dst) return "dst is NULL";
+  return "";
+}
+
+// The works' problem: none or too many, a collective out of range, works of different kernels
+// (or not all-reduces where `allReduces`), or workProblem(work) of one ("work i: ..." where there
+// are several).
+template <typename WorkProblem>
+std::string worksProblem(const Work* works, int nworks, int nchannels, kernels::DataType dtype,
+                         kernels::RedOp op, Protocol protocol, bool allReduces,
+                         const WorkProblem& workProblem) {
+  if (nworks < 1 || nworks > kMaxWorks)
+    return fmt::format("{} collectives in one launch (1 to {})", nworks, kMaxWorks);
+  for (int i = 0; i < nworks; ++i) {
+    const Work& w = works[i];
+    std::string problem;
+    if (!validCollective(w.collective)) {
+      problem = fmt::format("collective {} is out of range", int(w.collective));
+    } else if (w.nchannels < 1 || w.nchannels > nchannels) {
+      problem = fmt::format("{} channels (1 to the launch's {})", w.nchannels, nchannels);
+    } else if (allReduces && w.collective != Collective::kAllReduce) {
+      problem = "not an all-reduce";
+    } else if (collectiveKernel(w.collective, dtype, op, protocol) !=
+               collectiveKernel(works[0].collective, dtype, op, protocol)) {
+      problem =
+          fmt::format("runs {}, not {} as the first", kernelName(w.collective, dtype, op, protocol),
+                      kernelName(works[0].collective, dtype, op, protocol));
+    } else {
+      problem = workProblem(w);
+    }
+    if (!problem.empty()) return nworks > 1 ? fmt::format("work {}: {}", i, problem) : problem;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string ringProblem(const RingCollectiveArgs& a) {
+  // The op matters only to the reducing kernel: the first work says which runs.
+  const bool known =
+      a.nworks >= 1 && a.nworks <= kMaxWorks && validCollective(a.works[0].collective);
+  std::string problem =
+      commonProblem(known ? a.works[0].collective : Collective::kAllReduce, a.dtype, a.op,
+                    a.protocol, a.nchannels, a.abortFlag, a.status);
+  if (!problem.empty()) return problem;
+  if (a.nranks < 1 || a.position < 0 || a.position >= a.nranks)
+    return fmt::format("position {} in a ring of {} ranks", a.position, a.nranks);
+  problem = worksProblem(a.works, a.nworks, a.nchannels, a.dtype, a.op, a.protocol, false,
+                         [&](const Work& w) { return ringWorkProblem(w, a); });
+  if (!problem.empty()) return problem;
   for (int ch = 0; ch < a.nchannels && a.nranks > 1; ++ch) {
     problem = fifoProblem(a.fromPrev[ch], "from prev", ch);
     if (problem.empty()) problem = fifoProblem(a.toNext[ch], "to next", ch);
@@ -216,9 +268,15 @@ std::string treeProblem(const TreeAllReduceArgs& a) {
   std::string problem = commonProblem(Collective::kAllReduce, a.dtype, a.op, a.protocol,
                                       a.nchannels, a.abortFlag, a.status);
   if (!problem.empty()) return problem;
-  if (a.count > SIZE_MAX / kernels::typeSize(a.dtype))
-    return fmt::format("count {} of {} overflows", a.count, kernels::typeName(a.dtype));
-  if (a.count > 0 && (!a.src || !a.dst)) return a.src ? "dst is NULL" : "src is NULL";
+  problem = worksProblem(
+      a.works, a.nworks, a.nchannels, a.dtype, a.op, a.protocol, true, [&](const Work& w) {
+        if (w.count > SIZE_MAX / kernels::typeSize(a.dtype))
+          return fmt::format("count {} of {} overflows", w.count, kernels::typeName(a.dtype));
+        if (w.count > 0 && (!w.src || !w.dst))
+          return std::string(w.src ? "dst is NULL" : "src is NULL");
+        return std::string();
+      });
+  if (!problem.empty()) return problem;
   for (int ch = 0; ch < a.nchannels; ++ch) {
     const device::TreeLinks& l = a.links[ch];
     if (l.nchildren < 0 || l.nchildren > device::kMaxPeers)
@@ -242,14 +300,13 @@ std::string treeProblem(const TreeAllReduceArgs& a) {
   return "";
 }
 
-void launchRing(Collective c, const RingCollectiveArgs& a, CUstream stream) {
-  const std::string problem = ringProblem(c, a);
+void launchRing(const RingCollectiveArgs& a, CUstream stream) {
+  const std::string problem = ringProblem(a);
   if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "device ring collective: {}", problem);
-  if (a.count == 0) return;
-  device::Launch l = launchOf(c, device::Algorithm::kRing, a);
+  device::Launch l = launchOf(device::Algorithm::kRing, a);
+  if (l.nworks == 0) return;
   l.nranks = a.nranks;
   l.position = a.position;
-  l.root = a.root;
   l.ranks = a.ranks;
   for (int ch = 0; ch < a.nchannels; ++ch) l.ring[ch] = {a.fromPrev[ch], a.toNext[ch]};
   launch(l, a.dtype, a.op, a.protocol, stream);
@@ -258,8 +315,8 @@ void launchRing(Collective c, const RingCollectiveArgs& a, CUstream stream) {
 void launchTreeAllReduce(const TreeAllReduceArgs& a, CUstream stream) {
   const std::string problem = treeProblem(a);
   if (!problem.empty()) raise(ErrorCode::kInvalidArgument, "device tree all-reduce: {}", problem);
-  if (a.count == 0) return;
-  device::Launch l = launchOf(Collective::kAllReduce, device::Algorithm::kTree, a);
+  device::Launch l = launchOf(device::Algorithm::kTree, a);
+  if (l.nworks == 0) return;
   l.nranks = 1;
   for (int ch = 0; ch < a.nchannels; ++ch) l.tree[ch] = a.links[ch];
   launch(l, a.dtype, a.op, a.protocol, stream);
@@ -273,8 +330,8 @@ void launchDivide(void* data, size_t count, kernels::DataType dtype, int divisor
   if (count == 0) return;
   constexpr size_t kElementsPerBlock = size_t{64} << 10;
   device::Launch l{};
-  l.dst = data;
-  l.count = count;
+  l.nworks = 1;
+  l.works[0] = {Collective::kAllReduce, nullptr, data, count, 0, 0};
   l.nranks = divisor;
   l.nchannels = static_cast<int>(
       std::min<size_t>((count + kElementsPerBlock - 1) / kElementsPerBlock, device::kMaxChannels));

@@ -16,26 +16,29 @@ namespace tutti::runtime::gpu {
 using kernels::device::Collective;
 using kernels::device::Protocol;
 
-// One rank's side of a collective over the ring's device FIFOs: the host has mapped each
-// channel's FIFO from prev and to next (peer GPU memory, or pinned host memory) and zeroed them
-// before their first use; FIFOs persist across operations. Buffers follow the C API
+using kernels::device::kMaxWorks;
+using kernels::device::Work;  // a collective of a launch: its buffers, count (elements) and root
+
+// One rank's side of up to kMaxWorks collectives over the ring's device FIFOs, run one after the
+// other in one launch (a group's independent collectives: NCCL's aggregation): the host has mapped
+// each channel's FIFO from prev and to next (peer GPU memory, or pinned host memory) and zeroed
+// them before their first use; FIFOs persist across operations. Every work runs the same kernel
+// (its reducing collectives, or its copying ones: kernelName alike). Buffers follow the C API
 // (include/tutti/tutti.h), blocks by rank: reduce-scatter reads nranks blocks of count from src
 // and writes count to dst, or in place (dst == src) to src + rank * count; allgather reads count
 // from src and writes nranks blocks to dst, in place when src == dst + rank * count; broadcast
-// reads the root's src; reduce writes the root's dst only (null elsewhere). The rank at each ring
-// position is `ranks` (device memory of nranks entries, a permutation of 0..nranks-1), or the
-// position itself when `ranks` is null.
+// reads the root's src; reduce writes the root's dst only (null elsewhere). A work's root is the
+// root's position in the ring. The rank at each ring position is `ranks` (device memory of nranks
+// entries, a permutation of 0..nranks-1), or the position itself when `ranks` is null.
 struct RingCollectiveArgs {
-  const void* src;
-  void* dst;
-  size_t count;
   kernels::DataType dtype;
   kernels::RedOp op;  // the reducing collectives' (avg folds as sum: the caller divides afterwards)
   Protocol protocol;
   int nranks;
   int position;  // in the ring
-  int root;      // broadcast, reduce: the root's position in the ring
   const int* ranks;
+  int nworks;
+  Work works[kMaxWorks];
   int nchannels;
   kernels::device::Fifo fromPrev[kernels::device::kMaxChannels];  // [channel], unused alone
   kernels::device::Fifo toNext[kernels::device::kMaxChannels];
@@ -44,15 +47,15 @@ struct RingCollectiveArgs {
   kernels::device::Status* status;  // device-visible, nchannels entries: each channel's result
 };
 
-// One rank's side of a tree all-reduce: each channel's links to its parent and children (the
-// host builds the tree, e.g. device::binaryTree, and maps the FIFOs; all with one slot size).
+// One rank's side of up to kMaxWorks tree all-reduces (works of kAllReduce): each channel's links
+// to its parent and children (the host builds the tree, e.g. device::binaryTree, and maps the
+// FIFOs; all with one slot size).
 struct TreeAllReduceArgs {
-  const void* src;
-  void* dst;  // may be src
-  size_t count;
   kernels::DataType dtype;
   kernels::RedOp op;
   Protocol protocol;
+  int nworks;
+  Work works[kMaxWorks];
   int nchannels;
   kernels::device::TreeLinks links[kernels::device::kMaxChannels];  // [channel]
   uint32_t* abortFlag;
@@ -61,17 +64,19 @@ struct TreeAllReduceArgs {
 };
 
 // What is wrong with the arguments ("" when nothing): a dtype or op out of range, a protocol,
-// ranks, position, root, channels, FIFOs, a tree node's links and slot sizes, null buffers, a
-// count whose blocks overflow.
-std::string ringProblem(Collective collective, const RingCollectiveArgs& args);
+// ranks, position, works (none, too many, of different kernels, not all-reduces on a tree), a
+// root, channels, FIFOs, a tree node's links and slot sizes, null buffers, a count whose blocks
+// overflow. A work's problem names the work where there are several.
+std::string ringProblem(const RingCollectiveArgs& args);
 std::string treeProblem(const TreeAllReduceArgs& args);
 
-// Enqueue one rank's collective on `stream`: one block per channel, each running the device
-// schedule over its FIFOs and writing its status (kRunning when it starts, then its result: an
-// abort or a spent budget ends it early instead of spinning). kInvalidArgument naming what is
-// wrong (ringProblem) before anything else, nothing launched; count == 0 enqueues nothing; then
-// kSystem when there is no driver or kernels (whyNoKernels), or the driver refuses.
-void launchRing(Collective collective, const RingCollectiveArgs& args, CUstream stream);
+// Enqueue one rank's works on `stream`, one kernel: one block per channel, each running the device
+// schedule of every work in turn over its FIFOs and writing its status (kRunning when it starts,
+// then its result: an abort or a spent budget ends it early instead of spinning).
+// kInvalidArgument naming what is wrong (ringProblem) before anything else, nothing launched;
+// works of count 0 are left out, and none left enqueues nothing; then kSystem when there is no
+// driver or kernels (whyNoKernels), or the driver refuses.
+void launchRing(const RingCollectiveArgs& args, CUstream stream);
 void launchTreeAllReduce(const TreeAllReduceArgs& args, CUstream stream);
 
 // avg's last step on the device, as kernels::avgFinish: data[i] = data[i] / divisor for `count`

@@ -108,13 +108,17 @@ DeviceRing::~DeviceRing() = default;
 void DeviceRing::connectTree(const Deadline&) {
   requireDriver();
 }
-std::shared_ptr<const KernelRun> DeviceRing::launch(const RingCall&, void*) {
+std::shared_ptr<const KernelRun> DeviceRing::launch(std::span<const RingCall>, void*) {
   requireDriver();
   return nullptr;
 }
-std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(const RingCall&) {
+std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(
+    std::span<const RingCall>) {
   requireDriver();
   return {};
+}
+bool DeviceRing::fusable(std::span<const RingCall>, const RingCall&) const {
+  return false;
 }
 void DeviceRing::release(uint32_t) {}
 void DeviceRing::abort() {}

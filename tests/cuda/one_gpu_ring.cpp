@@ -106,15 +106,13 @@ void OneGpuRing::launch(int rank, RingCollective collective, const void* src, vo
                         size_t count, DataType dtype, RedOp op, Protocol protocol,
                         uint64_t spinBudget) {
   runtime::gpu::RingCollectiveArgs a{};
-  a.src = src;
-  a.dst = dst;
-  a.count = count;
+  a.nworks = 1;
+  a.works[0] = {collective.collective, src, dst, count, collective.root, shape_.nchannels};
   a.dtype = dtype;
   a.op = op;
   a.protocol = protocol;
   a.nranks = shape_.nranks;
   a.position = rank;
-  a.root = collective.root;
   a.nchannels = shape_.nchannels;
   for (int c = 0; c < shape_.nchannels; ++c) {
     a.fromPrev[c] = fifo(c, (rank + shape_.nranks - 1) % shape_.nranks);
@@ -127,7 +125,7 @@ void OneGpuRing::launch(int rank, RingCollective collective, const void* src, vo
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&a.status), mine, 0),
         "cudaHostGetDevicePointer(status)");
   a.spinBudget = spinBudget;
-  runtime::gpu::launchRing(collective.collective, a, stream(rank));
+  runtime::gpu::launchRing(a, stream(rank));
 }
 
 bool OneGpuRing::waitAll(std::chrono::milliseconds limit) {

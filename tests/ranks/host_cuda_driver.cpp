@@ -160,8 +160,10 @@ void twinFifo(device::Fifo& fifo) {
 // The launch as the CPU threads see it: every device pointer replaced by its twin.
 device::Launch onHost(device::Launch l) {
   std::lock_guard lock(mutex);
-  l.src = twin(l.src);
-  l.dst = twin(l.dst);
+  for (int w = 0; w < l.nworks && w < device::kMaxWorks; ++w) {
+    l.works[w].src = twin(l.works[w].src);
+    l.works[w].dst = twin(l.works[w].dst);
+  }
   l.ranks = twin(l.ranks);
   for (int ch = 0; ch < l.nchannels && ch < device::kMaxChannels; ++ch) {
     if (l.algorithm == device::Algorithm::kTree) {
@@ -184,12 +186,16 @@ using HostKernel = device::Status (*)(const device::Launch&, int channel);
 
 template <typename Proto, typename T, typename Op>
 device::Status hostReducing(const device::Launch& l, int channel) {
-  return device::runReducing<Proto, T, Op>(device::HostGroup{}, l, channel);
+  return device::runWorks(device::HostGroup{}, l, channel, [&](const device::Work& w) {
+    return device::runReducing<Proto, T, Op>(device::HostGroup{}, l, w, channel);
+  });
 }
 
 template <typename Proto>
 device::Status hostCopying(const device::Launch& l, int channel) {
-  return device::runCopying<Proto>(device::HostGroup{}, l, channel);
+  return device::runWorks(device::HostGroup{}, l, channel, [&](const device::Work& w) {
+    return device::runCopying<Proto>(device::HostGroup{}, l, w, channel);
+  });
 }
 
 template <typename T>

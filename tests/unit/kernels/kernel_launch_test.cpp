@@ -34,15 +34,13 @@ struct ValidArgs {
 
   RingCollectiveArgs ring() {
     RingCollectiveArgs a{};
-    a.src = data;
-    a.dst = data;
-    a.count = 8;
+    a.nworks = 1;
+    a.works[0] = {Collective::kAllReduce, data, data, 8, 0, 1};  // root position 0: see below
     a.dtype = DataType::kFloat32;
     a.op = RedOp::kSum;
     a.protocol = Protocol::kSimple;
     a.nranks = 2;
-    a.position = 0;
-    a.root = 0;  // position 0: broadcast reads its src, reduce writes its dst
+    a.position = 0;  // the root's: broadcast reads its src, reduce writes its dst
     a.nchannels = 1;
     a.fromPrev[0] = fifos.fifo(0);
     a.toNext[0] = fifos.fifo(1);
@@ -55,9 +53,8 @@ struct ValidArgs {
   // An inner node of a tree: a parent and two children.
   TreeAllReduceArgs tree() {
     TreeAllReduceArgs a{};
-    a.src = data;
-    a.dst = data;
-    a.count = 8;
+    a.nworks = 1;
+    a.works[0] = {Collective::kAllReduce, data, data, 8, 0, 1};
     a.dtype = DataType::kFloat32;
     a.op = RedOp::kSum;
     a.protocol = Protocol::kLL;
@@ -82,11 +79,17 @@ const std::vector<std::pair<const char*, Collective>> kRingCollectives = {
     {"broadcast", Collective::kBroadcast},
     {"reduce", Collective::kReduce}};
 
-// The refusal `launchRing(collective, args)` must make: kInvalidArgument, its message naming
-// `words`, before any CUDA call (there is no stream, and no driver need be loaded).
+// `args` with its one work of `collective`.
+RingCollectiveArgs of(Collective collective, RingCollectiveArgs args) {
+  args.works[0].collective = collective;
+  return args;
+}
+
+// The refusal `launchRing(args)` with its work of `collective` must make: kInvalidArgument, its
+// message naming `words`, before any CUDA call (there is no stream, and no driver need be loaded).
 void checkRefused(Collective collective, const RingCollectiveArgs& args, const char* words) {
-  const std::string message =
-      tests::messageOf(ErrorCode::kInvalidArgument, [&] { launchRing(collective, args, nullptr); });
+  const std::string message = tests::messageOf(ErrorCode::kInvalidArgument,
+                                               [&] { launchRing(of(collective, args), nullptr); });
   CHECK_THAT(message, Catch::Contains(words));
 }
 
@@ -107,8 +110,8 @@ const std::vector<BadRing> kBadRing = {
      "17 channels"},
     {"abort flag", [](RingCollectiveArgs& a) { a.abortFlag = nullptr; }, "abort flag"},
     {"status", [](RingCollectiveArgs& a) { a.status = nullptr; }, "status"},
-    {"no src", [](RingCollectiveArgs& a) { a.src = nullptr; }, "src is NULL"},
-    {"count overflow", [](RingCollectiveArgs& a) { a.count = SIZE_MAX / 2; }, "overflows"},
+    {"no src", [](RingCollectiveArgs& a) { a.works[0].src = nullptr; }, "src is NULL"},
+    {"count overflow", [](RingCollectiveArgs& a) { a.works[0].count = SIZE_MAX / 2; }, "overflows"},
     {"no slots", [](RingCollectiveArgs& a) { a.toNext[0].nslots = 0; }, "to next has 0 slots"},
     {"slot size", [](RingCollectiveArgs& a) { a.fromPrev[0].slotBytes = 40; }, "of 40 bytes"},
     {"small slot", [](RingCollectiveArgs& a) { a.fromPrev[0].slotBytes = 16; }, "of 16 bytes"},
@@ -136,25 +139,25 @@ TEST_CASE("collective kernel launchers: what only some collectives check") {
        {Collective::kAllReduce, Collective::kReduceScatter, Collective::kReduce})
     checkRefused(c, args, "op -1");
   // allgather and broadcast reduce nothing: their op is not looked at.
-  CHECK(ringProblem(Collective::kAllGather, args).empty());
+  CHECK(ringProblem(of(Collective::kAllGather, args)).empty());
   // A root out of the ring, for the chains from and to it.
   for (const int root : {-1, 2}) {
     args = valid.ring();
-    args.root = root;
+    args.works[0].root = root;
     checkRefused(Collective::kBroadcast, args, "root");
     checkRefused(Collective::kReduce, args, "root");
   }
   // The root of a reduce needs a dst, as every rank of an all-reduce does; allgather's dst and
   // reduce-scatter's src hold nranks blocks: a count whose nranks blocks overflow.
   args = valid.ring();
-  args.dst = nullptr;
+  args.works[0].dst = nullptr;
   checkRefused(Collective::kReduce, args, "dst is NULL");
   checkRefused(Collective::kAllReduce, args, "dst is NULL");
   args = valid.ring();
-  args.count = SIZE_MAX / 4 / 2 + 1;
+  args.works[0].count = SIZE_MAX / 4 / 2 + 1;
   checkRefused(Collective::kAllGather, args, "overflows");
   checkRefused(Collective::kReduceScatter, args, "overflows");
-  CHECK(ringProblem(Collective::kAllReduce, args).empty());  // one block of that count fits
+  CHECK(ringProblem(of(Collective::kAllReduce, args)).empty());  // one block of that count fits
 }
 
 TEST_CASE("tree all-reduce launcher: arguments out of range enqueue nothing") {
@@ -173,8 +176,13 @@ TEST_CASE("tree all-reduce launcher: arguments out of range enqueue nothing") {
        "17 channels"},
       {"abort flag", [](TreeAllReduceArgs& a) { a.abortFlag = nullptr; }, "abort flag"},
       {"status", [](TreeAllReduceArgs& a) { a.status = nullptr; }, "status"},
-      {"no dst", [](TreeAllReduceArgs& a) { a.dst = nullptr; }, "dst is NULL"},
-      {"count overflow", [](TreeAllReduceArgs& a) { a.count = SIZE_MAX / 2; }, "overflows"},
+      {"no dst", [](TreeAllReduceArgs& a) { a.works[0].dst = nullptr; }, "dst is NULL"},
+      {"count overflow", [](TreeAllReduceArgs& a) { a.works[0].count = SIZE_MAX / 2; },
+       "overflows"},
+      {"not an all-reduce",
+       [](TreeAllReduceArgs& a) { a.works[0].collective = Collective::kReduce; },
+       "not an all-reduce"},
+      {"no work", [](TreeAllReduceArgs& a) { a.nworks = 0; }, "0 collectives in one launch"},
       {"three children", [](TreeAllReduceArgs& a) { a.links[0].nchildren = 3; }, "3 children"},
       {"negative children", [](TreeAllReduceArgs& a) { a.links[0].nchildren = -1; }, "-1 children"},
       {"parent's slots", [](TreeAllReduceArgs& a) { a.links[0].fromParent.slots = nullptr; },
@@ -200,16 +208,42 @@ TEST_CASE("collective kernel launchers: an empty collective enqueues nothing") {
   for (const auto& [name, collective] : kRingCollectives) {
     INFO(name);
     ValidArgs valid;
-    RingCollectiveArgs args = valid.ring();
-    args.count = 0;
-    args.src = nullptr;  // nothing to read
-    args.dst = nullptr;
-    CHECK_NOTHROW(launchRing(collective, args, nullptr));
+    RingCollectiveArgs args = of(collective, valid.ring());
+    args.works[0] = {collective, nullptr, nullptr, 0, 0, 1};  // nothing to read or write
+    args.works[1] = args.works[0];
+    args.nworks = 2;
+    CHECK_NOTHROW(launchRing(args, nullptr));
   }
   ValidArgs valid;
   TreeAllReduceArgs args = valid.tree();
-  args.count = 0;
+  args.works[0].count = 0;
   CHECK_NOTHROW(launchTreeAllReduce(args, nullptr));
+}
+
+TEST_CASE("collective kernel launchers: several collectives in one launch, of one kernel") {
+  ValidArgs valid;
+  float more[8] = {};
+  RingCollectiveArgs args = valid.ring();
+  args.nworks = 3;
+  args.works[1] = {Collective::kReduceScatter, more, more, 4, 0, 1};
+  args.works[2] = {Collective::kReduce, more, more, 8, 1, 1};
+  CHECK(ringProblem(args).empty());  // the reducing kernel runs all three
+  args.works[1].nchannels = 2;
+  CHECK_THAT(ringProblem(args), Catch::Contains("work 1: 2 channels (1 to the launch's 1)"));
+  args.works[1].nchannels = 1;
+  args.works[1].collective = Collective::kAllGather;
+  CHECK_THAT(ringProblem(args), Catch::Contains("work 1: runs tutti_copy_simple, not "
+                                                "tutti_reduce_simple_float32_sum as the first"));
+  args.works[1].collective = Collective::kReduceScatter;
+  args.works[2].root = 2;
+  CHECK_THAT(ringProblem(args), Catch::Contains("work 2: root 2 in a ring of 2 ranks"));
+  args.works[2].collective = static_cast<Collective>(9);
+  CHECK_THAT(ringProblem(args), Catch::Contains("work 2: collective 9 is out of range"));
+  for (const int nworks : {0, kernels::device::kMaxWorks + 1}) {
+    args.nworks = nworks;
+    checkRefused(Collective::kAllReduce, args,
+                 (std::to_string(nworks) + " collectives in one launch").c_str());
+  }
 }
 
 TEST_CASE("collective kernel occupancy: arguments out of range are refused before any CUDA call") {
