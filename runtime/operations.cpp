@@ -686,8 +686,6 @@ std::optional<gpu::StreamTarget> groupStream(const std::vector<GroupItem>& mine)
   return first->stream;
 }
 
-// Submits the group's operations of one communicator; a request to wait for unless they are
-// ordered on a stream.
 // Launches one communicator's pending device collectives, held: each run of consecutive ones
 // together (holdAsKernels fuses what may share a kernel). A launch that fails fails every item
 // and abandons the kernels launched before it.
@@ -716,6 +714,8 @@ void launchPendingKernels(Communicator& comm, std::vector<GroupItem>& mine) {
   }
 }
 
+// Submits the group's operations of one communicator; a request to wait for unless they are
+// ordered on a stream.
 std::shared_ptr<Request> submitGroup(Communicator& comm, std::vector<GroupItem> mine,
                                      const std::optional<gpu::StreamTarget>& stream) {
   if (!stream) return comm.engine().submit(groupTask(comm, std::move(mine)));
