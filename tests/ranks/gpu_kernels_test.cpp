@@ -334,6 +334,38 @@ TEST_CASE("a group's independent device collectives of one kernel go to the GPU 
   for (const auto& result : mixed) CHECK(result == sums);
 }
 
+TEST_CASE("a group whose second launch fails abandons its first and fails the communicator",
+          "[gpu][kernels][group][faults]") {
+  tutti::tests::Warnings().expect();
+  constexpr int n = 2;
+  ThreadWorld world(n);
+  REQUIRE(world.ok());
+  allReduceOnEveryRank(world);
+  // The all-reduce goes to the GPU held; the allgather's launch (the copying kernel) fails: the
+  // held kernel must not stay on the GPU waiting for a release no task will make.
+  driver().failLaunchesOf("tutti_copy_ll");
+  const auto results = onEveryRank<std::pair<tuttiResult_t, tuttiResult_t>>(n, [&](int rank) {
+    DeviceBuffer a(kCount * sizeof(float)), b(kCount * n * sizeof(float));
+    tuttiComm_t comm = world.comm(rank);
+    tutti_group_start();
+    tutti_allreduce(a.data, a.data, 100, tuttiFloat32, tuttiSum, comm, nullptr);
+    tutti_allgather(a.data, b.data, 100, tuttiFloat32, comm, nullptr);
+    const tuttiResult_t end = tutti_group_end();
+    std::vector<float> host(4, 1.0f);
+    return std::pair{
+        end, tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, comm, nullptr)};
+  });
+  driver().failLaunchesOf("");
+  for (const auto& [end, after] : results) {
+    CHECK(end == tuttiSystemError);  // the launch's failure
+    CHECK(after != tuttiSuccess);    // the communicator's, for good
+  }
+  std::vector<float> host(4, 1.0f);
+  CHECK(tutti_allreduce(host.data(), host.data(), 4, tuttiFloat32, tuttiSum, world.comm(0),
+                        nullptr) != tuttiSuccess);
+  CHECK_THAT(tutti_get_last_error(), Contains("cuLaunchKernel"));
+}
+
 TEST_CASE("TUTTI_ALGO=tree: all-reduce runs over the device tree, the rest over the ring",
           "[gpu][kernels]") {
   const ScopedEnv tree("TUTTI_ALGO", "tree");

@@ -27,6 +27,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -215,7 +216,8 @@ const std::map<std::string, HostKernel> kKernels = {TUTTI_REDUCING_KERNELS(
 
 int moduleToken;  // the one "module": any image loads as the table above
 std::atomic<long> kernelsLaunched{0};
-std::atomic<long> treeKernelsLaunched{0};  // of them, tree schedules
+std::atomic<long> treeKernelsLaunched{0};   // of them, tree schedules
+const HostKernel* failingKernel = nullptr;  // launches of it fail (hostCudaFailLaunchesOf)
 
 // One block: the kernel's first thread reports kRunning, then the channel's result, where the
 // kernel has statuses (as the kernels of collective_kernel.cu do; avg's division has none).
@@ -235,6 +237,14 @@ struct Event {
   uint64_t recorded = 0;  // records enqueued
   uint64_t reached = 0;   // records their streams have reached
 };
+
+std::map<CUevent, std::shared_ptr<Event>> events;  // created and not destroyed
+
+std::shared_ptr<Event> eventOf(CUevent handle) {
+  std::lock_guard lock(mutex);
+  const auto it = events.find(handle);
+  return it == events.end() ? nullptr : it->second;
+}
 
 // What a test sets through the environment, for ranks sharing a GPU: HOST_CUDA_MPS=0 (contexts
 // are not MPS clients; by default they are), HOST_CUDA_MULTIPROCESSORS (default 8) and
@@ -675,6 +685,14 @@ long hostCudaTreeKernelsLaunched() {
   return treeKernelsLaunched.load();
 }
 
+// Test hook: launches of the kernel named `name` fail from now on, as a driver's can
+// (CUDA_ERROR_LAUNCH_FAILED); "" ends that.
+void hostCudaFailLaunchesOf(const char* name) {
+  std::lock_guard lock(mutex);
+  failingKernel = nullptr;
+  if (const auto it = kKernels.find(name); it != kKernels.end()) failingKernel = &it->second;
+}
+
 CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!image) return CUDA_ERROR_INVALID_IMAGE;
@@ -704,6 +722,11 @@ CUresult cuLaunchKernel(CUfunction function, unsigned blocks, unsigned, unsigned
     return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
   if (!function || !params || blocks == 0 || blocks > device::kMaxChannels)
     return CUDA_ERROR_INVALID_VALUE;
+  {
+    std::lock_guard lock(mutex);
+    if (reinterpret_cast<const HostKernel*>(function) == failingKernel)
+      return CUDA_ERROR_LAUNCH_FAILED;
+  }
   const HostKernel kernel = *reinterpret_cast<HostKernel*>(function);
   kernelsLaunched.fetch_add(1);
   const device::Launch l = onHost(*static_cast<const device::Launch*>(params[0]));
@@ -725,19 +748,23 @@ CUresult cuStreamQuery(CUstream handle) {
 }
 
 CUresult cuEventCreate(CUevent* event, unsigned) {
-  *event = reinterpret_cast<CUevent>(new Event);
+  auto created = std::make_shared<Event>();
+  *event = reinterpret_cast<CUevent>(created.get());
+  std::lock_guard lock(mutex);
+  events[*event] = std::move(created);
   return CUDA_SUCCESS;
 }
 
+// As the driver's: what streams still wait for or record keeps the event until they are done.
 CUresult cuEventDestroy_v2(CUevent event) {
-  delete reinterpret_cast<Event*>(event);
-  return CUDA_SUCCESS;
+  std::lock_guard lock(mutex);
+  return events.erase(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult cuEventRecord(CUevent handle, CUstream stream_handle) {
   Stream* stream = streamOf(stream_handle);
-  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
-  auto* event = reinterpret_cast<Event*>(handle);
+  const std::shared_ptr<Event> event = eventOf(handle);
+  if (!stream || !event) return CUDA_ERROR_INVALID_HANDLE;
   uint64_t record = 0;
   {
     std::lock_guard lock(event->mutex);
@@ -756,8 +783,8 @@ CUresult cuEventRecord(CUevent handle, CUstream stream_handle) {
 // Waits for the event's latest record at the time of the call, as the driver does.
 CUresult cuStreamWaitEvent(CUstream stream_handle, CUevent handle, unsigned) {
   Stream* stream = streamOf(stream_handle);
-  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
-  auto* event = reinterpret_cast<Event*>(handle);
+  const std::shared_ptr<Event> event = eventOf(handle);
+  if (!stream || !event) return CUDA_ERROR_INVALID_HANDLE;
   uint64_t record = 0;
   {
     std::lock_guard lock(event->mutex);
