@@ -260,8 +260,7 @@ void* averaged(const RingCall& call, int rank) {
 }
 
 bool reducingCall(const RingCall& call) {
-  return call.collective != RingCollective::kAllGather &&
-         call.collective != RingCollective::kBroadcast;
+  return device::reducing(static_cast<Collective>(call.collective));
 }
 
 kernels::RedOp kernelOp(kernels::RedOp op) {
