@@ -181,8 +181,8 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
   if (!deviceRing_) {
     const Deadline deadline = Deadline::after(timeout());
     const gpu::KernelPlan& plan = kernelPlan(device);
-    gpu::RingMembers members{tag_,       rank_,  cpuRing_.order, {}, {},
-                             plan.facts, device, plan.channels,  {}};
+    gpu::RingMembers members{tag_,       rank_,  {cpuRing_.order}, {}, {},
+                             plan.facts, device, plan.channels,    {}};
     for (const PeerInfo& peer : peers_) {
       members.pids.push_back(static_cast<pid_t>(peer.pid));
       members.hosts.push_back(peer.hostId);

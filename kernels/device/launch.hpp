@@ -40,9 +40,13 @@ constexpr int kBlockThreads = 256;  // per block, i.e. per channel
 constexpr auto kPending = static_cast<Status>(-1);
 constexpr auto kRunning = static_cast<Status>(-2);
 
+// One channel's ring. Channels may run different rings (NCCL's: planned from the GPUs' links), so
+// each has its own order, and this rank its own place in it.
 struct RingLinks {
   Fifo fromPrev;
   Fifo toNext;
+  int position;      // this rank's place in the channel's ring
+  const int* ranks;  // the rank at each position (RingArgs::ranks); null: rank order
 };
 
 // One collective of a launch. Its channels are its own (at most the launch's): how a rank groups
@@ -53,7 +57,7 @@ struct Work {
   const void* src;
   void* dst;
   size_t count;   // elements; bytes for the byte-moving kernels
-  int root;       // broadcast, reduce: the root's position in the ring
+  int root;       // broadcast, reduce: the root's rank
   int nchannels;  // the first nchannels channels of the launch run it
 };
 
@@ -68,8 +72,6 @@ struct Launch {
   int nworks;
   Work works[kMaxWorks];
   int nranks;
-  int position;
-  const int* ranks;  // the ring's rank at each position (RingArgs::ranks); null: rank order
   int nchannels;
   union {
     RingLinks ring[kMaxChannels];
@@ -79,6 +81,9 @@ struct Launch {
   uint64_t spinBudget;
   Status* status;  // device-visible, nchannels entries
 };
+// CUDA's classic limit on a kernel's parameters: a larger kMaxWorks or kMaxChannels must not pass
+// it unnoticed.
+static_assert(sizeof(Launch) <= 4096, "a launch is the kernels' one parameter");
 
 inline bool reducing(Collective c) {
   return c != Collective::kAllGather && c != Collective::kBroadcast;
@@ -86,17 +91,18 @@ inline bool reducing(Collective c) {
 
 template <typename T>
 TUTTI_HOST_DEVICE RingArgs<T> ringOf(const Launch& l, const Work& w, int channel) {
+  const RingLinks& ring = l.ring[channel];
   return {static_cast<const T*>(w.src),
           static_cast<T*>(w.dst),
           w.count,
           l.nranks,
-          l.position,
-          w.root,
-          l.ranks,
+          ring.position,
+          positionOf(ring.ranks, w.root, l.nranks),
+          ring.ranks,
           channel,
           w.nchannels,
-          l.ring[channel].fromPrev,
-          l.ring[channel].toNext,
+          ring.fromPrev,
+          ring.toNext,
           {l.abortFlag, l.spinBudget}};
 }
 

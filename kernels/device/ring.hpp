@@ -39,4 +39,13 @@ TUTTI_HOST_DEVICE inline long rankAt(const int* ranks, long position, long shift
   return ranks ? ranks[at] : at;
 }
 
+// Where `rank` sits in a ring whose rank at each position is `ranks` (null: rank order); a rank
+// not in it, as a root that does not matter, stays where it is.
+TUTTI_HOST_DEVICE inline int positionOf(const int* ranks, int rank, int nranks) {
+  if (!ranks) return rank;
+  for (int p = 0; p < nranks; ++p)
+    if (ranks[p] == rank) return p;
+  return rank;
+}
+
 }  // namespace tutti::kernels::device

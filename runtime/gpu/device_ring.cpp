@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -98,23 +99,30 @@ struct FreeOnDevice {
 
 }  // namespace
 
+// One channel's ring as this rank takes part in it.
+struct ChannelRing {
+  int position = 0;  // this rank's
+  int prev = 0, next = 0;
+  // The channel's FIFO pair this rank receives on and the one it sends to (in the next rank's
+  // inbox), as the GPU sees them: shared device memory within the host, this rank's pinned host
+  // memory for a link that crosses hosts (its proxy moves the slots).
+  void* fromPrev = nullptr;
+  void* toNext = nullptr;
+  const int* ranks = nullptr;  // [position]: the rank there, in device memory; null: rank order
+};
+
 struct DeviceRing::State {
   RingMembers members;
   PinnedPool& pool;
-  int position = 0;            // this rank's in members.order
-  std::vector<int> positions;  // [rank]: its position
-  // [position]: the rank there, in device memory for the kernels (RingArgs::ranks); null while the
-  // ring is in rank order.
+  std::vector<ChannelRing> channels;  // [channel], maxChannels of them
+  // Every ring's order, one after the other, in device memory for the kernels (RingArgs::ranks);
+  // null while every ring is in rank order.
   std::unique_ptr<void, FreeOnDevice> rankTable;
   CUcontext context = nullptr;
   std::optional<FdMailbox> mailbox;  // bound for the ring's life: the tree connects later
-  // The FIFOs this rank receives on (its inbox) and those it sends to (the next rank's inbox), as
-  // the GPU sees them: shared device memory within the host, this rank's pinned host memory for a
-  // link that crosses hosts (its proxy moves the slots).
-  void* fromPrev = nullptr;
-  void* toNext = nullptr;
-  std::optional<SharedDeviceMemory> inbox;
-  std::optional<SharedDeviceMemory> next;
+  // This rank's inboxes, one per rank before it on some channel's ring (a FIFO pair per such
+  // channel), and those of the ranks after it, mapped.
+  std::vector<SharedDeviceMemory> inboxes, nexts;
   bool crossesHosts = false;  // some link of the ring does: Simple only
   std::unique_ptr<PinnedPool::Lease> proxyInbox, proxyOutbox;
   std::vector<std::unique_ptr<FifoProxy>> proxies;  // after the FIFOs they move: stopped first
@@ -181,9 +189,9 @@ struct Enqueued {
   device::Status* status;  // as the device sees it
 };
 
-// What a ring's and a tree's launch share; each call a work, its root as `rootAt` places it.
-template <typename Args, typename RootAt>
-void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a, const RootAt& rootAt) {
+// What a ring's and a tree's launch share; each call a work.
+template <typename Args>
+void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a) {
   a.dtype = e.calls[0].dtype;
   a.op = e.calls[0].op;
   a.protocol = e.protocol;
@@ -194,7 +202,7 @@ void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a, const Ro
                   call.send,
                   call.recv,
                   call.count,
-                  rootAt(call.root),
+                  call.root,
                   channelsFor(s, call)};
   }
   a.nchannels = e.nchannels;
@@ -206,15 +214,12 @@ void fillCommon(const DeviceRing::State& s, const Enqueued& e, Args& a, const Ro
 void enqueueRing(const DeviceRing::State& s, const Enqueued& e, CUstream stream) {
   RingCollectiveArgs a{};
   a.nranks = static_cast<int>(s.members.pids.size());
-  fillCommon(s, e, a, [&](int root) {
-    // A root out of range is refused by launchRing, naming it.
-    return root >= 0 && root < a.nranks ? s.positions[static_cast<size_t>(root)] : root;
-  });
-  a.position = s.position;
-  a.ranks = static_cast<const int*>(s.rankTable.get());
+  a.rank = s.members.rank;
+  fillCommon(s, e, a);
   for (int ch = 0; ch < e.nchannels; ++ch) {
-    a.fromPrev[ch] = fifoAt(s.fromPrev, ch, e.protocol);
-    a.toNext[ch] = fifoAt(s.toNext, ch, e.protocol);
+    const ChannelRing& c = s.channels[static_cast<size_t>(ch)];
+    a.ring[ch] = {fifoAt(c.fromPrev, 0, e.protocol), fifoAt(c.toNext, 0, e.protocol), c.position,
+                  c.ranks};
   }
   launchRing(a, stream);
 }
@@ -226,7 +231,7 @@ device::Fifo treeFifo(const SharedDeviceMemory& inbox, int channel, int link, Pr
 
 void enqueueTree(const DeviceRing::State& s, const Enqueued& e, CUstream stream) {
   TreeAllReduceArgs a{};
-  fillCommon(s, e, a, [](int) { return 0; });
+  fillCommon(s, e, a);
   for (int ch = 0; ch < e.nchannels; ++ch) {
     device::TreeLinks& l = a.links[ch];
     l.hasParent = s.parentInbox.has_value();
@@ -311,17 +316,17 @@ bool DeviceRing::fusable(std::span<const RingCall> batch, const RingCall& next) 
 
 namespace {
 
-size_t inboxBytes(int pairsPerChannel, const RingMembers& members) {
-  return channelBytes() * static_cast<size_t>(pairsPerChannel * members.maxChannels);
+size_t inboxBytes(int pairs) {
+  return channelBytes() * static_cast<size_t>(pairs);
 }
 
-// An inbox of `pairsPerChannel` FIFO pairs per channel on the members' device (or in host memory
-// for it), zeroed before anyone maps it: counters at 0, and no LL line carries a flag (flags start
-// at 1). A new memfd reads as zeros already.
-SharedDeviceMemory zeroedInbox(int pairsPerChannel, const RingMembers& members, CUcontext context,
+// An inbox of `pairs` FIFO pairs on the members' device (or in host memory for it), zeroed before
+// anyone maps it: counters at 0, and no LL line carries a flag (flags start at 1). A new memfd
+// reads as zeros already.
+SharedDeviceMemory zeroedInbox(int pairs, const RingMembers& members, CUcontext context,
                                Placement placement) {
   SharedDeviceMemory inbox =
-      SharedDeviceMemory::allocate(inboxBytes(pairsPerChannel, members), members.device, placement);
+      SharedDeviceMemory::allocate(inboxBytes(pairs), members.device, placement);
   if (placement == Placement::kDevice) {
     const std::vector<unsigned char> zeros(inbox.bytes());
     copyToDevice(inbox.data(), zeros.data(), zeros.size(),
@@ -354,16 +359,16 @@ std::vector<int> treeNeighbours(int rank, int n) {
   return neighbours;
 }
 
-// The FIFOs of a link that crosses hosts, in pinned host memory laid out as an inbox and zeroed,
-// leased into `lease`; their Simple FIFOs as the host sees them (for the proxy) go into
+// The `pairs` FIFO pairs of a link that crosses hosts, in pinned host memory laid out as an inbox
+// and zeroed, leased into `lease`; their Simple FIFOs as the host sees them (for the proxy) go into
 // `hostView`. Returns where the GPU sees them.
-void* pinnedLink(const DeviceRing::State& s, std::unique_ptr<PinnedPool::Lease>& lease,
+void* pinnedLink(const DeviceRing::State& s, int pairs, std::unique_ptr<PinnedPool::Lease>& lease,
                  std::vector<device::Fifo>& hostView) {
-  const size_t bytes = channelBytes() * static_cast<size_t>(s.members.maxChannels);
+  const size_t bytes = inboxBytes(pairs);
   lease = s.pool.take(bytes, s.context);
   std::memset(lease->data(), 0, bytes);
-  for (int ch = 0; ch < s.members.maxChannels; ++ch)
-    hostView.push_back(fifoAt(lease->data(), ch, Protocol::kSimple));
+  for (int pair = 0; pair < pairs; ++pair)
+    hostView.push_back(fifoAt(lease->data(), pair, Protocol::kSimple));
   ContextScope scope(s.context);
   return reinterpret_cast<void*>(onDevice(lease->data()));
 }
@@ -398,13 +403,48 @@ bool inRankOrder(const std::vector<int>& order) {
   return true;
 }
 
-// `order` copied into device memory on `device`, where the kernels read it.
-std::unique_ptr<void, FreeOnDevice> rankTableOn(int device, const std::vector<int>& order) {
-  const size_t bytes = order.size() * sizeof(int);
-  std::unique_ptr<void, FreeOnDevice> table(allocateDevice(bytes, device));
-  copyToDevice(table.get(), order.data(), bytes,
+// `orders` one after the other in device memory on `device`, where the kernels read them; null
+// when every order is rank order (the kernels' default).
+std::unique_ptr<void, FreeOnDevice> rankTableOn(int device,
+                                                const std::vector<std::vector<int>>& orders) {
+  if (std::all_of(orders.begin(), orders.end(), inRankOrder)) return nullptr;
+  std::vector<int> table;
+  for (const std::vector<int>& order : orders)
+    table.insert(table.end(), order.begin(), order.end());
+  const size_t bytes = table.size() * sizeof(int);
+  std::unique_ptr<void, FreeOnDevice> onDevice(allocateDevice(bytes, device));
+  copyToDevice(onDevice.get(), table.data(), bytes,
                BufferKind{MemoryKind::kDevice, device, primaryContext(device)});
-  return table;
+  return onDevice;
+}
+
+// The label of a ring inbox's descriptor names its owner, the sender: a rank may come before
+// several ranks on the channels' rings, and ranks that are threads of one process share a pid.
+uint64_t ringInboxLabel(int owner) {
+  return kInboxLabel + ((static_cast<uint64_t>(owner) + 1) << 32);
+}
+
+// For each rank next to this one on some channel's ring (before it where `neighbour` is
+// &ChannelRing::prev), connect(rank, pairs) makes the link and returns where the GPU sees its FIFO
+// pairs, one per such channel in channel order; each of those channels' `fifos` then points at its
+// pair.
+template <typename Connect>
+void connectLinks(std::vector<ChannelRing>& channels, int ChannelRing::*neighbour,
+                  void* ChannelRing::*fifos, const Connect& connect) {
+  std::map<int, std::vector<size_t>> byRank;
+  for (size_t ch = 0; ch < channels.size(); ++ch) byRank[channels[ch].*neighbour].push_back(ch);
+  for (const auto& [rank, mine] : byRank) {
+    auto* base = static_cast<unsigned char*>(connect(rank, static_cast<int>(mine.size())));
+    for (size_t i = 0; i < mine.size(); ++i)
+      channels[mine[i]].*fifos = base + inboxBytes(static_cast<int>(i));
+  }
+}
+
+std::string formatOrders(const std::vector<std::vector<int>>& orders) {
+  std::vector<std::string> each;
+  for (const std::vector<int>& order : orders)
+    each.push_back(fmt::format("{}", fmt::join(order, " ")));
+  return fmt::format("{} {}", orders.size() > 1 ? "rings" : "ring", fmt::join(each, " | "));
 }
 
 }  // namespace
@@ -437,13 +477,29 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   const int n = static_cast<int>(members.pids.size());
   if (n < 2 || members.rank < 0 || members.rank >= n || members.maxChannels < 1 ||
       members.maxChannels > device::kMaxChannels || members.hosts.size() != size_t(n) ||
-      members.gpus.size() != size_t(n))
-    raise(ErrorCode::kInternal, "device ring: rank {} of {}, {} channels, {} hosts, {} GPUs",
-          members.rank, n, members.maxChannels, members.hosts.size(), members.gpus.size());
-  s.positions = positionsIn(members.order, n);
-  s.position = s.positions[static_cast<size_t>(members.rank)];
+      members.gpus.size() != size_t(n) || members.orders.empty())
+    raise(ErrorCode::kInternal,
+          "device ring: rank {} of {}, {} channels, {} hosts, {} GPUs, {} rings", members.rank, n,
+          members.maxChannels, members.hosts.size(), members.gpus.size(), members.orders.size());
   s.context = primaryContext(members.device);
-  if (!inRankOrder(members.order)) s.rankTable = rankTableOn(members.device, members.order);
+  s.rankTable = rankTableOn(members.device, members.orders);
+  const auto hostOf = [&](int rank) { return members.hosts[static_cast<size_t>(rank)]; };
+  for (int ch = 0; ch < members.maxChannels; ++ch) {
+    const size_t ring = static_cast<size_t>(ch) % members.orders.size();
+    const std::vector<int>& order = members.orders[ring];
+    ChannelRing& c = s.channels.emplace_back();
+    c.position = positionsIn(order, n)[static_cast<size_t>(members.rank)];
+    c.prev = order[static_cast<size_t>((c.position + n - 1) % n)];
+    c.next = order[static_cast<size_t>((c.position + 1) % n)];
+    if (s.rankTable) c.ranks = static_cast<const int*>(s.rankTable.get()) + ring * size_t(n);
+    for (int p = 0; p < n; ++p)
+      s.crossesHosts =
+          s.crossesHosts || hostOf(order[size_t(p)]) != hostOf(order[size_t((p + 1) % n)]);
+  }
+  // The link proxies carry one ring's links.
+  if (s.crossesHosts && members.orders.size() > 1)
+    raise(ErrorCode::kInternal, "device ring across hosts with {} rings: one only",
+          members.orders.size());
   s.control = pool.take(2 * sizeof(uint32_t), s.context);
   std::atomic_ref<uint32_t>(*s.word(0)).store(0);
   std::atomic_ref<uint32_t>(*s.word(1)).store(0);
@@ -454,29 +510,32 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   }
 
   s.mailbox.emplace(members.job, members.rank, localPids(members));
-  const auto at = [&](int position) { return members.order[static_cast<size_t>(position % n)]; };
-  const int prev = at(s.position + n - 1), next = at(s.position + 1);
-  const auto hostOf = [&](int rank) { return members.hosts[static_cast<size_t>(rank)]; };
-  for (int p = 0; p < n; ++p) s.crossesHosts = s.crossesHosts || hostOf(at(p)) != hostOf(at(p + 1));
-  CrossingLinks crossing{prev, next, {}, {}};
-  // Each rank sends its inbox to its previous before it waits for its next's: no cycle of waits.
-  if (hostOf(prev) != hostOf(members.rank)) {
-    s.fromPrev = pinnedLink(s, s.proxyInbox, crossing.fromPrev);
-  } else {
-    s.inbox = zeroedInbox(1, members, s.context, inboxPlacement(members, members.rank, {prev}));
-    s.fromPrev = s.inbox->data();
-    const Fd exported = s.inbox->exportFd();
-    s.mailbox->send(prev, kInboxLabel, exported.get(), deadline);
-  }
-  if (hostOf(next) != hostOf(members.rank)) {
-    s.toNext = pinnedLink(s, s.proxyOutbox, crossing.toNext);
-  } else {
+  CrossingLinks crossing;
+  // Each rank sends its inboxes to the ranks before it before it waits for those after it: no
+  // cycle of waits.
+  connectLinks(s.channels, &ChannelRing::prev, &ChannelRing::fromPrev, [&](int prev, int pairs) {
+    if (hostOf(prev) != hostOf(members.rank)) {
+      crossing.prev = prev;
+      return pinnedLink(s, pairs, s.proxyInbox, crossing.fromPrev);
+    }
+    SharedDeviceMemory& inbox = s.inboxes.emplace_back(
+        zeroedInbox(pairs, members, s.context, inboxPlacement(members, members.rank, {prev})));
+    const Fd exported = inbox.exportFd();
+    s.mailbox->send(prev, ringInboxLabel(members.rank), exported.get(), deadline);
+    return inbox.data();
+  });
+  connectLinks(s.channels, &ChannelRing::next, &ChannelRing::toNext, [&](int next, int pairs) {
+    if (hostOf(next) != hostOf(members.rank)) {
+      crossing.next = next;
+      return pinnedLink(s, pairs, s.proxyOutbox, crossing.toNext);
+    }
     const Fd theirs =
-        s.mailbox->receive(members.pids[static_cast<size_t>(next)], kInboxLabel, deadline);
-    s.next = SharedDeviceMemory::import(theirs, inboxBytes(1, members), members.device,
-                                        inboxPlacement(members, next, {members.rank}));
-    s.toNext = s.next->data();
-  }
+        s.mailbox->receive(members.pids[static_cast<size_t>(next)], ringInboxLabel(next), deadline);
+    return s.nexts
+        .emplace_back(SharedDeviceMemory::import(theirs, inboxBytes(pairs), members.device,
+                                                 inboxPlacement(members, next, {members.rank})))
+        .data();
+  });
   if (s.crossesHosts)
     s.proxies =
         connectProxies(members.job, members.rank, n, crossing, members.proxySockets, deadline);
@@ -490,7 +549,7 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
       members.rank, n, members.device, members.maxChannels,
       (channelBytes() * size_t(members.maxChannels)) >> 20,
       s.crossesHosts ? "; across hosts: Simple only" : "",
-      s.rankTable ? fmt::format("; ring {}", fmt::join(members.order, " ")) : "");
+      s.rankTable ? "; " + formatOrders(members.orders) : "");
 }
 
 DeviceRing::~DeviceRing() {
@@ -527,8 +586,8 @@ void DeviceRing::connectTree(const Deadline& deadline) {
   const int n = static_cast<int>(m.pids.size());
   const device::TreeNode node = device::binaryTree(m.rank, n);
   const int childIndex = node.parent >= 0 ? m.rank - (2 * node.parent + 1) : -1;
-  SharedDeviceMemory inbox =
-      zeroedInbox(kTreeLinks, m, s.context, inboxPlacement(m, m.rank, treeNeighbours(m.rank, n)));
+  SharedDeviceMemory inbox = zeroedInbox(kTreeLinks * m.maxChannels, m, s.context,
+                                         inboxPlacement(m, m.rank, treeNeighbours(m.rank, n)));
   // Each message's label says which of the receiver's links it is for: from a child (its index)
   // or from the parent. Ranks that are threads of one process share a pid, so the label alone
   // tells their messages apart.
@@ -540,7 +599,7 @@ void DeviceRing::connectTree(const Deadline& deadline) {
     s.mailbox->send(node.children[i], kTreeInboxLabel + kFromParentLink, exported.get(), deadline);
   const auto importFrom = [&](int rank, uint64_t label) {
     const Fd theirs = s.mailbox->receive(m.pids[static_cast<size_t>(rank)], label, deadline);
-    return SharedDeviceMemory::import(theirs, inboxBytes(kTreeLinks, m), m.device,
+    return SharedDeviceMemory::import(theirs, inboxBytes(kTreeLinks * m.maxChannels), m.device,
                                       inboxPlacement(m, rank, treeNeighbours(rank, n)));
   };
   // Kept only once every link is there: a connection that fails leaves no half of a tree.

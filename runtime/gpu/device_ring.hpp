@@ -61,7 +61,10 @@ struct ProxySockets {
 struct RingMembers {
   std::string job;  // unique to the communicator (its tag): names the fd mailboxes
   int rank;
-  std::vector<int> order;          // the ranks in ring order (the communicator's planned ring)
+  // The rings the channels run, each the ranks in ring order: channel c runs orders[c % size]
+  // (planChannelRings: the communicator's CPU ring, or the GPUs' rings inside a host). A ring that
+  // crosses hosts runs one order on every channel (its link proxies carry one ring).
+  std::vector<std::vector<int>> orders;
   std::vector<pid_t> pids;         // [rank]
   std::vector<std::string> hosts;  // [rank]: where each runs (PeerInfo::hostId)
   // [rank]: its GPU's facts (KernelPlan::facts). A link inside a host whose writer's GPU cannot

@@ -203,8 +203,8 @@ std::string ringWorkProblem(const Work& w, const RingCollectiveArgs& a) {
     return fmt::format("count {} x {} blocks of {} overflows", w.count, blocks,
                        kernels::typeName(a.dtype));
   // Broadcast reads only the root's src, reduce writes only the root's dst.
-  const bool reads = c != Collective::kBroadcast || a.position == w.root;
-  const bool writes = c != Collective::kReduce || a.position == w.root;
+  const bool reads = c != Collective::kBroadcast || a.rank == w.root;
+  const bool writes = c != Collective::kReduce || a.rank == w.root;
   if (w.count > 0 && reads && !w.src) return "src is NULL";
   if (w.count > 0 && writes && !w.dst) return "dst is NULL";
   return "";
@@ -251,14 +251,19 @@ std::string ringProblem(const RingCollectiveArgs& a) {
       commonProblem(known ? a.works[0].collective : Collective::kAllReduce, a.dtype, a.op,
                     a.protocol, a.nchannels, a.abortFlag, a.status);
   if (!problem.empty()) return problem;
-  if (a.nranks < 1 || a.position < 0 || a.position >= a.nranks)
-    return fmt::format("position {} in a ring of {} ranks", a.position, a.nranks);
+  if (a.nranks < 1 || a.rank < 0 || a.rank >= a.nranks)
+    return fmt::format("rank {} in a ring of {} ranks", a.rank, a.nranks);
   problem = worksProblem(a.works, a.nworks, a.nchannels, a.dtype, a.op, a.protocol, false,
                          [&](const Work& w) { return ringWorkProblem(w, a); });
   if (!problem.empty()) return problem;
-  for (int ch = 0; ch < a.nchannels && a.nranks > 1; ++ch) {
-    problem = fifoProblem(a.fromPrev[ch], "from prev", ch);
-    if (problem.empty()) problem = fifoProblem(a.toNext[ch], "to next", ch);
+  for (int ch = 0; ch < a.nchannels; ++ch) {
+    const device::RingLinks& ring = a.ring[ch];
+    if (ring.position < 0 || ring.position >= a.nranks)
+      return fmt::format("channel {}: position {} in a ring of {} ranks", ch, ring.position,
+                         a.nranks);
+    if (a.nranks == 1) continue;
+    problem = fifoProblem(ring.fromPrev, "from prev", ch);
+    if (problem.empty()) problem = fifoProblem(ring.toNext, "to next", ch);
     if (!problem.empty()) return problem;
   }
   return "";
@@ -306,9 +311,7 @@ void launchRing(const RingCollectiveArgs& a, CUstream stream) {
   device::Launch l = launchOf(device::Algorithm::kRing, a);
   if (l.nworks == 0) return;
   l.nranks = a.nranks;
-  l.position = a.position;
-  l.ranks = a.ranks;
-  for (int ch = 0; ch < a.nchannels; ++ch) l.ring[ch] = {a.fromPrev[ch], a.toNext[ch]};
+  for (int ch = 0; ch < a.nchannels; ++ch) l.ring[ch] = a.ring[ch];
   launch(l, a.dtype, a.op, a.protocol, stream);
 }
 

@@ -27,21 +27,20 @@ using kernels::device::Work;  // a collective of a launch: its buffers, count (e
 // (include/tutti/tutti.h), blocks by rank: reduce-scatter reads nranks blocks of count from src
 // and writes count to dst, or in place (dst == src) to src + rank * count; allgather reads count
 // from src and writes nranks blocks to dst, in place when src == dst + rank * count; broadcast
-// reads the root's src; reduce writes the root's dst only (null elsewhere). A work's root is the
-// root's position in the ring. The rank at each ring position is `ranks` (device memory of nranks
-// entries, a permutation of 0..nranks-1), or the position itself when `ranks` is null.
+// reads the root's src; reduce writes the root's dst only (null elsewhere). A work's root is a
+// rank. Each channel runs a ring of its own (`ring`): its FIFOs, this rank's position in it, and
+// the rank at each position (`ranks`: device memory of nranks entries, a permutation of
+// 0..nranks-1), or the position itself when `ranks` is null.
 struct RingCollectiveArgs {
   kernels::DataType dtype;
   kernels::RedOp op;  // the reducing collectives' (avg folds as sum: the caller divides afterwards)
   Protocol protocol;
   int nranks;
-  int position;  // in the ring
-  const int* ranks;
+  int rank;  // this one's
   int nworks;
   Work works[kMaxWorks];
   int nchannels;
-  kernels::device::Fifo fromPrev[kernels::device::kMaxChannels];  // [channel], unused alone
-  kernels::device::Fifo toNext[kernels::device::kMaxChannels];
+  kernels::device::RingLinks ring[kernels::device::kMaxChannels];  // [channel]
   uint32_t* abortFlag;  // device-visible (mapped host memory); the host sets it nonzero to abort
   uint64_t spinBudget;  // polls one wait may spend (device::kNoSpinBudget: unbounded)
   kernels::device::Status* status;  // device-visible, nchannels entries: each channel's result

@@ -112,12 +112,10 @@ void OneGpuRing::launch(int rank, RingCollective collective, const void* src, vo
   a.op = op;
   a.protocol = protocol;
   a.nranks = shape_.nranks;
-  a.position = rank;
+  a.rank = rank;
   a.nchannels = shape_.nchannels;
-  for (int c = 0; c < shape_.nchannels; ++c) {
-    a.fromPrev[c] = fifo(c, (rank + shape_.nranks - 1) % shape_.nranks);
-    a.toNext[c] = fifo(c, rank);
-  }
+  for (int c = 0; c < shape_.nchannels; ++c)
+    a.ring[c] = {fifo(c, (rank + shape_.nranks - 1) % shape_.nranks), fifo(c, rank), rank, nullptr};
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&a.abortFlag), abortFlag_, 0),
         "cudaHostGetDevicePointer(abort flag)");
   device::Status* mine = statuses_ + rank * kMaxChannels;

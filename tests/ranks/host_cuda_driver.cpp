@@ -165,7 +165,6 @@ device::Launch onHost(device::Launch l) {
     l.works[w].src = twin(l.works[w].src);
     l.works[w].dst = twin(l.works[w].dst);
   }
-  l.ranks = twin(l.ranks);
   for (int ch = 0; ch < l.nchannels && ch < device::kMaxChannels; ++ch) {
     if (l.algorithm == device::Algorithm::kTree) {
       device::TreeLinks& t = l.tree[ch];
@@ -178,6 +177,7 @@ device::Launch onHost(device::Launch l) {
     } else {
       twinFifo(l.ring[ch].fromPrev);
       twinFifo(l.ring[ch].toNext);
+      l.ring[ch].ranks = twin(l.ring[ch].ranks);
     }
   }
   return l;

@@ -106,9 +106,9 @@ std::string describe(DataType dtype, RedOp op, const Case& c) {
       << opName(op) << " ranks " << c.nranks << " channels " << c.nchannels << " count " << c.count
       << " root " << c.root << (c.inPlace ? " in place" : " out of place")
       << (c.aligned ? " aligned" : " unaligned") << " seed " << c.seed << " team " << c.teamSize;
-  if (!c.order.empty()) {
-    out << " ring";
-    for (const int rank : c.order) out << " " << rank;
+  for (size_t i = 0; i < c.orders.size(); ++i) {
+    out << (i == 0 ? " rings" : " |");
+    for (const int rank : c.orders[i]) out << " " << rank;
   }
   return out.str();
 }
@@ -125,7 +125,7 @@ void check(DataType dtype, RedOp op, const Case& c) {
   INFO(describe(dtype, op, c));
   DeviceRing ring(c.nranks, c.nchannels, kSlots, kSlotBytes);
   ring.setTeamSize(c.teamSize);
-  if (!c.order.empty()) ring.setOrder(c.order);
+  if (!c.orders.empty()) ring.setOrders(c.orders);
   CHECK(runCase(ring, dtype, op, c) == 0);
 }
 

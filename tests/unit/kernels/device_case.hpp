@@ -28,8 +28,9 @@ struct Case {
   int teamSize = 1;  // threads per rank and channel (a thread block's, on the GPU)
   Collective collective = Collective::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
-  int root = 0;                 // broadcast, reduce
-  std::vector<int> order = {};  // the ring's ranks in ring order; empty: rank order
+  int root = 0;  // broadcast, reduce
+  // The rings' ranks in ring order, channel c running orders[c % size]; none: rank order.
+  std::vector<std::vector<int>> orders = {};
 };
 
 std::string describe(DataType dtype, RedOp op, const Case& c);

@@ -93,6 +93,14 @@ bool turnedRankOrder(const std::vector<int>& order) {
   return true;
 }
 
+// A ring of `nranks` that is no turn of rank order.
+std::vector<int> shuffledRing(int nranks, std::mt19937_64& rng) {
+  std::vector<int> order(static_cast<size_t>(nranks));
+  std::iota(order.begin(), order.end(), 0);
+  while (turnedRankOrder(order)) std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
 TEST_CASE("device collectives: a ring not in rank order, as the runtime plans across hosts") {
   std::mt19937_64 rng(20261204);
   const Collective ringCollectives[] = {Collective::kAllReduce, Collective::kReduceScatter,
@@ -104,10 +112,30 @@ TEST_CASE("device collectives: a ring not in rank order, as the runtime plans ac
         Case c{protocol, nranks, 1 + nranks % 3, 613, nranks % 2 == 1, true, rng()};
         c.collective = collective;
         c.root = static_cast<int>(rng() % static_cast<uint64_t>(nranks));
-        c.order.resize(static_cast<size_t>(nranks));
-        std::iota(c.order.begin(), c.order.end(), 0);
-        while (turnedRankOrder(c.order)) std::shuffle(c.order.begin(), c.order.end(), rng);
+        c.orders = {shuffledRing(nranks, rng)};
         check(DataType::kInt32, RedOp::kSum, c);
+      }
+    }
+  }
+}
+
+// NCCL's channels each run a ring of their own, planned from the GPUs' links: a channel's share of
+// the data, its blocks and its root's place follow its own ring, whatever the others do.
+TEST_CASE("device collectives: channels on different rings") {
+  std::mt19937_64 rng(20261205);
+  const Collective ringCollectives[] = {Collective::kAllReduce, Collective::kReduceScatter,
+                                        Collective::kAllGather, Collective::kBroadcast,
+                                        Collective::kReduce};
+  for (const Collective collective : ringCollectives) {
+    for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+      for (int nranks = 3; nranks <= 8; nranks += 1 + nranks % 2) {
+        Case c{protocol, nranks, 4, 1021, nranks % 2 == 0, true, rng()};
+        c.collective = collective;
+        c.root = static_cast<int>(rng() % static_cast<uint64_t>(nranks));
+        // Three rings over four channels: channel 3 runs channel 0's again.
+        c.orders = {shuffledRing(nranks, rng), shuffledRing(nranks, rng),
+                    shuffledRing(nranks, rng)};
+        check(DataType::kFloat32, RedOp::kMax, c);
       }
     }
   }

@@ -36,15 +36,18 @@ class DeviceRing {
     }
   }
 
-  // The ring's ranks in ring order (a permutation of 0..nranks-1), as the runtime plans it; rank
-  // order until set.
-  void setOrder(std::vector<int> order) {
-    order_ = std::move(order);
-    positions_.assign(order_.size(), 0);
-    for (size_t p = 0; p < order_.size(); ++p) positions_[static_cast<size_t>(order_[p])] = int(p);
+  // The rings' ranks in ring order (each a permutation of 0..nranks-1), as the runtime plans them:
+  // channel c runs orders[c % orders.size()]. Rank order until set.
+  void setOrders(std::vector<std::vector<int>> orders) {
+    orders_ = std::move(orders);
+    positions_.clear();
+    for (const std::vector<int>& order : orders_) {
+      std::vector<int>& positions = positions_.emplace_back(order.size(), 0);
+      for (size_t p = 0; p < order.size(); ++p) positions[static_cast<size_t>(order[p])] = int(p);
+    }
   }
-  int positionOf(int rank) const {
-    return order_.empty() ? rank : positions_[static_cast<size_t>(rank)];
+  int positionOf(int channel, int rank) const {
+    return orders_.empty() ? rank : positions_[ringOf(channel)][static_cast<size_t>(rank)];
   }
 
   // The FIFO from ring position `from` to from + 1 on `channel`: the one the receiver reads.
@@ -136,18 +139,19 @@ class DeviceRing {
   }
 
   device::AbortSignal signal() { return {&abortFlag_, spinBudget_}; }
+  size_t ringOf(int channel) const { return static_cast<size_t>(channel) % orders_.size(); }
 
   template <typename T>
   // Rank r's part on channel c; root is a rank, as the C API's.
   device::RingArgs<T> ringArgs(int r, int c, const T* src, T* dst, size_t count, int root) {
-    const int p = positionOf(r);
+    const int p = positionOf(c, r);
     return {src,
             dst,
             count,
             nranks_,
             p,
-            positionOf(root),
-            order_.empty() ? nullptr : order_.data(),
+            positionOf(c, root),
+            orders_.empty() ? nullptr : orders_[ringOf(c)].data(),
             c,
             nchannels_,
             fifo(c, (p + nranks_ - 1) % nranks_),
@@ -218,9 +222,9 @@ class DeviceRing {
   uint32_t nslots_;
   uint32_t slotBytes_;
   std::vector<std::unique_ptr<FifoMemory>> fifos_;
-  std::map<int, int> split_;    // a split link's sender: the index of its first sending FIFO
-  std::vector<int> order_;      // [position]: the rank there; empty: rank order
-  std::vector<int> positions_;  // [rank]: its position
+  std::map<int, int> split_;  // a split link's sender: the index of its first sending FIFO
+  std::vector<std::vector<int>> orders_;     // [ring][position]: the rank there; none: rank order
+  std::vector<std::vector<int>> positions_;  // [ring][rank]: its position
   uint32_t abortFlag_ = 0;
   // Far more polls than any wait here needs, even on a loaded machine: a protocol bug fails its
   // test as kTimedOut instead of hanging it.

@@ -35,15 +35,14 @@ struct ValidArgs {
   RingCollectiveArgs ring() {
     RingCollectiveArgs a{};
     a.nworks = 1;
-    a.works[0] = {Collective::kAllReduce, data, data, 8, 0, 1};  // root position 0: see below
+    a.works[0] = {Collective::kAllReduce, data, data, 8, 0, 1};  // root rank 0: see below
     a.dtype = DataType::kFloat32;
     a.op = RedOp::kSum;
     a.protocol = Protocol::kSimple;
     a.nranks = 2;
-    a.position = 0;  // the root's: broadcast reads its src, reduce writes its dst
+    a.rank = 0;  // the root: broadcast reads its src, reduce writes its dst
     a.nchannels = 1;
-    a.fromPrev[0] = fifos.fifo(0);
-    a.toNext[0] = fifos.fifo(1);
+    a.ring[0] = {fifos.fifo(0), fifos.fifo(1), 0, nullptr};
     a.abortFlag = &abortFlag;
     a.spinBudget = device::kNoSpinBudget;
     a.status = status;
@@ -103,8 +102,10 @@ const std::vector<BadRing> kBadRing = {
     {"protocol", [](RingCollectiveArgs& a) { a.protocol = static_cast<Protocol>(2); },
      "protocol 2"},
     {"no ranks", [](RingCollectiveArgs& a) { a.nranks = 0; }, "ring of 0 ranks"},
-    {"position", [](RingCollectiveArgs& a) { a.position = 2; }, "position 2"},
-    {"negative position", [](RingCollectiveArgs& a) { a.position = -1; }, "position -1"},
+    {"rank", [](RingCollectiveArgs& a) { a.rank = 2; }, "rank 2 in a ring of 2"},
+    {"negative rank", [](RingCollectiveArgs& a) { a.rank = -1; }, "rank -1"},
+    {"position", [](RingCollectiveArgs& a) { a.ring[0].position = 2; }, "channel 0: position 2"},
+    {"negative position", [](RingCollectiveArgs& a) { a.ring[0].position = -1; }, "position -1"},
     {"no channels", [](RingCollectiveArgs& a) { a.nchannels = 0; }, "0 channels"},
     {"too many channels", [](RingCollectiveArgs& a) { a.nchannels = kMaxChannels + 1; },
      "17 channels"},
@@ -112,11 +113,11 @@ const std::vector<BadRing> kBadRing = {
     {"status", [](RingCollectiveArgs& a) { a.status = nullptr; }, "status"},
     {"no src", [](RingCollectiveArgs& a) { a.works[0].src = nullptr; }, "src is NULL"},
     {"count overflow", [](RingCollectiveArgs& a) { a.works[0].count = SIZE_MAX / 2; }, "overflows"},
-    {"no slots", [](RingCollectiveArgs& a) { a.toNext[0].nslots = 0; }, "to next has 0 slots"},
-    {"slot size", [](RingCollectiveArgs& a) { a.fromPrev[0].slotBytes = 40; }, "of 40 bytes"},
-    {"small slot", [](RingCollectiveArgs& a) { a.fromPrev[0].slotBytes = 16; }, "of 16 bytes"},
-    {"slot alignment", [](RingCollectiveArgs& a) { a.toNext[0].slots += 8; }, "aligned"},
-    {"head", [](RingCollectiveArgs& a) { a.toNext[0].head = nullptr; }, "lacks its head"},
+    {"no slots", [](RingCollectiveArgs& a) { a.ring[0].toNext.nslots = 0; }, "to next has 0 slots"},
+    {"slot size", [](RingCollectiveArgs& a) { a.ring[0].fromPrev.slotBytes = 40; }, "of 40 bytes"},
+    {"small slot", [](RingCollectiveArgs& a) { a.ring[0].fromPrev.slotBytes = 16; }, "of 16 bytes"},
+    {"slot alignment", [](RingCollectiveArgs& a) { a.ring[0].toNext.slots += 8; }, "aligned"},
+    {"head", [](RingCollectiveArgs& a) { a.ring[0].toNext.head = nullptr; }, "lacks its head"},
 };
 
 TEST_CASE("collective kernel launchers: arguments out of range are refused, named") {
