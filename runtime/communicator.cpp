@@ -10,6 +10,7 @@
 #include "base/log.hpp"
 #include "base/shm_leftovers.hpp"
 #include "runtime/collectives/algorithm.hpp"
+#include "runtime/gpu/channel_rings.hpp"
 #include "runtime/observe/dump_signal.hpp"
 #include "runtime/observe/flight_dump.hpp"
 #include "runtime/observe/trace.hpp"
@@ -181,12 +182,16 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
   if (!deviceRing_) {
     const Deadline deadline = Deadline::after(timeout());
     const gpu::KernelPlan& plan = kernelPlan(device);
-    gpu::RingMembers members{tag_,       rank_,  {cpuRing_.order}, {}, {},
-                             plan.facts, device, plan.channels,    {}};
+    gpu::RingMembers members{tag_, rank_, {}, {}, {}, plan.facts, device, plan.channels, {}};
     for (const PeerInfo& peer : peers_) {
       members.pids.push_back(static_cast<pid_t>(peer.pid));
       members.hosts.push_back(peer.hostId);
     }
+    gpu::ChannelRings rings = gpu::planChannelRings(plan.facts, members.hosts, cpuRing_.order,
+                                                    cpuRing_.given, gpuRings(plan, members.hosts));
+    if (!rings.why.empty() && rank_ == 0)
+      log::info("gpu: every device channel runs the CPU ring: {}", rings.why);
+    members.orders = std::move(rings.orders);
     const auto checkPeers = [this] {
       throwIfFailed();
       if (const auto trouble = peerWatch_->look(-1, true))
@@ -205,6 +210,24 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
     deviceRing_->setDrainWait(timeout());
   }
   return *deviceRing_;
+}
+
+std::vector<std::vector<std::string>> Communicator::gpuRings(
+    const gpu::KernelPlan& plan, const std::vector<std::string>& hosts) {
+  if (!gpu::ringsFromGpus(hosts, cpuRing_.given)) return {};
+  std::vector<std::string> busIds;
+  for (const gpu::GpuFacts& facts : plan.facts) busIds.push_back(facts.busId);
+  gpu::GpuRings mine;
+  try {
+    mine = hostGpuRings(busIds);
+  } catch (const Error& error) {  // the others still hear from this rank
+    log::warn("gpu: rank {}: no rings over the GPUs from the topology: {}", rank_, error.what());
+  }
+  const std::vector<std::string> records = bootstrap::allgather(
+      *job_.store, tag_ + "/gpu-rings", rank_, size(), gpu::encodeGpuRings(mine),
+      Deadline::after(timeout()), [this] { throwIfFailed(); });
+  const int first = cpuRing_.order[0];
+  return gpu::decodeGpuRings(records[static_cast<size_t>(first)], rank_, first);
 }
 
 const gpu::KernelPlan& Communicator::kernelPlan(int device) {

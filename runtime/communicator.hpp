@@ -124,6 +124,10 @@ class Communicator {
   // settled at the first call, collective over the ranks, which exchange their GPU's facts
   // through the store. Called by the thread that issues the operations.
   const gpu::KernelPlan& kernelPlan(int device);
+  // The rings over the ranks' GPUs that the first rank of the CPU ring's topology plans, collective
+  // where the channels follow the GPUs' rings (gpu::ringsFromGpus), none elsewhere.
+  std::vector<std::vector<std::string>> gpuRings(const gpu::KernelPlan& plan,
+                                                 const std::vector<std::string>& hosts);
   // The rank a receive from any source looks at first: the one after the rank the last one took
   // from, so that senders whose messages wait together are taken in turn. Operations run one at
   // a time, so only the running one uses it.

@@ -30,16 +30,18 @@ struct Loaded {
   std::optional<Error> error;
 };
 
-Loaded load() {
+// Ranks need their place and the CPU interconnect: the PCI tree (GPUs, NICs) only for a dump, or
+// for the device channels' rings.
+bool probesPciTree() {
+  return !config::getString("TUTTI_TOPO_DUMP_FILE").empty();
+}
+
+Loaded load(topology::ProbeScope scope) {
   Loaded loaded;
   const std::string file = config::getString("TUTTI_TOPO_FILE");
   try {
-    // Ranks need their place and the CPU interconnect: the PCI tree only for a dump.
-    const bool dump = !config::getString("TUTTI_TOPO_DUMP_FILE").empty();
-    loaded.topo = std::make_unique<Topology>(
-        !file.empty() ? topology::loadTopologyFile(file)
-                      : topology::probeHost(dump ? topology::ProbeScope::kFull
-                                                 : topology::ProbeScope::kCpus));
+    loaded.topo = std::make_unique<Topology>(!file.empty() ? topology::loadTopologyFile(file)
+                                                           : topology::probeHost(scope));
   } catch (const Error& error) {
     if (!file.empty()) {
       loaded.error = Error(error.code(), fmt::format("TUTTI_TOPO_FILE={}: {}", file, error.what()));
@@ -129,9 +131,38 @@ std::string formatRanks(const std::vector<int>& ranks) {
 }
 
 const Topology* hostTopology() {
-  static const Loaded loaded = load();
+  static const Loaded loaded =
+      load(probesPciTree() ? topology::ProbeScope::kFull : topology::ProbeScope::kCpus);
   if (loaded.error) throw *loaded.error;
   return loaded.topo.get();
+}
+
+std::vector<std::vector<std::string>> gpuRingsOf(const Topology& topo,
+                                                 const std::vector<std::string>& busIds) {
+  std::vector<std::vector<std::string>> rings;
+  topology::RingSearchOptions options;
+  for (const std::string& busId : busIds) {
+    const int node = topo.findBusId(0, busId);
+    const bool gpu = node >= 0 && topo.node(node).kind == NodeKind::kGpu;
+    if (gpu && std::find(options.gpus.begin(), options.gpus.end(), node) == options.gpus.end())
+      options.gpus.push_back(node);
+  }
+  if (options.gpus.empty()) return rings;
+  for (const topology::Channel& channel : topology::searchRings(topo, 0, options).channels) {
+    std::vector<std::string>& ring = rings.emplace_back();
+    for (const int gpu : channel.ring) ring.push_back(topo.node(gpu).busId);
+  }
+  return rings;
+}
+
+std::vector<std::vector<std::string>> hostGpuRings(const std::vector<std::string>& busIds) {
+  if (!config::getString("TUTTI_TOPO_FILE").empty() || probesPciTree()) {
+    const Topology* topo = hostTopology();
+    return topo ? gpuRingsOf(*topo, busIds) : std::vector<std::vector<std::string>>{};
+  }
+  static const Loaded withPciTree = load(topology::ProbeScope::kFull);
+  return withPciTree.topo ? gpuRingsOf(*withPciTree.topo, busIds)
+                          : std::vector<std::vector<std::string>>{};
 }
 
 void describePlace(PeerInfo& self) {

@@ -20,6 +20,15 @@ namespace tutti::runtime {
 // TUTTI_TOPO_FILE is an error naming the variable and the file; a probe that fails is not
 // (nullptr, with a warning).
 const topology::Topology* hostTopology();
+// The rings the topology plans (searchRings: NCCL's search) over those of host 0's GPUs that
+// `busIds` name (PCI bus ids, lower case; those it lacks are left out), each GPU by its bus id;
+// none where it has none of them.
+std::vector<std::vector<std::string>> gpuRingsOf(const topology::Topology& topo,
+                                                 const std::vector<std::string>& busIds);
+// gpuRingsOf this host: hostTopology() where it is a file or holds the PCI tree, else a probe of
+// the PCI tree once per process (the device channels' rings need it; a failed probe plans none,
+// with a warning).
+std::vector<std::vector<std::string>> hostGpuRings(const std::vector<std::string>& busIds);
 // Fills in where this process is pinned (its CPU affinity: the package, NUMA node and core that
 // all its allowed CPUs share, from the topology's hardware threads; -1 where they differ or the
 // topology does not say, as NCCL XML lists none) and its host's link figures. Every rank plans from

@@ -128,7 +128,7 @@ PathType farthestHop(const Topology& topo, const std::vector<int>& ring) {
 }  // namespace
 
 RingPlan searchRings(const Topology& topo, int host, const RingSearchOptions& options) {
-  std::vector<int> gpus = topo.nodesOf(NodeKind::kGpu, host);
+  std::vector<int> gpus = options.gpus.empty() ? topo.nodesOf(NodeKind::kGpu, host) : options.gpus;
   RingPlan plan;
   if (gpus.empty() || options.maxChannels < 1) return plan;
   if (gpus.size() == 1) {

@@ -165,6 +165,7 @@ struct RingPlan {
 };
 struct RingSearchOptions {
   int maxChannels = 16;
+  std::vector<int> gpus = {};  // the GPU node ids to ring (a communicator's); none: the host's
 };
 // Maximises the bottleneck bandwidth with a bandwidth-reservation search, closest path types
 // first (NVLink before PCIe). Empty plan for a host without GPUs.

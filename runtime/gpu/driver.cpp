@@ -77,6 +77,7 @@ Loaded load() {
   resolve(handle, "cuDeviceGetCount", d.deviceCount, missing);
   resolve(handle, "cuDeviceGet", d.device, missing);
   resolve(handle, "cuDeviceGetUuid_v2", d.deviceUuid, missing);
+  resolve(handle, "cuDeviceGetPCIBusId", d.pciBusId, missing);
   resolve(handle, "cuDevicePrimaryCtxRetain", d.retainPrimaryContext, missing);
   resolve(handle, "cuMemAlloc_v2", d.alloc, missing);
   resolve(handle, "cuMemFree_v2", d.free, missing);

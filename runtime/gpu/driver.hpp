@@ -38,6 +38,7 @@ struct Driver {
   decltype(&::cuDeviceGetCount) deviceCount;
   decltype(&::cuDeviceGet) device;
   decltype(&::cuDeviceGetUuid_v2) deviceUuid;
+  decltype(&::cuDeviceGetPCIBusId) pciBusId;
   decltype(&::cuDevicePrimaryCtxRetain) retainPrimaryContext;
   decltype(&::cuMemAlloc_v2) alloc;
   decltype(&::cuMemFree_v2) free;

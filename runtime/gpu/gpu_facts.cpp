@@ -1,4 +1,5 @@
 // gpuFacts (gpu_sharing.hpp) from the driver.
+#include <cctype>
 #include <cstring>
 
 #include "runtime/gpu/driver.hpp"
@@ -16,6 +17,11 @@ GpuFacts gpuFacts(int device) {
   check(d.deviceUuid(&uuid, handle), "cuDeviceGetUuid");
   static_assert(sizeof(uuid.bytes) == sizeof(facts.uuid));
   std::memcpy(facts.uuid.data(), uuid.bytes, sizeof(uuid.bytes));
+  char busId[32] = {};
+  check(d.pciBusId(busId, sizeof(busId) - 1, handle), "cuDeviceGetPCIBusId");
+  // The driver spells the hex digits in upper case, topologies (NCCL's XML, sysfs) in lower.
+  for (const char* c = busId; *c; ++c)
+    facts.busId += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
   int multiprocessors = 0;
   check(d.deviceAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle),
         "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");

@@ -13,12 +13,14 @@
 namespace tutti::runtime::gpu {
 namespace {
 
-constexpr uint32_t kFactsVersion = 3;
+constexpr uint32_t kFactsVersion = 4;
 // Far above any GPU (an H200 holds 132 x 8 blocks of 256 threads), low enough to be no overflow.
 constexpr int kMostResidentBlocks = 1 << 20;
 constexpr size_t kMostReasonBytes = 4096;
 // More GPUs than one machine holds.
 constexpr uint32_t kMostGpus = 1024;
+// Far above a bus id's 12 characters.
+constexpr size_t kMostBusIdBytes = 64;
 
 std::string rankList(const std::vector<int>& ranks) {
   return fmt::format("{}", fmt::join(ranks, ", "));
@@ -35,6 +37,7 @@ std::string encodeGpuFacts(const GpuFacts& facts) {
       .str(facts.unusable)
       .u32(static_cast<uint32_t>(facts.unreachable.size()));
   for (const auto& uuid : facts.unreachable) out.raw(std::as_bytes(std::span(uuid)));
+  out.str(facts.busId);
   return std::string(out.bytes());
 }
 
@@ -57,6 +60,7 @@ GpuFacts decodeGpuFacts(const std::string& bytes, int rank, int from) {
   if (unreachable > kMostGpus) in.fail("{} GPUs out of reach (at most {})", unreachable, kMostGpus);
   facts.unreachable.resize(unreachable);
   for (auto& uuid : facts.unreachable) in.rawInto(std::as_writable_bytes(std::span(uuid)));
+  facts.busId = in.str(kMostBusIdBytes);
   in.end();
   return facts;
 }

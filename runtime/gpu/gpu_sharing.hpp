@@ -23,6 +23,7 @@ struct GpuFacts {
   bool mps = false;        // contexts on it are MPS clients (CU_DEVICE_ATTRIBUTE_MPS_ENABLED)
   // The GPUs this process sees whose memory this one cannot reach (cuDeviceCanAccessPeer).
   std::vector<std::array<uint8_t, 16>> unreachable = {};
+  std::string busId = {};  // its PCI bus id, lower case ("0000:3b:00.0"), as topologies name it
   // Why this rank cannot tell (the driver refused a query): every rank then stages. "" if none.
   std::string unusable;
 };

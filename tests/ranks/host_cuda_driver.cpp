@@ -19,9 +19,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -30,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -260,6 +263,27 @@ bool peerAccess(int device, int peer) {
   return device == peer || environmentInt("HOST_CUDA_PEER_ACCESS", 1) != 0;
 }
 
+// The devices' PCI bus ids: HOST_CUDA_PCI_BUS_IDS (separated by spaces, at most 16), so that a test
+// can place them on the GPUs of a topology file; by default two, 0000:0d:00.0 and 0000:0e:00.0.
+// The driver spells the hex digits in upper case, as this one does.
+const std::vector<std::string>& busIds() {
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> given;
+    const char* text = std::getenv("HOST_CUDA_PCI_BUS_IDS");
+    std::istringstream words(text ? text : "");
+    for (std::string id; words >> id && given.size() < 16;) {
+      for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      given.push_back(id);
+    }
+    return given.empty() ? std::vector<std::string>{"0000:0D:00.0", "0000:0E:00.0"} : given;
+  }();
+  return ids;
+}
+
+bool isDevice(int ordinal) {
+  return ordinal >= 0 && ordinal < static_cast<int>(busIds().size());
+}
+
 }  // namespace
 
 extern "C" {
@@ -293,26 +317,32 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice
 // added to its last byte, so that "hosts" sharing this machine's boot id (network namespaces)
 // can have GPUs of their own.
 CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device) {
-  if (device < 0 || device >= 2) return CUDA_ERROR_INVALID_DEVICE;
+  if (!isDevice(device)) return CUDA_ERROR_INVALID_DEVICE;
   for (int i = 0; i < 16; ++i) uuid->bytes[i] = static_cast<char>(0x10 * device + i);
   uuid->bytes[15] = static_cast<char>(uuid->bytes[15] + environmentInt("HOST_CUDA_UUID_SALT", 0));
   return CUDA_SUCCESS;
 }
 
-// Two devices, so that tests can mix them.
+// Two devices by default, so that tests can mix them.
 CUresult cuDeviceGetCount(int* count) {
-  *count = 2;
+  *count = static_cast<int>(busIds().size());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetPCIBusId(char* text, int length, CUdevice device) {
+  if (!isDevice(device) || length < 1) return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(text, static_cast<size_t>(length), "%s", busIds()[size_t(device)].c_str());
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceCanAccessPeer(int* can, CUdevice device, CUdevice peer) {
-  if (device < 0 || device >= 2 || peer < 0 || peer >= 2) return CUDA_ERROR_INVALID_DEVICE;
+  if (!isDevice(device) || !isDevice(peer)) return CUDA_ERROR_INVALID_DEVICE;
   *can = peerAccess(device, peer) ? 1 : 0;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGet(CUdevice* device, int ordinal) {
-  if (ordinal < 0 || ordinal >= 2) return CUDA_ERROR_INVALID_DEVICE;
+  if (!isDevice(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
@@ -575,7 +605,7 @@ CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocatio
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t bytes,
                      const CUmemAllocationProp* prop, unsigned long long) {
-  if (bytes == 0 || bytes % kGranularity != 0 || prop->location.id < 0 || prop->location.id >= 2)
+  if (bytes == 0 || bytes % kGranularity != 0 || !isDevice(prop->location.id))
     return CUDA_ERROR_INVALID_VALUE;
   const std::string name = kPhysicalName + std::to_string(prop->location.id);
   const int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
@@ -638,7 +668,7 @@ CUresult cuMemSetAccess(CUdeviceptr address, size_t bytes, const CUmemAccessDesc
                         size_t count) {
   std::lock_guard lock(mutex);
   const Allocation* a = find(static_cast<uintptr_t>(address));
-  if (!a || !a->mapped || count == 0 || access->location.id < 0 || access->location.id >= 2 ||
+  if (!a || !a->mapped || count == 0 || !isDevice(access->location.id) ||
       static_cast<uintptr_t>(address) + bytes > reinterpret_cast<uintptr_t>(a->device) + a->bytes)
     return CUDA_ERROR_INVALID_VALUE;
   // Another GPU's memory is reachable only where the two have peer access.

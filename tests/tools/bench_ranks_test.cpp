@@ -308,6 +308,29 @@ TEST_CASE("--device cuda, a ring not in rank order (TUTTI_RING_ORDER): the kerne
   }
 }
 
+TEST_CASE("--device cuda on a DGX-1's GPUs: the channels run the topology's rings over them",
+          "[shared-gpu]") {
+  // Four processes on four stand-in GPUs placed at the bus ids of GPUs 0-3 of a real DGX-1's
+  // topology, whose NVLink mesh gives channels rings over different links. 2 MiB runs four
+  // channels: every value is checked, every root tried, over each channel's ring.
+  const std::vector<std::string> env = {
+      "TUTTI_DEBUG=INFO", std::string("TUTTI_TOPO_FILE=") + TUTTI_TOPO_FIXTURES + "/dgx1-v100.xml",
+      "HOST_CUDA_PCI_BUS_IDS=0000:06:00.0 0000:07:00.0 0000:0a:00.0 0000:0b:00.0"};
+  for (const std::string collective :
+       {"allreduce", "reducescatter", "allgather", "broadcast", "reduce"}) {
+    INFO(collective);
+    auto r = bench({collective, "--ranks", "4", "-b", "8", "-e", "2M", "-f", "64", "-n", "2", "-w",
+                    "1", "-r", "all", "--device", "cuda"},
+                   env);
+    checkedRows(r, collective == "broadcast" || collective == "reduce" ? 4 * 4u : 4u);
+    CHECK(r.err.find("rank 0 joined the device ring of 4 ranks on device 0 (") !=
+          std::string::npos);
+    CHECK(r.err.find("rank 3 joined the device ring of 4 ranks on device 3 (") !=
+          std::string::npos);
+    CHECK(r.err.find("; rings 0 3 2 1 | 0 3 1 2 | 0 1 2 3 | 0 2 1 3)") != std::string::npos);
+  }
+}
+
 TEST_CASE("--device cuda, GPUs without peer access: their links' FIFOs lie in pinned host memory",
           "[shared-gpu]") {
   // Four processes, ranks 0 and 2 on stand-in device 0, 1 and 3 on device 1, which cannot map each

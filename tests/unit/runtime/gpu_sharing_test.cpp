@@ -21,6 +21,8 @@ using tutti::tests::randomText;
 namespace {
 
 constexpr uint64_t kSeed = 20261202;
+// The facts record's version, as gpu_sharing.cpp writes it: the hand-made records below follow it.
+constexpr uint32_t kVersion = 4;
 
 GpuFacts gpu(uint8_t id, int residentBlocks, bool mps) {
   GpuFacts facts;
@@ -77,12 +79,14 @@ TEST_CASE("GPU facts: random records round trip", "[runtime][gpu-sharing]") {
     sent.unreachable.resize(rng() % 4);
     for (auto& uuid : sent.unreachable)
       for (uint8_t& byte : uuid) byte = static_cast<uint8_t>(rng());
+    sent.busId = randomText(rng, 12);
     const GpuFacts got = decodeGpuFacts(encodeGpuFacts(sent), 0, 1);
     CHECK(got.uuid == sent.uuid);
     CHECK(got.residentBlocks == sent.residentBlocks);
     CHECK(got.mps == sent.mps);
     CHECK(got.unusable == sent.unusable);
     CHECK(got.unreachable == sent.unreachable);
+    CHECK(got.busId == sent.busId);
   }
 }
 
@@ -98,19 +102,22 @@ TEST_CASE("GPU facts: what a peer sends wrong is refused naming it", "[runtime][
   CHECK_THAT(remoteError(version), Contains("version 9"));
   for (const int blocks : {-1, (1 << 20) + 1}) {
     ByteWriter out;
-    out.u32(3).zeros(16).i32(blocks).u8(0).str("").u32(0);
+    out.u32(kVersion).zeros(16).i32(blocks).u8(0).str("").u32(0);
     CHECK_THAT(remoteError(std::string(out.bytes())),
                Contains(std::to_string(blocks) + " resident blocks"));
   }
   ByteWriter flag;
-  flag.u32(3).zeros(16).i32(8).u8(2).str("").u32(0);
+  flag.u32(kVersion).zeros(16).i32(8).u8(2).str("").u32(0);
   CHECK_THAT(remoteError(std::string(flag.bytes())), Contains("MPS flag 2"));
   ByteWriter reason;
-  reason.u32(3).zeros(16).i32(8).u8(0).str(std::string(4097, 'x')).u32(0);
+  reason.u32(kVersion).zeros(16).i32(8).u8(0).str(std::string(4097, 'x')).u32(0);
   CHECK_THAT(remoteError(std::string(reason.bytes())), Contains("4097"));
   ByteWriter unreachable;
-  unreachable.u32(3).zeros(16).i32(8).u8(0).str("").u32(1025);
+  unreachable.u32(kVersion).zeros(16).i32(8).u8(0).str("").u32(1025);
   CHECK_THAT(remoteError(std::string(unreachable.bytes())), Contains("1025 GPUs out of reach"));
+  ByteWriter busId;
+  busId.u32(kVersion).zeros(16).i32(8).u8(0).str("").u32(0).str(std::string(65, '0'));
+  CHECK_THAT(remoteError(std::string(busId.bytes())), Contains("65"));
 }
 
 TEST_CASE("GPU facts: a GPU writes in place to itself and to those it has peer access to",
