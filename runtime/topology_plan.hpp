@@ -65,8 +65,8 @@ CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
                     const std::vector<int>& given = {});
 // At INFO, one line per channel: "ring 0: 0 1 3 2 via SHM 5 GB/s" (" (TUTTI_RING_ORDER)" when
 // given), each tree's parents by rank ("tree 1: parents 1 2 5 4 5 -", "-" at the root), then the
-// topology's GPU rings when it has GPUs (planned from its GPUs' links; the device ring runs the
-// CPU ring above: docs/gpu.md).
+// topology's GPU rings when it has GPUs (over all of them; the device channels run rings over the
+// GPUs in use: runtime/gpu/channel_rings.hpp).
 void logChannels(const CpuRing& ring);
 
 }  // namespace tutti::runtime
