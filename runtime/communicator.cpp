@@ -182,10 +182,14 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
   if (!deviceRing_) {
     const Deadline deadline = Deadline::after(timeout());
     const gpu::KernelPlan& plan = kernelPlan(device);
-    gpu::RingMembers members{tag_, rank_, {}, {}, {}, plan.facts, device, plan.channels, {}};
+    gpu::RingMembers members{tag_, rank_, {}, {}, {}, plan.facts, {}, device, plan.channels, {}};
     for (const PeerInfo& peer : peers_) {
       members.pids.push_back(static_cast<pid_t>(peer.pid));
       members.hosts.push_back(peer.hostId);
+    }
+    for (const std::vector<topology::TreeNode>& tree : cpuRing_.trees) {
+      std::vector<int>& parents = members.treeParents.emplace_back();
+      for (const topology::TreeNode& node : tree) parents.push_back(node.parent);
     }
     gpu::ChannelRings rings = gpu::planChannelRings(plan.facts, members.hosts, cpuRing_.order,
                                                     cpuRing_.given, gpuRings(plan, members.hosts));

@@ -1,8 +1,7 @@
 // kernels/device/tree.hpp: what one thread group (one channel) of a tree schedule is given: the
 // FIFOs to and from its parent and its (at most kMaxPeers) children, one connection per
-// direction, up (toward the root) and down. binaryTree is the shape the tests use and the
-// runtime's first tree: positions as a binary heap, 0 the root, i's children 2i+1 and 2i+2 (NCCL
-// builds a double binary tree across hosts; a second tree is a later step).
+// direction, up (toward the root) and down. Which tree is the host's affair (the runtime gives
+// each channel one of its double binary tree's, topology/double_tree.hpp).
 #pragma once
 
 #include <cstddef>
@@ -11,20 +10,6 @@
 #include "kernels/device/primitives.hpp"
 
 namespace tutti::kernels::device {
-
-struct TreeNode {
-  int parent;  // -1 at the root
-  int nchildren;
-  int children[kMaxPeers];
-};
-
-TUTTI_HOST_DEVICE inline TreeNode binaryTree(int position, int nranks) {
-  TreeNode node{position == 0 ? -1 : (position - 1) / 2, 0, {-1, -1}};
-  for (int c = 2 * position + 1; c <= 2 * position + 2 && c < nranks; ++c) {
-    node.children[node.nchildren++] = c;
-  }
-  return node;
-}
 
 // One node's connections on one channel. Every FIFO of a tree has the same slot size, so that
 // parent and children cut the same chunks.

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <thread>
 
@@ -99,6 +100,14 @@ struct FreeOnDevice {
 
 }  // namespace
 
+// A rank's place in one tree: its parent (-1 at the root), its children in rank order, and which
+// of its parent's children it is.
+struct TreePlace {
+  int parent = -1;
+  std::vector<int> children;
+  int childIndex = -1;
+};
+
 // One channel's ring as this rank takes part in it.
 struct ChannelRing {
   int position = 0;  // this rank's
@@ -126,12 +135,11 @@ struct DeviceRing::State {
   bool crossesHosts = false;  // some link of the ring does: Simple only
   std::unique_ptr<PinnedPool::Lease> proxyInbox, proxyOutbox;
   std::vector<std::unique_ptr<FifoProxy>> proxies;  // after the FIFOs they move: stopped first
-  // The binary tree over the ranks (kernels/device/tree.hpp), connected by its first all-reduce.
-  device::TreeNode node{};
-  int childIndex = -1;  // which of its parent's children this rank is
+  // The trees over the ranks (RingMembers::treeParents), connected by their first all-reduce:
+  // this rank's place in each, its inbox, and the inboxes of the ranks next to it in any.
+  std::vector<TreePlace> trees;
   std::optional<SharedDeviceMemory> treeInbox;
-  std::optional<SharedDeviceMemory> parentInbox;
-  std::vector<SharedDeviceMemory> childInboxes;
+  std::map<int, SharedDeviceMemory> neighbourInboxes;  // by rank
   std::unique_ptr<PinnedPool::Lease> control;         // [0] the abort flag, [1] the released ticket
   CUdeviceptr abortOnDevice = 0, ticketOnDevice = 0;  // the two words as the GPU sees them
   CUstream own = nullptr;
@@ -233,17 +241,18 @@ void enqueueTree(const DeviceRing::State& s, const Enqueued& e, CUstream stream)
   TreeAllReduceArgs a{};
   fillCommon(s, e, a);
   for (int ch = 0; ch < e.nchannels; ++ch) {
+    const TreePlace& t = s.trees[static_cast<size_t>(ch) % s.trees.size()];
     device::TreeLinks& l = a.links[ch];
-    l.hasParent = s.parentInbox.has_value();
-    l.nchildren = s.node.nchildren;
+    l.hasParent = t.parent >= 0;
+    l.nchildren = static_cast<int>(t.children.size());
     if (l.hasParent) {
-      l.toParent = treeFifo(*s.parentInbox, ch, s.childIndex, e.protocol);
+      l.toParent = treeFifo(s.neighbourInboxes.at(t.parent), ch, t.childIndex, e.protocol);
       l.fromParent = treeFifo(*s.treeInbox, ch, kFromParentLink, e.protocol);
     }
     for (int i = 0; i < l.nchildren; ++i) {
       l.fromChildren[i] = treeFifo(*s.treeInbox, ch, i, e.protocol);
-      l.toChildren[i] =
-          treeFifo(s.childInboxes[static_cast<size_t>(i)], ch, kFromParentLink, e.protocol);
+      l.toChildren[i] = treeFifo(s.neighbourInboxes.at(t.children[static_cast<size_t>(i)]), ch,
+                                 kFromParentLink, e.protocol);
     }
   }
   launchTreeAllReduce(a, stream);
@@ -350,13 +359,42 @@ Placement inboxPlacement(const RingMembers& m, int owner, const std::vector<int>
   return Placement::kDevice;
 }
 
-// The ranks next to `rank` in the binary tree over the ranks: its parent, then its children.
-std::vector<int> treeNeighbours(int rank, int n) {
-  const device::TreeNode node = device::binaryTree(rank, n);
-  std::vector<int> neighbours;
-  if (node.parent >= 0) neighbours.push_back(node.parent);
-  for (int i = 0; i < node.nchildren; ++i) neighbours.push_back(node.children[i]);
-  return neighbours;
+// `rank`'s place in the tree whose parents ([rank]) are `parents`; kInternal for a parent out of
+// range or more children than the kernels take (kMaxPeers).
+TreePlace treePlace(const std::vector<int>& parents, int rank) {
+  const int n = static_cast<int>(parents.size());
+  TreePlace place;
+  place.parent = parents[static_cast<size_t>(rank)];
+  if (place.parent < -1 || place.parent >= n)
+    raise(ErrorCode::kInternal, "device tree: rank {}'s parent {}", rank, place.parent);
+  for (int r = 0; r < n; ++r) {
+    if (parents[static_cast<size_t>(r)] == rank) place.children.push_back(r);
+    if (r == rank && place.parent >= 0) {
+      place.childIndex =
+          static_cast<int>(std::count(parents.begin(), parents.begin() + r, place.parent));
+    }
+  }
+  if (place.children.size() > size_t(device::kMaxPeers))
+    raise(ErrorCode::kInternal, "device tree: rank {} has {} children (at most {})", rank,
+          place.children.size(), device::kMaxPeers);
+  return place;
+}
+
+// The ranks next to `rank` in any of the trees: parents and children, each once, in rank order.
+std::vector<int> treeNeighbours(const std::vector<std::vector<int>>& trees, int rank) {
+  std::set<int> neighbours;
+  for (const std::vector<int>& parents : trees) {
+    const TreePlace place = treePlace(parents, rank);
+    if (place.parent >= 0) neighbours.insert(place.parent);
+    neighbours.insert(place.children.begin(), place.children.end());
+  }
+  return {neighbours.begin(), neighbours.end()};
+}
+
+// The label of a tree inbox's descriptor names its owner, the sender: a rank's neighbours differ
+// from tree to tree, and ranks that are threads of one process share a pid.
+uint64_t treeInboxLabel(int owner) {
+  return kTreeInboxLabel + ((static_cast<uint64_t>(owner) + 1) << 32);
 }
 
 // The `pairs` FIFO pairs of a link that crosses hosts, in pinned host memory laid out as an inbox
@@ -583,39 +621,40 @@ void DeviceRing::connectTree(const Deadline& deadline) {
   if (s.treeInbox) return;
   if (s.crossesHosts) raise(ErrorCode::kInternal, "device tree over ranks on several hosts");
   const RingMembers& m = s.members;
-  const int n = static_cast<int>(m.pids.size());
-  const device::TreeNode node = device::binaryTree(m.rank, n);
-  const int childIndex = node.parent >= 0 ? m.rank - (2 * node.parent + 1) : -1;
-  SharedDeviceMemory inbox = zeroedInbox(kTreeLinks * m.maxChannels, m, s.context,
-                                         inboxPlacement(m, m.rank, treeNeighbours(m.rank, n)));
-  // Each message's label says which of the receiver's links it is for: from a child (its index)
-  // or from the parent. Ranks that are threads of one process share a pid, so the label alone
-  // tells their messages apart.
+  const size_t n = m.pids.size();
+  if (m.treeParents.empty() ||
+      std::any_of(m.treeParents.begin(), m.treeParents.end(),
+                  [&](const std::vector<int>& parents) { return parents.size() != n; }))
+    raise(ErrorCode::kInternal, "device tree: {} trees for {} ranks", m.treeParents.size(), n);
+  std::vector<TreePlace> trees;
+  for (const std::vector<int>& parents : m.treeParents) trees.push_back(treePlace(parents, m.rank));
+  const auto neighboursOf = [&](int rank) { return treeNeighbours(m.treeParents, rank); };
+  const std::vector<int> neighbours = neighboursOf(m.rank);
+  SharedDeviceMemory inbox =
+      zeroedInbox(kTreeLinks * m.maxChannels, m, s.context, inboxPlacement(m, m.rank, neighbours));
+  // Every neighbour takes the whole inbox: which pair of it a channel's link uses follows from the
+  // channel's tree (treeFifo).
   const Fd exported = inbox.exportFd();
-  if (node.parent >= 0)
-    s.mailbox->send(node.parent, kTreeInboxLabel + static_cast<uint64_t>(childIndex),
-                    exported.get(), deadline);
-  for (int i = 0; i < node.nchildren; ++i)
-    s.mailbox->send(node.children[i], kTreeInboxLabel + kFromParentLink, exported.get(), deadline);
-  const auto importFrom = [&](int rank, uint64_t label) {
-    const Fd theirs = s.mailbox->receive(m.pids[static_cast<size_t>(rank)], label, deadline);
-    return SharedDeviceMemory::import(theirs, inboxBytes(kTreeLinks * m.maxChannels), m.device,
-                                      inboxPlacement(m, rank, treeNeighbours(rank, n)));
-  };
+  for (const int neighbour : neighbours)
+    s.mailbox->send(neighbour, treeInboxLabel(m.rank), exported.get(), deadline);
   // Kept only once every link is there: a connection that fails leaves no half of a tree.
-  std::optional<SharedDeviceMemory> parentInbox;
-  std::vector<SharedDeviceMemory> childInboxes;
-  if (node.parent >= 0) parentInbox = importFrom(node.parent, kTreeInboxLabel + kFromParentLink);
-  for (int i = 0; i < node.nchildren; ++i)
-    childInboxes.push_back(
-        importFrom(node.children[i], kTreeInboxLabel + static_cast<uint64_t>(i)));
-  s.node = node;
-  s.childIndex = childIndex;
-  s.parentInbox = std::move(parentInbox);
-  s.childInboxes = std::move(childInboxes);
+  std::map<int, SharedDeviceMemory> neighbourInboxes;
+  for (const int neighbour : neighbours) {
+    const Fd theirs = s.mailbox->receive(m.pids[static_cast<size_t>(neighbour)],
+                                         treeInboxLabel(neighbour), deadline);
+    neighbourInboxes.emplace(
+        neighbour,
+        SharedDeviceMemory::import(theirs, inboxBytes(kTreeLinks * m.maxChannels), m.device,
+                                   inboxPlacement(m, neighbour, neighboursOf(neighbour))));
+  }
+  s.trees = std::move(trees);
+  s.neighbourInboxes = std::move(neighbourInboxes);
   s.treeInbox = std::move(inbox);
-  log::info("gpu: rank {} joined the device tree of {} ranks (parent {}, {} children)", m.rank, n,
-            node.parent, node.nchildren);
+  std::vector<std::string> places;
+  for (const TreePlace& t : s.trees)
+    places.push_back(fmt::format("parent {}, children [{}]", t.parent, fmt::join(t.children, " ")));
+  log::info("gpu: rank {} joined the device trees of {} ranks ({})", m.rank, n,
+            fmt::join(places, "; "));
 }
 
 bool DeviceRing::treeConnected() const {

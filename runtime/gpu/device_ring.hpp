@@ -39,7 +39,7 @@ struct RingCall {
   kernels::DataType dtype;
   kernels::RedOp op;  // avg folds as sum: the caller divides
   int root;
-  bool tree = false;  // an all-reduce over the binary tree (connectTree first), not the ring
+  bool tree = false;  // an all-reduce over the members' trees (connectTree first), not the ring
 };
 
 // How the members of a ring that crosses hosts open their link proxies' sockets
@@ -70,6 +70,11 @@ struct RingMembers {
   // [rank]: its GPU's facts (KernelPlan::facts). A link inside a host whose writer's GPU cannot
   // reach the reader's memory (writesInPlace) has its FIFOs in pinned host memory instead.
   std::vector<GpuFacts> gpus;
+  // [tree][rank]: each rank's parent in the trees the device tree all-reduce runs (-1 at the
+  // root; at most kernels/device's kMaxPeers children each), channel c on tree c % size: the
+  // communicator's double binary tree (CpuRing::trees, NCCL's), whose two trees share the
+  // channels so that every rank is interior in about one.
+  std::vector<std::vector<int>> treeParents;
   int device;                 // this rank's GPU
   int maxChannels;            // the kernel plan's (gpu_sharing.hpp), alike on every rank
   ProxySockets proxySockets;  // used where the ring crosses hosts
@@ -105,9 +110,9 @@ class DeviceRing {
   DeviceRing(const DeviceRing&) = delete;
   DeviceRing& operator=(const DeviceRing&) = delete;
 
-  // Connects this rank to its parent and children in the binary tree over the ranks in rank order
-  // (kernels/device/tree.hpp), once: collective over the members, as the constructor; the tree's
-  // FIFOs (three pairs per channel) are allocated then, not before a tree all-reduce needs them.
+  // Connects this rank to its parents and children in the members' trees (treeParents), once:
+  // collective over the members, as the constructor; the tree's FIFOs (three pairs per channel)
+  // are allocated then, not before a tree all-reduce needs them.
   // Members on one host only (kInternal otherwise): the tree has no link proxies.
   void connectTree(const Deadline& deadline);
   bool treeConnected() const;

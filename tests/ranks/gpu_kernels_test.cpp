@@ -369,13 +369,17 @@ TEST_CASE("a group whose second launch fails abandons its first and fails the co
 TEST_CASE("TUTTI_ALGO=tree: all-reduce runs over the device tree, the rest over the ring",
           "[gpu][kernels]") {
   const ScopedEnv tree("TUTTI_ALGO", "tree");
-  // Five ranks: rank 0 with two children, rank 1 an inner node with two, rank 2 one leaf's parent.
+  // Five ranks on the communicator's double binary tree (NCCL's): channels alternate between its
+  // two trees, in which every rank but one (0, an odd count's exception) is interior in one at
+  // most.
   ThreadWorld world(5);
   REQUIRE(world.ok());
   const long before = driver().treeKernelsLaunched();
-  allReduceOnEveryRank(world);               // LL, one channel
+  allReduceOnEveryRank(world);  // LL, one channel
+  const long interiorTwice = driver().treeKernelsInteriorTwice();
   allReduceOnEveryRank(world, 300'000 + 7);  // Simple, three channels, an odd tail
   CHECK(driver().treeKernelsLaunched() - before == 10);
+  CHECK(driver().treeKernelsInteriorTwice() - interiorTwice == 1);  // one tree on all: 2
   // A broadcast is no all-reduce: the ring's.
   const long ringOnly = driver().treeKernelsLaunched();
   const auto broadcast = onEveryRank<int>(5, [&](int rank) {

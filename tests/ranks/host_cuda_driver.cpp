@@ -219,7 +219,10 @@ const std::map<std::string, HostKernel> kKernels = {TUTTI_REDUCING_KERNELS(
 
 int moduleToken;  // the one "module": any image loads as the table above
 std::atomic<long> kernelsLaunched{0};
-std::atomic<long> treeKernelsLaunched{0};   // of them, tree schedules
+std::atomic<long> treeKernelsLaunched{0};  // of them, tree schedules
+// Of those, launches whose first two channels both have children: the rank is interior in both
+// channels' trees.
+std::atomic<long> treeKernelsInteriorTwice{0};
 const HostKernel* failingKernel = nullptr;  // launches of it fail (hostCudaFailLaunchesOf)
 
 // One block: the kernel's first thread reports kRunning, then the channel's result, where the
@@ -715,6 +718,12 @@ long hostCudaTreeKernelsLaunched() {
   return treeKernelsLaunched.load();
 }
 
+// Test hook: of those, the launches in which this rank is interior on both of the first two
+// channels' trees.
+long hostCudaTreeKernelsInteriorTwice() {
+  return treeKernelsInteriorTwice.load();
+}
+
 // Test hook: launches of the kernel named `name` fail from now on, as a driver's can
 // (CUDA_ERROR_LAUNCH_FAILED); "" ends that.
 void hostCudaFailLaunchesOf(const char* name) {
@@ -760,7 +769,11 @@ CUresult cuLaunchKernel(CUfunction function, unsigned blocks, unsigned, unsigned
   const HostKernel kernel = *reinterpret_cast<HostKernel*>(function);
   kernelsLaunched.fetch_add(1);
   const device::Launch l = onHost(*static_cast<const device::Launch*>(params[0]));
-  if (l.algorithm == device::Algorithm::kTree) treeKernelsLaunched.fetch_add(1);
+  if (l.algorithm == device::Algorithm::kTree) {
+    treeKernelsLaunched.fetch_add(1);
+    if (l.nchannels >= 2 && l.tree[0].nchildren > 0 && l.tree[1].nchildren > 0)
+      treeKernelsInteriorTwice.fetch_add(1);
+  }
   stream->enqueue([kernel, l, blocks] {
     std::vector<std::thread> threads;
     for (unsigned b = 0; b < blocks; ++b)

@@ -46,6 +46,7 @@ struct Driver {
   void (*setDevice)(int) = get<void (*)(int)>("hostCudaSetDevice");
   long (*kernelsLaunched)() = get<long (*)()>("hostCudaKernelsLaunched");
   long (*treeKernelsLaunched)() = get<long (*)()>("hostCudaTreeKernelsLaunched");
+  long (*treeKernelsInteriorTwice)() = get<long (*)()>("hostCudaTreeKernelsInteriorTwice");
   // Launches of the kernel of this name fail from now on (CUDA_ERROR_LAUNCH_FAILED); "" none.
   void (*failLaunchesOf)(const char*) = get<void (*)(const char*)>("hostCudaFailLaunchesOf");
 };

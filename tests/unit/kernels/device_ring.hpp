@@ -1,5 +1,5 @@
 // "GPUs" made of CPU threads, for the device protocol's tests: every rank's FIFOs, a ring's and a
-// binary tree's (device::binaryTree), in plain host memory, one thread per rank per channel (or a
+// binary tree's (a heap: 0 the root), in plain host memory, one thread per rank per channel (or a
 // team of threads, a block's) standing in for a thread block, running the very schedules the
 // CUDA kernels run (kernels/device/).
 #pragma once
@@ -176,17 +176,16 @@ class DeviceRing {
   }
 
   device::TreeLinks treeLinks(int channel, int position) {
-    const device::TreeNode node = device::binaryTree(position, nranks_);
+    // A binary heap: 0 the root, i's children 2i+1 and 2i+2.
     device::TreeLinks links{};
-    links.hasParent = node.parent >= 0;
+    links.hasParent = position > 0;
     if (links.hasParent) {
       links.toParent = treeFifo(channel, position, true);
       links.fromParent = treeFifo(channel, position, false);
     }
-    links.nchildren = node.nchildren;
-    for (int i = 0; i < node.nchildren; ++i) {
-      links.fromChildren[i] = treeFifo(channel, node.children[i], true);
-      links.toChildren[i] = treeFifo(channel, node.children[i], false);
+    for (int child = 2 * position + 1; child <= 2 * position + 2 && child < nranks_; ++child) {
+      links.fromChildren[links.nchildren] = treeFifo(channel, child, true);
+      links.toChildren[links.nchildren++] = treeFifo(channel, child, false);
     }
     return links;
   }
