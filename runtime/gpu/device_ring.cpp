@@ -273,19 +273,14 @@ void* averaged(const RingCall& call, int rank) {
   }
 }
 
-bool reducingCall(const RingCall& call) {
-  return device::reducing(static_cast<Collective>(call.collective));
-}
-
-kernels::RedOp kernelOp(kernels::RedOp op) {
-  return op == kernels::RedOp::kAvg ? kernels::RedOp::kSum : op;
-}
-
-// Whether two calls run the same kernel over the same links: one launch can hold both.
-bool sameKernel(const RingCall& a, const RingCall& b) {
-  if (a.tree != b.tree || reducingCall(a) != reducingCall(b)) return false;
-  // The copying kernel moves bytes: any dtype goes.
-  return !reducingCall(a) || (a.dtype == b.dtype && kernelOp(a.op) == kernelOp(b.op));
+// Whether two calls run the same kernel (with its protocol: kernel_launch's name for it) over the
+// same links: one launch can hold both.
+bool sameKernel(const DeviceRing::State& s, const RingCall& a, const RingCall& b) {
+  const auto kernelOf = [&](const RingCall& call) {
+    return kernelName(static_cast<Collective>(call.collective), call.dtype, call.op,
+                      protocolFor(s, call));
+  };
+  return a.tree == b.tree && kernelOf(a) == kernelOf(b);
 }
 
 using Span = std::pair<uintptr_t, uintptr_t>;  // [first, second) of the address space
@@ -313,9 +308,7 @@ bool overlap(Span a, Span b) {
 bool DeviceRing::fusable(std::span<const RingCall> batch, const RingCall& next) const {
   if (batch.empty()) return true;
   const int n = static_cast<int>(state_->members.pids.size());
-  if (batch.size() >= size_t(kMaxWorks) || !sameKernel(batch[0], next) ||
-      protocolFor(*state_, batch[0]) != protocolFor(*state_, next))
-    return false;
+  if (batch.size() >= size_t(kMaxWorks) || !sameKernel(*state_, batch[0], next)) return false;
   for (const RingCall& call : batch)
     for (const Span& mine : buffersOf(next, n))
       for (const Span& theirs : buffersOf(call, n))
@@ -670,7 +663,7 @@ std::shared_ptr<const KernelRun> DeviceRing::launch(std::span<const RingCall> ca
   int nchannels = 1;
   size_t moved = 0;
   for (const RingCall& call : calls) {
-    if (!sameKernel(calls[0], call) || protocolFor(s, call) != protocol)
+    if (!sameKernel(s, calls[0], call))
       raise(ErrorCode::kInternal, "device ring: collectives of different kernels in one launch");
     nchannels = std::max(nchannels, channelsFor(s, call));
     moved += call.count;
