@@ -92,12 +92,14 @@ inline bool reducing(Collective c) {
 template <typename T>
 TUTTI_HOST_DEVICE RingArgs<T> ringOf(const Launch& l, const Work& w, int channel) {
   const RingLinks& ring = l.ring[channel];
+  // Only the chains from and to a root look for it in the ring's table.
+  const bool rooted = w.collective == Collective::kBroadcast || w.collective == Collective::kReduce;
   return {static_cast<const T*>(w.src),
           static_cast<T*>(w.dst),
           w.count,
           l.nranks,
           ring.position,
-          positionOf(ring.ranks, w.root, l.nranks),
+          rooted ? positionOf(ring.ranks, w.root, l.nranks) : 0,
           ring.ranks,
           channel,
           w.nchannels,

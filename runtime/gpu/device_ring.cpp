@@ -360,13 +360,12 @@ TreePlace treePlace(const std::vector<int>& parents, int rank) {
   place.parent = parents[static_cast<size_t>(rank)];
   if (place.parent < -1 || place.parent >= n)
     raise(ErrorCode::kInternal, "device tree: rank {}'s parent {}", rank, place.parent);
-  for (int r = 0; r < n; ++r) {
+  for (int r = 0; r < n; ++r)
     if (parents[static_cast<size_t>(r)] == rank) place.children.push_back(r);
-    if (r == rank && place.parent >= 0) {
-      place.childIndex =
-          static_cast<int>(std::count(parents.begin(), parents.begin() + r, place.parent));
-    }
-  }
+  // Its parent's children are in rank order too: those before it share its parent.
+  if (place.parent >= 0)
+    place.childIndex =
+        static_cast<int>(std::count(parents.begin(), parents.begin() + rank, place.parent));
   if (place.children.size() > size_t(device::kMaxPeers))
     raise(ErrorCode::kInternal, "device tree: rank {} has {} children (at most {})", rank,
           place.children.size(), device::kMaxPeers);
@@ -515,18 +514,21 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   s.context = primaryContext(members.device);
   s.rankTable = rankTableOn(members.device, members.orders);
   const auto hostOf = [&](int rank) { return members.hosts[static_cast<size_t>(rank)]; };
-  for (int ch = 0; ch < members.maxChannels; ++ch) {
-    const size_t ring = static_cast<size_t>(ch) % members.orders.size();
+  // This rank in each ring, once; channel c runs ring c % the count.
+  std::vector<ChannelRing> rings;
+  for (size_t ring = 0; ring < members.orders.size(); ++ring) {
     const std::vector<int>& order = members.orders[ring];
-    ChannelRing& c = s.channels.emplace_back();
-    c.position = positionsIn(order, n)[static_cast<size_t>(members.rank)];
-    c.prev = order[static_cast<size_t>((c.position + n - 1) % n)];
-    c.next = order[static_cast<size_t>((c.position + 1) % n)];
-    if (s.rankTable) c.ranks = static_cast<const int*>(s.rankTable.get()) + ring * size_t(n);
+    ChannelRing& r = rings.emplace_back();
+    r.position = positionsIn(order, n)[static_cast<size_t>(members.rank)];
+    r.prev = order[static_cast<size_t>((r.position + n - 1) % n)];
+    r.next = order[static_cast<size_t>((r.position + 1) % n)];
+    if (s.rankTable) r.ranks = static_cast<const int*>(s.rankTable.get()) + ring * size_t(n);
     for (int p = 0; p < n; ++p)
       s.crossesHosts =
           s.crossesHosts || hostOf(order[size_t(p)]) != hostOf(order[size_t((p + 1) % n)]);
   }
+  for (int ch = 0; ch < members.maxChannels; ++ch)
+    s.channels.push_back(rings[static_cast<size_t>(ch) % rings.size()]);
   // The link proxies carry one ring's links.
   if (s.crossesHosts && members.orders.size() > 1)
     raise(ErrorCode::kInternal, "device ring across hosts with {} rings: one only",
