@@ -252,6 +252,7 @@ tuttiResult_t tutti_comm_grow(tuttiComm_t comm, int new_size, const tuttiUniqueI
     std::unique_ptr<rt::Communicator> child;
     if (comm) {
       rt::Communicator& c = commOf(comm);
+      c.checkGrowSize(new_size);
       c.engine().run([&] { child = c.grow(new_size); });
     } else {
       if (!id)

@@ -150,8 +150,12 @@ class Communicator {
   bootstrap::UniqueId growId();
   // The enlarged communicator of newSize ranks (tutti_comm_grow): this one's ranks keep their
   // numbers, newcomers (initGrowing) take the others. Collective over the members and the
-  // newcomers. This communicator stays as it was.
+  // newcomers. This communicator stays as it was. newSize passed checkGrowSize.
   std::unique_ptr<Communicator> grow(int newSize);
+  // Refuses a grow to newSize that would not add a rank (kInvalidArgument). Checked before the
+  // grow runs on the engine, where an error fails the communicator: a refused argument must
+  // leave it working.
+  void checkGrowSize(int newSize) const;
   // What members and newcomers share in a grow: every rank's record, with the size it expects,
   // allgathered under the round's prefix; then the communicator of them all, tagged
   // `tag`.g`round`.

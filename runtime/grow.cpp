@@ -16,13 +16,16 @@ bootstrap::UniqueId Communicator::growId() {
   return id;
 }
 
-std::unique_ptr<Communicator> Communicator::grow(int newSize) {
-  failure_.throwIfRetired();
-  throwIfFailed();
+void Communicator::checkGrowSize(int newSize) const {
   if (newSize <= size())
     raise(ErrorCode::kInvalidArgument,
           "rank {}: new_size {} is not larger than the communicator's {} ranks", rank_, newSize,
           size());
+}
+
+std::unique_ptr<Communicator> Communicator::grow(int newSize) {
+  failure_.throwIfRetired();
+  throwIfFailed();
   return grown(job_, tag_, grows_++, rank_, newSize, peers_[static_cast<size_t>(rank_)],
                childSettings());
 }

@@ -121,6 +121,13 @@ TEST_CASE("grow refuses what cannot be grown, naming why", "[grow][bad-input]") 
   CHECK_THAT(tutti_get_last_error(), Contains("rank 3 is out of range [0, 3)"));
   CHECK(tutti_comm_grow_id(world.comm(0), nullptr) == tuttiInvalidArgument);
   CHECK(grown == nullptr);
+  // Refusals change nothing: the members still all-reduce.
+  const auto after =
+      onEveryRank<Joined>(2, [&](int rank) { return allReduceOn(world.comm(rank)); });
+  for (const Joined& member : after) {
+    INFO(member.error);
+    CHECK(member.sum == sumOfRanks(2));
+  }
 }
 
 TEST_CASE("members and a newcomer that disagree on the size fail, naming both values",
