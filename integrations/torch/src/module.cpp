@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "integrations/torch/src/elastic.hpp"
 #include "integrations/torch/src/process_group_tutti.hpp"
 #include "integrations/torch/src/reducer_binding.hpp"
 #include "integrations/torch/src/registered_allocator.hpp"
@@ -18,15 +19,16 @@ namespace py = pybind11;
 PYBIND11_MODULE(_C, module) {
   // The base class must be registered with pybind11 before a subclass names it.
   py::module::import("torch.distributed");
-  py::class_<tutti_torch::ProcessGroupTutti, tutti_torch::GroupBase,
-             c10::intrusive_ptr<tutti_torch::ProcessGroupTutti>>(module, "ProcessGroupTutti")
-      .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                       std::optional<std::chrono::milliseconds> timeout) {
-             return c10::make_intrusive<tutti_torch::ProcessGroupTutti>(store, rank, size, timeout);
-           }),
-           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = py::none(),
-           // The rendezvous waits for the other processes; let this one's threads run.
-           py::call_guard<py::gil_scoped_release>());
+  tutti_torch::GroupClass group(module, "ProcessGroupTutti");
+  group.def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                        std::optional<std::chrono::milliseconds> timeout) {
+              return c10::make_intrusive<tutti_torch::ProcessGroupTutti>(store, rank, size,
+                                                                         timeout);
+            }),
+            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout") = py::none(),
+            // The rendezvous waits for the other processes; let this one's threads run.
+            py::call_guard<py::gil_scoped_release>());
+  tutti_torch::bindElastic(group);
   tutti_torch::bindReducer(module);
   // tutti_torch.registered_zeros shapes this flat byte tensor; freeing the tensor frees the
   // memory (tutti_mem_free).

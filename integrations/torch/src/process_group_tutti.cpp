@@ -25,6 +25,27 @@ ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& stor
   init();
 }
 
+namespace {
+
+int rankOf(tuttiComm_t comm) {
+  int rank = -1;
+  TORCH_CHECK(tutti_comm_rank(comm, &rank) == tuttiSuccess, "tutti: ", tutti_get_last_error());
+  return rank;
+}
+
+int sizeOf(tuttiComm_t comm) {
+  int size = 0;
+  TORCH_CHECK(tutti_comm_size(comm, &size) == tuttiSuccess, "tutti: ", tutti_get_last_error());
+  return size;
+}
+
+}  // namespace
+
+ProcessGroupTutti::ProcessGroupTutti(tuttiComm_t adopted)
+    : GroupBase(rankOf(adopted), sizeOf(adopted)), comm_(adopted) {
+  init();
+}
+
 // Python drops the last reference holding the GIL, while the completion thread may be dropping
 // the last reference to a work's tensors, which takes the GIL to free their Python objects:
 // waiting for that thread with the GIL held would deadlock.

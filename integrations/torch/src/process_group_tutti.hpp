@@ -46,6 +46,9 @@ class ProcessGroupTutti : public GroupBase {
   // becomes the communicator's stall timeout (tutti_comm_set_timeout); none keeps TUTTI_TIMEOUT.
   ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // A group over a communicator already made (a shrunk or grown one: elastic.cpp); the group
+  // owns it from here, its rank and size are the communicator's.
+  explicit ProcessGroupTutti(tuttiComm_t adopted);
   ~ProcessGroupTutti() override;
 
   const std::string getBackendName() const override;
