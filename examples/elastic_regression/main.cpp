@@ -13,7 +13,8 @@
 // replacement joins with the token and receives that broadcast.
 //
 // Output: "rank R pid P step S" every 10 steps, one line per recovery, and at the end
-// "final rank R step S weight ... bias ..." in hexadecimal floating point (%a), exact.
+// "final rank R step S parameters W1 ... W8 B" (weights, then bias) in hexadecimal floating point
+// (%a), exact.
 #include <unistd.h>
 
 #include <cinttypes>
@@ -137,9 +138,9 @@ void averagedGradient(tutti::Comm& comm, tutti::bucketing::Reducer& reducer, con
 }
 
 void printFinal(const tutti::Comm& comm, const Model& model, int64_t step) {
-  std::printf("final rank %d step %" PRId64 " weight", comm.rank(), step);
+  std::printf("final rank %d step %" PRId64 " parameters", comm.rank(), step);
   for (double w : model.weight) std::printf(" %a", w);
-  std::printf(" bias %a\n", model.bias[0]);
+  std::printf(" %a\n", model.bias[0]);
 }
 
 int train(const Options& options) {

@@ -1,28 +1,38 @@
 #!/usr/bin/env python3
-"""tuttirun --elastic with real processes: 4 ranks of examples/elastic_regression (seeded linear
-regression, gradients averaged by the bucketing layer), one SIGKILLed at step 20 or later. Scenarios:
+"""tuttirun --elastic with real processes: 4 ranks of a data-parallel example, one SIGKILLed at
+step 20 or later. The example is examples/elastic_regression (seeded linear regression, gradients
+averaged by the bucketing layer) or examples/elastic_ddp.py (a network trained by PyTorch's DDP
+over tutti_torch.elastic's group). Scenarios:
 
   replace    --elastic 1: the 3 survivors shrink, tuttirun starts a replacement, they grow back
-             to 4 and it gets the model by broadcast; the job must exit 0, tuttirun must name
-             the dead rank and say no replacement is left, and all 4 ranks must end at the last
-             step with the same parameters (bitwise), within tolerance of an uninterrupted run's
+             to 4 and it gets the model (and optimizer state) by broadcast; the job must exit 0,
+             tuttirun must name the dead rank and say no replacement is left, and all 4 ranks
+             must end at the last step with the same parameters (bitwise), within tolerance of
+             an uninterrupted run's
   spent      --elastic 1, and the replacement is killed too once it joined: tuttirun must stop
              the job with the replacement's status (137), saying --elastic 1 is spent
   no-elastic --elastic 0 (as before the flag): the job fails with 137 naming the dead rank, and no
              replacement is started
-  shrunk     no --elastic, a long --grace: the survivors shrink and finish on 3 ranks (the
-             Reducer averaging over 3); their parameters must agree with each other bitwise and
-             with the uninterrupted run's within tolerance, and the job still exits 137
+  shrunk     no --elastic, a long --grace: the survivors shrink and finish on 3 ranks (averaging
+             over 3); their parameters must agree with each other bitwise and with the
+             uninterrupted run's within tolerance, and the job still exits 137
+  resume     (elastic_ddp.py) a job stopped after step 30 with rank 0's checkpoint, then started
+             again: it resumes from the checkpoint and ends as an uninterrupted run
   bad-flag   --elastic -1, x, 1.5: usage error 2 naming the value
 
+The uninterrupted run: elastic_regression on 4 ranks; elastic_ddp.py --reference, one process
+without distribution taking each step's whole batch. elastic_ddp.py's rank 0 also prints each
+step's loss: every step's must appear once and agree with the uninterrupted run's.
+
 Tolerance: the parameters are float64, each step's gradient the sum over the world of the same
-64 per-sample terms; a different world size only changes the order of that sum (and a *W/W
-scaling), so each step's gradient differs by a few ulps (< 64 * 2^-53 relative to the sum of the
-terms' magnitudes); gradient descent with this small a rate on a least-squares loss does not
-amplify a perturbation, so after 60 steps the difference is below 60 such errors, < 1e-12 at the
-parameters' scale (~1). 1e-9 leaves a margin and is still far below what a skipped or repeated
-step, or gradients averaged over the wrong world size, changes (>= 1e-3 here: the run is 60 steps
-from convergence, not at the optimum, where any trajectory would agree).
+per-sample terms (64 a step for the regression, 48 for the network); a different world size only
+changes the order of that sum (and a *W/W scaling), so each step's gradient differs by a few ulps
+(< 64 * 2^-53 relative to the sum of the terms' magnitudes); gradient descent with this small a
+rate on these smooth losses does not amplify a perturbation much, so after 60 steps the
+difference is far below 1e-12 at the parameters' scale (~1; measured: <= 1e-15 for both). 1e-9
+leaves a margin and is still far below what a skipped or repeated step, lost momentum, or
+gradients averaged over the wrong world size change (>= 1e-3 here: the runs are 60 steps from
+convergence, not at the optimum, where any trajectory would agree).
 
   elastic_run.py TUTTIRUN EXAMPLE SCENARIO [--seed S]   (FAULT_SEED overrides the seed)
 """
@@ -94,11 +104,32 @@ def finals(lines):
     """{rank: (step, [parameters])} from the "final" lines."""
     result = {}
     for line in lines:
-        match = re.match(r"final rank (\d+) step (\d+) weight (.*) bias (\S+)$", line)
+        match = re.match(r"final rank (\d+) step (\d+) parameters (.*)$", line)
         if match:
-            values = [float.fromhex(v) for v in match[3].split()] + [float.fromhex(match[4])]
-            result[int(match[1])] = (int(match[2]), values)
+            result[int(match[1])] = (int(match[2]), [float.fromhex(v) for v in match[3].split()])
     return result
+
+
+def losses(lines):
+    """[(step, loss)] from the "loss step" lines, in order."""
+    found = (re.match(r"loss step (\d+) (\S+)$", line) for line in lines)
+    return [(int(m[1]), float.fromhex(m[2])) for m in found if m]
+
+
+def relative_difference(a, b):
+    return abs(a - b) / max(1.0, abs(b))
+
+
+def compare_losses(got, reference):
+    """Problems with a run's loss curve against the uninterrupted one's: every step's loss once,
+    within tolerance."""
+    steps = [step for step, _ in got]
+    if sorted(steps) != list(range(STEPS)):
+        return [f"losses for steps {steps}, expected each of 0..{STEPS - 1} once"]
+    expected = dict(reference)
+    worst = max(relative_difference(loss, expected[step]) for step, loss in got)
+    print(f"largest loss difference from the uninterrupted run: {worst:.3g}")
+    return [] if worst <= TOLERANCE else [f"the loss curve differs by {worst:.3g} > {TOLERANCE}"]
 
 
 def compare(got, reference, ranks):
@@ -114,7 +145,7 @@ def compare(got, reference, ranks):
         if values != first[1]:
             problems.append(f"rank {r}'s parameters differ from rank {ranks[0]}'s: {values} vs "
                             f"{first[1]}")
-    worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(first[1], reference))
+    worst = max(relative_difference(a, b) for a, b in zip(first[1], reference))
     print(f"largest difference from the uninterrupted run: {worst:.3g} "
           f"({'bitwise equal' if first[1] == reference else 'not bitwise'})")
     if worst > TOLERANCE:
@@ -123,9 +154,29 @@ def compare(got, reference, ranks):
     return problems
 
 
-def run(tuttirun, example, options, env, step_ms):
-    return Launch([tuttirun] + options + ["-n", str(NRANKS), example, "--steps", str(STEPS),
-                                          "--step-ms", str(step_ms)], env)
+def program(example):
+    """The command that runs the example: a Python one under this driver's interpreter (the
+    one with torch)."""
+    return [sys.executable, example] if example.endswith(".py") else [example]
+
+
+def run(tuttirun, example, options, env, step_ms, steps=STEPS, extra=()):
+    return Launch([tuttirun] + options + ["-n", str(NRANKS)] + program(example) +
+                  ["--steps", str(steps), "--step-ms", str(step_ms), *extra], env)
+
+
+def uninterrupted(tuttirun, example, env):
+    """The lines of the run to reproduce, or None (its output printed) when it failed."""
+    if example.endswith(".py"):
+        launch = Launch(program(example) + ["--reference", "--steps", str(STEPS)], env)
+        ranks = 1
+    else:
+        launch = run(tuttirun, example, [], env, 0)
+        ranks = NRANKS
+    if launch.finish() != 0 or len(finals(launch.lines)) != ranks:
+        print(f"the uninterrupted run failed:\n{launch.output()}")
+        return None
+    return launch.lines
 
 
 def kill_at_step(launch, victim, step=20):
@@ -149,10 +200,12 @@ def scenario(name, tuttirun, example, rng, env):
                 problems.append(f"--elastic {value}: exit {code}, output {launch.output()!r}")
         return problems
 
-    reference = run(tuttirun, example, [], env, 0)
-    if reference.finish() != 0 or len(finals(reference.lines)) != NRANKS:
-        return [f"the uninterrupted run failed:\n{reference.output()}"]
-    expected = finals(reference.lines)[0][1]
+    reference = uninterrupted(tuttirun, example, env)
+    if reference is None:
+        return ["the uninterrupted run failed"]
+    expected = finals(reference)[0][1]
+    if name == "resume":
+        return resumed(tuttirun, example, env, reference)
 
     victim = rng.randrange(1, NRANKS)  # rank 0 hosts the store the survivors agree over
     print(f"victim: rank {victim}")
@@ -181,7 +234,7 @@ def scenario(name, tuttirun, example, rng, env):
     if name == "replace":
         expect(code == 0, f"exit {code}, expected 0")
         expect(f"{died}; started replacement 1 (pid" in out and
-               f"to join the survivors as rank 3 of 4; 0 replacements left" in out,
+               "to join the survivors as rank 3 of 4; 0 replacements left" in out,
                "tuttirun did not say it replaced the dead rank")
         expect(re.search(r"^rank 3 pid \d+ joined at step (2\d|3\d)$", out, re.M),
                "the replacement did not join at the step of the death")
@@ -200,8 +253,31 @@ def scenario(name, tuttirun, example, rng, env):
     elif name == "shrunk":
         expect(code == 128 + signal.SIGKILL, f"exit {code}, expected 137 (the dead rank's)")
         problems += compare(finals(launch.lines), expected, list(range(NRANKS - 1)))
+    if name in ("replace", "shrunk") and example.endswith(".py"):
+        problems += compare_losses(losses(launch.lines), losses(reference))
     if problems:
         problems.append(f"output:\n{out}")
+    return problems
+
+
+def resumed(tuttirun, example, env, reference):
+    """Problems with a job stopped after step 30 and started again from rank 0's checkpoint."""
+    checkpoint = os.path.join(env["TMPDIR"], "checkpoint.pt")
+    extra = ["--checkpoint", checkpoint, "--checkpoint-every", "10"]
+    first = run(tuttirun, example, [], env, 0, steps=STEPS // 2, extra=extra)
+    first_code = first.finish()
+    second = run(tuttirun, example, [], env, 0, extra=extra)
+    code = second.finish()
+    problems = []
+    if first_code != 0 or code != 0:
+        problems.append(f"exit {first_code}, then {code}; expected 0 twice")
+    if not any(f"resumes from {checkpoint} at step {STEPS // 2}" in line for line in second.lines):
+        problems.append(f"the second run did not resume from the checkpoint at step {STEPS // 2}")
+    problems += compare(finals(second.lines), finals(reference)[0][1], list(range(NRANKS)))
+    problems += compare_losses(losses(first.lines + second.lines), losses(reference))
+    os.remove(checkpoint)
+    if problems:
+        problems.append(f"output:\n{first.output()}\n---\n{second.output()}")
     return problems
 
 
