@@ -4,6 +4,7 @@ shrink and compute, the excluded process comes back as a newcomer through a grow
 grown group computes; every refused argument named. Then, in this process, save_state/load_state
 against random states and a file that would run code. Deaths (SIGKILL) and tuttirun --elastic
 are the faults driver's, with examples/elastic_ddp.py (the suite's elastic tests)."""
+import hashlib
 import io
 import math
 import os
@@ -66,6 +67,17 @@ def refusals(group) -> None:
         expect_error(words, call, ValueError)
 
 
+def forged(token: bytes) -> bytes:
+    """token with another secret: what a stranger who found the rendezvous and the join key, but
+    not the job's secret, could make (a valid id: its checksum redone; layout in
+    runtime/bootstrap/unique_id.cpp)."""
+    secret_at, secret_bytes, checksum_at = 12, 16, 120
+    body = bytearray(token[:checksum_at])
+    body[secret_at:secret_at + secret_bytes] = bytes(random.Random(7).randrange(256)
+                                                     for _ in range(secret_bytes))
+    return bytes(body) + hashlib.blake2b(bytes(body), digest_size=16).digest()[:8]
+
+
 def worker(args: List[str]) -> None:
     from tutti_torch import ProcessGroupTutti
     from tutti_torch.elastic import ElasticGroup, await_grow_token, write_grow_token
@@ -78,7 +90,9 @@ def worker(args: List[str]) -> None:
     refusals(world_group)
     check_sum(world_group, [0, 1, 2])
     if rank == 2:  # excluded by the others; comes back as a newcomer
-        grown = ProcessGroupTutti.join(await_grow_token(token_path), 2, 3)
+        token = await_grow_token(token_path)
+        expect_error("cannot join the store", lambda: ProcessGroupTutti.join(forged(token), 2, 3))
+        grown = ProcessGroupTutti.join(token, 2, 3)
     else:
         survivors = world_group.shrink(exclude=[2], dead=False)
         assert (survivors.rank(), survivors.size()) == (rank, 2)
@@ -159,5 +173,9 @@ if __name__ == "__main__":
         world.worker_main(worker, final_barrier=False)
     check_state_files()
     with tempfile.TemporaryDirectory() as scratch:
-        ok = world.check_world(__file__, 3, [scratch])
-    sys.exit(0 if ok else 1)
+        ok, outputs = world.run_world(__file__, 3, [scratch])
+    # The store (rank 0's) names the stranger it dropped.
+    named = "(claiming rank 2 of 3, " in outputs[0] and "did not prove the job secret" in outputs[0]
+    print("rank 0's store named the stranger" if named else
+          "FAIL: rank 0's store did not name the stranger")
+    sys.exit(0 if ok and named else 1)

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import traceback
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 CHILD_TIMEOUT_S = 120
 
@@ -50,14 +50,21 @@ def spawn(command: List[str], world_size: int, extra_env: Optional[Dict[str, str
 def check_world(script: str, world_size: int, args: List[str],
                 extra_env: Optional[Dict[str, str]] = None) -> bool:
     """spawn script --worker ARGS, print every rank's output, and say whether all exited 0."""
+    return run_world(script, world_size, args, extra_env)[0]
+
+
+def run_world(script: str, world_size: int, args: List[str],
+              extra_env: Optional[Dict[str, str]] = None) -> Tuple[bool, List[str]]:
+    """check_world's verdict, and every rank's output for tests that look for what it logged."""
     ok = True
     command = [sys.executable, script, "--worker", *args]
-    for rank, result in enumerate(spawn(command, world_size, extra_env)):
+    results = spawn(command, world_size, extra_env)
+    for rank, result in enumerate(results):
         status = "ok" if result.returncode == 0 else f"FAILED (exit {result.returncode})"
         print(f"--- {' '.join(args)} world {world_size} rank {rank}: {status}")
         print(result.stdout, end="")
         ok = ok and result.returncode == 0
-    return ok
+    return ok, [result.stdout for result in results]
 
 
 def worker_main(worker: Callable[[List[str]], None], final_barrier: bool = True) -> None:
