@@ -244,6 +244,7 @@ CpuRing planCpuRing(const std::vector<PeerInfo>& peers,
   }
   const std::vector<std::vector<int>> hosts = ranksByHost(peers, ring.order);
   ring.trees = {topology::rankTree(hosts, 0), topology::rankTree(hosts, 1)};
+  ring.treeDepth = std::max(topology::treeDepth(ring.trees[0]), topology::treeDepth(ring.trees[1]));
   ring.position.assign(n, 0);
   for (size_t i = 0; i < n; ++i)
     ring.position[static_cast<size_t>(ring.order[i])] = static_cast<int>(i);

@@ -47,6 +47,8 @@ struct CpuRing {
   // The tree collectives' double binary tree (topology::rankTree), indexed by rank: the ring cut
   // by host, hosts in the order the ring first reaches them.
   std::array<std::vector<topology::TreeNode>, 2> trees;
+  int treeDepth =
+      0;  // the deeper one's (topology::treeDepth): the tree all-reduce's cost counts it
 };
 // "0 2 1 3", for messages.
 std::string formatRanks(const std::vector<int>& ranks);

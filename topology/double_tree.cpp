@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "base/error.hpp"
 
@@ -79,6 +80,26 @@ std::vector<TreeNode> rankTree(const std::vector<std::vector<int>>& hosts, int t
   for (size_t h = 0; h < across.size(); ++h)
     if (across[h].parent >= 0) link(nodes, heads[h], heads[static_cast<size_t>(across[h].parent)]);
   return nodes;
+}
+
+int treeDepth(const std::vector<TreeNode>& tree) {
+  // Breadth first from the root: a member's depth is its parent's plus one.
+  std::vector<int> depth(tree.size(), 0);
+  std::vector<int> level;
+  for (size_t p = 0; p < tree.size(); ++p)
+    if (tree[p].parent < 0) level.push_back(static_cast<int>(p));
+  int deepest = 0;
+  while (!level.empty()) {
+    std::vector<int> next;
+    for (const int member : level)
+      for (const int child : tree[static_cast<size_t>(member)].children) {
+        depth[static_cast<size_t>(child)] = depth[static_cast<size_t>(member)] + 1;
+        deepest = std::max(deepest, depth[static_cast<size_t>(child)]);
+        next.push_back(child);
+      }
+    level = std::move(next);
+  }
+  return deepest;
 }
 
 }  // namespace tutti::topology

@@ -36,4 +36,8 @@ std::vector<TreeNode> binaryTree(int count, int tree);
 // members of binaryTree themselves, in ring order.
 std::vector<TreeNode> rankTree(const std::vector<std::vector<int>>& hosts, int tree);
 
+// The most links between a member and the root of `tree` (0 for one member or none): the steps a
+// tree all-reduce takes up, and again down.
+int treeDepth(const std::vector<TreeNode>& tree);
+
 }  // namespace tutti::topology

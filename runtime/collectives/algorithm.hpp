@@ -27,6 +27,17 @@ struct CollectiveArgs {
   int root;
 };
 
+// The ranks a collective runs over, as the cost model sees them.
+struct RankShape {
+  int ranks;
+  // The deeper of the communicator's two trees (topology::treeDepth): about log2(ranks) where the
+  // trees are binary trees over the ranks (one host, or one rank per host); across hosts with
+  // several ranks each, log2(hosts) plus the chain inside a host (topology::rankTree).
+  int treeDepth;
+  // Ranks all on one host, or each on its own: binary trees over them.
+  static RankShape flat(int ranks);
+};
+
 struct Algorithm {
   Collective collective;
   const char* name;
@@ -35,9 +46,9 @@ struct Algorithm {
   size_t Tuning::*maxBytes;
   size_t Tuning::*minBytes;
   bool sharedMemoryOnly;
-  // Estimated microseconds for `bytes` over n ranks, with per-step latency alpha (us) and
-  // per-byte time beta (us/byte) of the transport.
-  double (*costUs)(size_t bytes, int n, double alpha, double beta);
+  // Estimated microseconds for `bytes` over the ranks of `shape`, with per-step latency alpha (us)
+  // and per-byte time beta (us/byte) of the transport.
+  double (*costUs)(size_t bytes, const RankShape& shape, double alpha, double beta);
   void (*run)(OpContext& ctx, const CollectiveArgs& args);
 };
 
@@ -51,8 +62,8 @@ struct LinkModel {
 // The tuning table's figures for shared memory or TCP, before the topology has its say.
 LinkModel linkModelOf(const Tuning& tuning, bool sharedMemory);
 
-// Whether `algorithm` applies to `bytes` over n ranks (all on one host over shm, or not), and
-// its cost when it does.
+// Whether `algorithm` applies to `bytes` over the ranks of `shape` (all on one host over shm, or
+// not), and its cost when it does.
 struct Assessment {
   bool applies;
   // Where it does not: the tuning table's bound the size is outside (tuningKeyOf names it), or
@@ -60,12 +71,12 @@ struct Assessment {
   size_t Tuning::*outside;
   double costUs;
 };
-Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes, int n,
-                  bool sharedMemory, const LinkModel& link);
+Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes,
+                  const RankShape& shape, bool sharedMemory, const LinkModel& link);
 // The cheapest algorithm of the table that applies, never the one named `skip`: the planner's
 // choice without TUTTI_ALGO.
-const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, size_t bytes, int n,
-                                   bool sharedMemory, const LinkModel& link,
+const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, size_t bytes,
+                                   const RankShape& shape, bool sharedMemory, const LinkModel& link,
                                    std::string_view skip = {});
 // Direct all-reduce's pull (some output reached only through the kernel): whether it beats the
 // ring for `bytes` over n ranks, in place when some rank is (allreduce_direct.cpp). `range` is

@@ -1,44 +1,46 @@
 // The algorithm table and the planner. Costs are the classic alpha-beta model: alpha is the
 // latency of one step over the transport, beta the time per byte; they only need to rank the
 // algorithms correctly, and tutti-bench --algo all shows where the crossovers really are.
+#include <algorithm>
 #include <limits>
 
 #include "runtime/collectives/algorithm.hpp"
+#include "topology/double_tree.hpp"
 
 namespace tutti::runtime {
 namespace {
 
-double log2Ceil(int n) {
-  double steps = 0;
-  for (int span = 1; span < n; span <<= 1) steps += 1;
-  return steps;
-}
-
-double ringAllReduceCost(size_t bytes, int n, double alpha, double beta) {
+double ringAllReduceCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
+  const int n = shape.ranks;
   return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * static_cast<double>(bytes) * beta;
 }
-double treeAllReduceCost(size_t bytes, int n, double alpha, double beta) {
+double treeAllReduceCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
   // Each half climbs and descends its tree; a rank forwards each byte about once up and once down.
-  return 2.0 * log2Ceil(n) * alpha + 2.0 * static_cast<double>(bytes) * beta;
+  return 2.0 * shape.treeDepth * alpha + 2.0 * static_cast<double>(bytes) * beta;
 }
-double oneShotAllReduceCost(size_t bytes, int n, double alpha, double beta) {
+double oneShotAllReduceCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
+  const int n = shape.ranks;
   return alpha + (n - 1) * static_cast<double>(bytes) * beta;
 }
 // Up to three small rounds (offers, the vote on mappings, a barrier; the last barrier overlaps
 // the caller's next step) and each byte read once from a peer; what it saves over the ring, the
 // copies into and out of FIFO slots, is in beta's memory traffic, which the model folds into one
 // figure.
-double directAllReduceCost(size_t bytes, int n, double alpha, double beta) {
+double directAllReduceCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
+  const int n = shape.ranks;
   return 3 * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
 }
 // One copy through memory per byte instead of the ring's two (into a slot, out of it).
-double directCost(size_t bytes, int n, double alpha, double beta) {
+double directCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
+  const int n = shape.ranks;
   return 3 * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta / 2;
 }
-double ringCost(size_t bytes, int n, double alpha, double beta) {
+double ringCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
+  const int n = shape.ranks;
   return (n - 1) * alpha + (n - 1.0) / n * static_cast<double>(bytes) * beta;
 }
-double chainCost(size_t bytes, int n, double alpha, double beta) {
+double chainCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
+  const int n = shape.ranks;
   return (n - 1) * alpha + static_cast<double>(bytes) * beta;
 }
 
@@ -107,24 +109,31 @@ LinkModel linkModelOf(const Tuning& tuning, bool sharedMemory) {
   return {tuning.tcpStepUs, 1.0 / (tuning.tcpGBs * 1000)};
 }
 
-Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes, int n,
-                  bool sharedMemory, const LinkModel& link) {
+RankShape RankShape::flat(int ranks) {
+  int depth = 0;
+  for (int tree = 0; tree < 2; ++tree)
+    depth = std::max(depth, topology::treeDepth(topology::binaryTree(ranks, tree)));
+  return {ranks, depth};
+}
+
+Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes,
+                  const RankShape& shape, bool sharedMemory, const LinkModel& link) {
   if (algorithm.maxBytes && bytes > tuning.*algorithm.maxBytes)
     return {false, algorithm.maxBytes, 0};
   if (algorithm.minBytes && bytes < tuning.*algorithm.minBytes)
     return {false, algorithm.minBytes, 0};
   if (algorithm.sharedMemoryOnly && !sharedMemory) return {false, nullptr, 0};
-  return {true, nullptr, algorithm.costUs(bytes, n, link.alphaUs, link.betaUsPerByte)};
+  return {true, nullptr, algorithm.costUs(bytes, shape, link.alphaUs, link.betaUsPerByte)};
 }
 
-const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, size_t bytes, int n,
-                                   bool sharedMemory, const LinkModel& link,
+const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, size_t bytes,
+                                   const RankShape& shape, bool sharedMemory, const LinkModel& link,
                                    std::string_view skip) {
   const Algorithm* best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   for (const Algorithm& algorithm : algorithms()) {
     if (algorithm.collective != collective || algorithm.name == skip) continue;
-    const Assessment assessment = assess(algorithm, tuning, bytes, n, sharedMemory, link);
+    const Assessment assessment = assess(algorithm, tuning, bytes, shape, sharedMemory, link);
     if (assessment.applies && assessment.costUs < bestCost) {
       bestCost = assessment.costUs;
       best = &algorithm;
@@ -140,8 +149,9 @@ const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Commun
                                std::string_view skip) {
   const Algorithm* forced = comm.settings().algorithm;
   if (collective == Collective::kAllReduce && forced && forced->name != skip) return *forced;
-  return cheapestAlgorithm(collective, comm.settings().tuning, bytes, comm.size(),
-                           allSharedMemory(comm), linkModel(comm), skip);
+  return cheapestAlgorithm(collective, comm.settings().tuning, bytes,
+                           {comm.size(), comm.cpuRing().treeDepth}, allSharedMemory(comm),
+                           linkModel(comm), skip);
 }
 
 std::vector<std::string> allReduceChoices() {

@@ -13,10 +13,11 @@ std::string costs(const Tuning& tuning, const LinkModel& link, const AllReduceCa
                   std::string_view skip) {
   std::vector<std::pair<double, const char*>> priced;
   std::string out, ruledOut;
+  const RankShape shape = RankShape::flat(call.ranks);
   for (const Algorithm& algorithm : algorithms()) {
     if (algorithm.collective != Collective::kAllReduce || algorithm.name == skip) continue;
     const Assessment assessment =
-        assess(algorithm, tuning, call.bytes, call.ranks, call.sharedMemory, link);
+        assess(algorithm, tuning, call.bytes, shape, call.sharedMemory, link);
     if (assessment.applies)
       priced.emplace_back(assessment.costUs, algorithm.name);
     else
@@ -46,12 +47,13 @@ std::string rangeText(const Tuning& tuning, const SizeRange& range) {
 
 AllReduceChoice explainAllReduce(const Tuning& tuning, const LinkModel& link,
                                  const AllReduceCase& call) {
-  const Algorithm& planned = cheapestAlgorithm(Collective::kAllReduce, tuning, call.bytes,
-                                               call.ranks, call.sharedMemory, link);
+  const RankShape shape = RankShape::flat(call.ranks);
+  const Algorithm& planned =
+      cheapestAlgorithm(Collective::kAllReduce, tuning, call.bytes, shape, call.sharedMemory, link);
   std::string why = costs(tuning, link, call, {});
   if (std::string_view(planned.name) != "direct" || call.registered) return {&planned, why};
-  const Algorithm& instead = cheapestAlgorithm(Collective::kAllReduce, tuning, call.bytes,
-                                               call.ranks, call.sharedMemory, link, "direct");
+  const Algorithm& instead = cheapestAlgorithm(Collective::kAllReduce, tuning, call.bytes, shape,
+                                               call.sharedMemory, link, "direct");
   if (call.directBuffers == DirectBuffers::kRegistered)
     return {&instead, fmt::format("{}; TUTTI_DIRECT_BUFFERS=registered: direct does not reach "
                                   "ordinary buffers: the cheapest of the rest, {}",

@@ -14,7 +14,7 @@ namespace tutti::runtime {
 
 struct AllReduceCase {
   size_t bytes;
-  int ranks;
+  int ranks;          // all on one host, or one per host (RankShape::flat)
   bool sharedMemory;  // every rank on one host over shm
   bool inPlace;
   // Every output from tutti_mem_alloc, mapped by the peers (direct pushes); else ordinary ones,

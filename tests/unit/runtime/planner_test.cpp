@@ -62,8 +62,9 @@ TEST_CASE("the planner's choice applies and never returns to an algorithm it lef
         std::map<std::string, bool> left;
         std::string current;
         for (const size_t bytes : sizes) {
-          const Algorithm& picked = cheapestAlgorithm(collective, defaultTuning(), bytes, n,
-                                                      links.sharedMemory, links.model);
+          const Algorithm& picked =
+              cheapestAlgorithm(collective, defaultTuning(), bytes, RankShape::flat(n),
+                                links.sharedMemory, links.model);
           INFO(bytes << " bytes: " << picked.name);
           REQUIRE(picked.collective == collective);
           const Tuning& table = defaultTuning();
@@ -88,9 +89,10 @@ TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct
       INFO(n << " ranks over " << links.name);
       size_t reached = 0;
       for (const size_t bytes : sizes) {
-        const std::string picked = cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes,
-                                                     n, links.sharedMemory, links.model)
-                                       .name;
+        const std::string picked =
+            cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes, RankShape::flat(n),
+                              links.sharedMemory, links.model)
+                .name;
         INFO(bytes << " bytes: " << picked);
         const auto at =
             static_cast<size_t>(std::find(order.begin(), order.end(), picked) - order.begin());
@@ -100,12 +102,12 @@ TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct
       }
       // The smallest messages take one-shot; the largest (past where the ring's 2(n-1) steps
       // cost less than the tree's extra bytes, about 100 MB for 64 ranks) a bandwidth algorithm.
-      CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), 8, n,
-                                          links.sharedMemory, links.model)
+      CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), 8,
+                                          RankShape::flat(n), links.sharedMemory, links.model)
                             .name) == "oneshot");
       const std::string largest =
-          cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), size_t{4} << 30, n,
-                            links.sharedMemory, links.model)
+          cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), size_t{4} << 30,
+                            RankShape::flat(n), links.sharedMemory, links.model)
               .name;
       CHECK(largest == (links.sharedMemory ? "direct" : "ring"));
     }
@@ -113,7 +115,30 @@ TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct
 
 TEST_CASE("direct's own fallback skips it: the cheapest of the rest") {
   for (const size_t bytes : {size_t{1} << 20, size_t{1} << 30})
-    CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes, 4, true,
+    CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes,
+                                        RankShape::flat(4), true,
                                         linkModelOf(defaultTuning(), true), "direct")
                           .name) == "ring");
+}
+
+// Across hosts the tree is the hosts' binary tree with a chain inside each host, deeper than a
+// binary tree over the ranks: its latency is priced by the communicator's trees' depth.
+TEST_CASE("the tree all-reduce's latency counts the trees' depth, not log2 of the ranks") {
+  const Algorithm* tree = nullptr;
+  for (const Algorithm& algorithm : algorithms())
+    if (algorithm.collective == Collective::kAllReduce && std::string(algorithm.name) == "tree")
+      tree = &algorithm;
+  REQUIRE(tree);
+  const LinkModel tcp = linkModelOf(defaultTuning(), false);
+  CHECK(RankShape::flat(16).treeDepth == 4);
+  CHECK(RankShape::flat(17).treeDepth == 5);
+  CHECK(RankShape::flat(1).treeDepth == 0);
+  // 4 hosts of 8 ranks: depth 2 across hosts + a chain of 7.
+  const RankShape acrossHosts{32, 9};
+  for (const size_t bytes : {size_t{8}, size_t{1} << 20}) {
+    const double flat =
+        assess(*tree, defaultTuning(), bytes, RankShape::flat(32), false, tcp).costUs;
+    const double deep = assess(*tree, defaultTuning(), bytes, acrossHosts, false, tcp).costUs;
+    CHECK(deep - flat == Approx(2.0 * (9 - 5) * tcp.alphaUs));
+  }
 }

@@ -81,10 +81,12 @@ TEST_CASE("the default table's picks either side of each threshold") {
   // The other collectives take direct from its threshold over shm (the cost model).
   for (const Collective collective : {Collective::kReduceScatter, Collective::kAllGather}) {
     const LinkModel shm = linkModelOf(t, true);
-    CHECK(std::string(cheapestAlgorithm(collective, t, t.directMinBytes - 1, 2, true, shm).name) ==
-          "ring");
-    CHECK(std::string(cheapestAlgorithm(collective, t, t.directMinBytes, 2, true, shm).name) ==
-          "direct");
+    CHECK(std::string(
+              cheapestAlgorithm(collective, t, t.directMinBytes - 1, RankShape::flat(2), true, shm)
+                  .name) == "ring");
+    CHECK(std::string(
+              cheapestAlgorithm(collective, t, t.directMinBytes, RankShape::flat(2), true, shm)
+                  .name) == "direct");
   }
 }
 

@@ -235,3 +235,37 @@ TEST_CASE("rankTree refuses hosts that do not hold each rank once") {
 }
 
 }  // namespace tutti::topology::test
+
+namespace tutti::topology::test {
+
+// treeDepth against parent hops counted from every member: across hosts of equal size the
+// deepest rank ends the chain under the deepest host's head (the hosts' tree depth plus the
+// chain's perHost-1 links); on one host the binary tree's own depth, ceil(log2(ranks)) at most.
+TEST_CASE("treeDepth is the most parent hops from a member to the root") {
+  auto hops = [](const std::vector<TreeNode>& tree) {
+    int most = 0;
+    for (size_t p = 0; p < tree.size(); ++p) {
+      int count = 0;
+      for (int at = static_cast<int>(p); tree[static_cast<size_t>(at)].parent >= 0;
+           at = tree[static_cast<size_t>(at)].parent)
+        ++count;
+      most = std::max(most, count);
+    }
+    return most;
+  };
+  CHECK(treeDepth({}) == 0);
+  for (int hostCount = 1; hostCount <= 17; ++hostCount)
+    for (int perHost = 1; perHost <= 5; ++perHost)
+      for (int tree = 0; tree < 2; ++tree) {
+        INFO(hostCount << " hosts of " << perHost << " ranks, tree " << tree);
+        const auto hosts = hostsOf(std::vector<int>(static_cast<size_t>(hostCount), perHost));
+        const std::vector<TreeNode> ranks = rankTree(hosts, tree);
+        CHECK(treeDepth(ranks) == hops(ranks));
+        const std::vector<TreeNode> across = binaryTree(hostCount, tree);
+        CHECK(treeDepth(across) == hops(across));
+        CHECK(treeDepth(across) <= ceilLog2(hostCount));
+        if (hostCount > 1) CHECK(treeDepth(ranks) == hops(across) + perHost - 1);
+      }
+}
+
+}  // namespace tutti::topology::test
