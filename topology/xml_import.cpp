@@ -69,7 +69,9 @@ class Importer {
     if (!system || std::string_view(system.name()) != "system")
       in_.fail(system, "the root element must be <system>");
     if (auto version = in_.integer(system, "version", 0, 1000); version && *version != 1)
-      in_.fail(system, fmt::format("unsupported version {} (tutti reads version 1)", *version));
+      in_.fail(system, fmt::format("unsupported version {} (tutti reads version 1 and NCCL refuses "
+                                   "any other too; RCCL writes version 2, for AMD GPUs)",
+                                   *version));
     for (pugi::xml_node child : system.children()) {
       if (child.type() != pugi::node_element) continue;
       if (std::string_view(child.name()) == "cpu")

@@ -12,16 +12,6 @@
 namespace tutti::topology::test {
 namespace {
 
-std::vector<std::string> fixtureFiles() {
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(TUTTI_TOPO_FIXTURES)) {
-    std::string ext = entry.path().extension().string();
-    if (ext == ".xml" || ext == ".json") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 bool nearAnyNic(const Topology& topo, int gpu) {
   for (int nic : topo.nodesOf(NodeKind::kNic, topo.node(gpu).host))
     if (topo.path(gpu, nic).type <= PathType::kPxb) return true;
@@ -98,10 +88,10 @@ void checkPlan(const Topology& topo) {
 
 TEST_CASE("every fixture: rings across hosts visit each GPU once and meet their NICs close by") {
   std::vector<std::string> files = fixtureFiles();
-  REQUIRE(files.size() >= 10);
+  REQUIRE(files.size() >= 20);
   for (const std::string& file : files) {
     INFO(file);
-    Topology topo = loadTopologyFile(file);
+    Topology topo = loadFixture(file);
     if (topo.hosts().size() > 1) {
       checkPlan(topo);
       continue;

@@ -21,6 +21,13 @@ inline Topology load(const std::string& name) {
   return loadXmlFile(fixture(name));
 }
 
+// Every topology file of tests/fixtures/topologies (not its refused/ folder), sorted.
+std::vector<std::string> fixtureFiles();
+// loadTopologyFile(file) for a fixture of fixtureFiles(), checking its warnings are exactly the
+// ones the file is known to give (real dumps have oddities tutti ignores, as NCCL does, saying so).
+// Calls Warnings().expect() for the test case.
+Topology loadFixture(const std::string& file);
+
 // Host 0's node with this bus id (or port name).
 inline const Node& nodeNamed(const Topology& topo, const std::string& busId) {
   int id = topo.findBusId(0, busId);

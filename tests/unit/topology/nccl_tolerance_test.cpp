@@ -1,7 +1,11 @@
 // What NCCL's loader (src/graph/topo.cc) tolerates in a topology file, tutti loads too (issue 23,
 // item 1): a link to the device itself, a NIC that reports its speed as -1. Each loads with what
 // NCCL would make of it, and says what it left out.
+#include <filesystem>
+#include <fstream>
+
 #include "helpers.hpp"
+#include "tests/error_of.hpp"
 
 namespace tutti::topology::test {
 namespace {
@@ -64,6 +68,31 @@ TEST_CASE("a NIC port whose speed is -1 (some NICs report it) has an unknown spe
   CHECK_THAT(port.inferred, Catch::Contains("speed unknown"));
   CHECK(minusOne.path(gpu(minusOne, 0), nodeAt(minusOne, NodeKind::kNet, 0)).bw ==
         zero.path(gpu(zero, 0), nodeAt(zero, NodeKind::kNet, 0)).bw);
+}
+
+}  // namespace tutti::topology::test
+
+namespace tutti::topology::test {
+
+// RCCL's dumps (AMD GPUs, <xgmi> links) say <system version="2">, which NCCL's loader refuses
+// ("XML Topology has wrong version"): tutti refuses them too, naming the line and what NCCL does.
+TEST_CASE("RCCL's version 2 dumps are refused as NCCL refuses them, naming the line") {
+  const std::string folder = std::string(TUTTI_TOPO_FIXTURES) + "/refused";
+  int refused = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    INFO(entry.path().string());
+    const std::string message = tutti::tests::messageOf(
+        ErrorCode::kInvalidArgument, [&] { loadTopologyFile(entry.path().string()); });
+    std::ifstream in(entry.path());
+    int line = 1;
+    for (std::string text; std::getline(in, text) && text.find("<system") == std::string::npos;)
+      ++line;
+    CHECK_THAT(message, Catch::Contains(entry.path().string() + ": line " + std::to_string(line) +
+                                        ": <system>: unsupported version 2"));
+    CHECK_THAT(message, Catch::Contains("NCCL refuses any other too"));
+    ++refused;
+  }
+  CHECK(refused == 2);
 }
 
 }  // namespace tutti::topology::test
