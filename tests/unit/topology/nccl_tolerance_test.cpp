@@ -1,6 +1,7 @@
 // What NCCL's loader (src/graph/topo.cc) tolerates in a topology file, tutti loads too (issue 23,
-// item 1): a link to the device itself, a NIC that reports its speed as -1. Each loads with what
-// NCCL would make of it, and says what it left out.
+// item 1): a link to the device itself, an NVLink to a GPU the file does not hold, a NIC that
+// reports its speed as -1. Each loads with what NCCL would make of it, and says what it left out;
+// what NCCL refuses (another format version: RCCL's dumps) tutti refuses, naming the line.
 #include <filesystem>
 #include <fstream>
 
@@ -59,6 +60,22 @@ TEST_CASE("an NVLink or a pcilink to the device itself is left out, with a warni
       parseXml(machine(kToPeer, "400000", "<pcilink target=\"0000:13:00.0\"/>\n"), "pci.xml");
   CHECK(warnings.count({"pci.xml", "pcilink from the device to itself: ignored"}) == 1);
   CHECK(linksOf(selfPciLink, LinkKind::kPcie) == linksOf(reference, LinkKind::kPcie));
+}
+
+// NCCL looks the target GPU up and connects nothing when it is absent (ncclTopoAddNvLinks).
+TEST_CASE("an NVLink to a GPU the file does not hold is left out, with a warning") {
+  Warnings warnings;
+  warnings.expect();
+  const Topology reference = parseXml(machine(kToPeer), "ok.xml");
+  const Topology missing = parseXml(
+      machine("<nvlink target=\"0000:99:00.0\" count=\"6\" tclass=\"0x030200\"/>\n" + kToPeer),
+      "missing.xml");
+  CHECK(warnings.count({"missing.xml", "line 6", "NVLink target not in the file: ignored"}) == 1);
+  CHECK(warnings.all().size() == 1);
+  CHECK(nvlinkLanes(missing) == nvlinkLanes(reference));
+  CHECK(linksOf(missing, LinkKind::kNvLink) == linksOf(reference, LinkKind::kNvLink));
+  CHECK(missing.path(gpu(missing, 0), gpu(missing, 1)).bw ==
+        reference.path(gpu(reference, 0), gpu(reference, 1)).bw);
 }
 
 TEST_CASE("a NIC port whose speed is -1 (some NICs report it) has an unknown speed, as 0") {
