@@ -34,6 +34,7 @@ from torch.utils.data.distributed import DistributedSampler
 import tutti_torch.elastic
 
 SAMPLES, FEATURES, HIDDEN, OUTPUTS = 960, 8, 8, 4
+RECOVERY_TRIES = 3
 
 
 def synthetic_dataset() -> torch.utils.data.TensorDataset:
@@ -55,6 +56,9 @@ def step_indices(dataset, args, step: int, replicas: int, rank: int):
     """This rank's samples of the step's global batch: with the epoch's shuffle (the same for
     any world size), rank r of W takes batch positions r, r+W, ... of the step's batch, so the
     union over ranks is the same batch whatever W is."""
+    if args.batch % replicas:
+        sys.exit(f"elastic_ddp: --batch {args.batch} is not a multiple of the world size "
+                 f"{replicas}")
     steps_per_epoch = SAMPLES // args.batch
     sampler = DistributedSampler(dataset, num_replicas=replicas, rank=rank, shuffle=True,
                                  seed=args.seed)
@@ -117,6 +121,22 @@ def train_step(ddp, group, dataset, args, step: int) -> float:
     return total.item() / args.batch
 
 
+def recover(group, model, optimizer, step: int) -> int:
+    """The group past the dead (grown back under tuttirun --elastic) and rank 0's state: the step
+    to redo. Tried again if it fails (another rank may die during the recovery itself), up to
+    RECOVERY_TRIES times: a recovery that keeps failing (rank 0 gone, and the store with it) ends
+    the process."""
+    for attempt in range(1, RECOVERY_TRIES + 1):
+        try:
+            group.recover()
+            return restore(model, optimizer, group.sync_state(state_of(model, optimizer, step)))
+        except RuntimeError as error:
+            say(f"rank {group.rank}: recovery {attempt} of {RECOVERY_TRIES} failed "
+                f"({str(error).splitlines()[0]})")
+            if attempt == RECOVERY_TRIES:
+                raise
+
+
 def train(args) -> None:
     group = tutti_torch.elastic.ElasticGroup()
     dataset = synthetic_dataset()
@@ -130,19 +150,16 @@ def train(args) -> None:
         saved = tutti_torch.elastic.load_state(args.checkpoint) if group.rank == 0 else None
         step = restore(model, optimizer, group.sync_state(saved))
         say(f"rank {group.rank} resumes from {args.checkpoint} at step {step}")
+    ddp = None
     while step < args.steps:
-        if args.batch % group.size:
-            sys.exit(f"elastic_ddp: --batch {args.batch} is not a multiple of the world size "
-                     f"{group.size}")
-        ddp = DDP(model, process_group=group.group)
-        failure = None
-        while step < args.steps and failure is None:
+        try:
+            if ddp is None:  # DDP's construction broadcasts rank 0's parameters: it can fail too
+                ddp = DDP(model, process_group=group.group)
             optimizer.zero_grad()
-            try:
-                loss = train_step(ddp, group, dataset, args, step)
-            except RuntimeError as error:
-                failure = str(error).splitlines()[0]
-                continue
+            loss = train_step(ddp, group, dataset, args, step)
+        except RuntimeError as error:
+            failure = str(error).splitlines()[0]
+        else:
             optimizer.step()
             step += 1
             if group.rank == 0:
@@ -152,15 +169,12 @@ def train(args) -> None:
             if step % 10 == 0:
                 say(f"rank {group.rank} pid {os.getpid()} step {step}")
             time.sleep(args.step_ms / 1000)
-        if failure is None:
-            break
-        # Out of the except block: the traceback no longer holds the failed DDP module, whose
-        # autograd hooks on the parameters go with it.
-        del ddp
+            continue
+        # Out of the except block, whose traceback held the failed DDP module: dropping it drops
+        # its autograd hooks on the parameters.
+        ddp = None
         say(f"rank {group.rank}: step {step} failed ({failure}); recovering")
-        group.recover()
-        step = restore(model, optimizer,
-                          group.sync_state(state_of(model, optimizer, step)))
+        step = recover(group, model, optimizer, step)
         say(f"rank {group.rank} of {group.size} resumes at step {step}")
     print_final(group.rank, step, model)
 

@@ -16,6 +16,9 @@ over tutti_torch.elastic's group). Scenarios:
   shrunk     no --elastic, a long --grace: the survivors shrink and finish on 3 ranks (averaging
              over 3); their parameters must agree with each other bitwise and with the
              uninterrupted run's within tolerance, and the job still exits 137
+  shrunk-twice (elastic_ddp.py) as shrunk, and a second rank is killed as it starts recovering:
+             whether it dies before, during or after the survivors' shrink (the recovery is
+             tried again), the 2 left finish as above
   resume     (elastic_ddp.py) a job stopped after step 30 with rank 0's checkpoint, then started
              again: it resumes from the checkpoint and ends as an uninterrupted run
   bad-flag   --elastic -1, x, 1.5: usage error 2 naming the value
@@ -210,7 +213,8 @@ def scenario(name, tuttirun, example, rng, env):
     victim = rng.randrange(1, NRANKS)  # rank 0 hosts the store the survivors agree over
     print(f"victim: rank {victim}")
     options = {"replace": ["--elastic", "1"], "spent": ["--elastic", "1", "--grace", "1"],
-               "no-elastic": ["--elastic", "0", "--grace", "1"], "shrunk": ["--grace", "60"]}[name]
+               "no-elastic": ["--elastic", "0", "--grace", "1"], "shrunk": ["--grace", "60"],
+               "shrunk-twice": ["--grace", "60"]}[name]
     launch = run(tuttirun, example, options, env, 20)
     pid = kill_at_step(launch, victim)
     if pid is None:
@@ -218,6 +222,12 @@ def scenario(name, tuttirun, example, rng, env):
         return [f"rank {victim} never reported step 20:\n{launch.output()}"]
     died = f"rank {victim} (pid {pid}) was killed by signal 9 (Killed)"
     replacement = None
+    if name == "shrunk-twice":
+        second = rng.choice([r for r in range(1, NRANKS) if r != victim])
+        print(f"second victim: rank {second}, once it starts recovering")
+        known = launch.await_line(rf"^rank {second} pid (\d+) step 10$")
+        if known and launch.await_line(rf"^rank {second}: step \d+ failed"):
+            os.kill(int(known[1]), signal.SIGKILL)
     if name == "spent":
         joined = launch.await_line(r"^rank 3 pid (\d+) joined at step (\d+)$")
         if joined:
@@ -250,10 +260,11 @@ def scenario(name, tuttirun, example, rng, env):
         expect(code == 128 + signal.SIGKILL, f"exit {code}, expected 137")
         expect(f"tuttirun: {died}\n" in out + "\n", "tuttirun did not name the dead rank")
         expect("replacement" not in out, "a replacement was started without --elastic")
-    elif name == "shrunk":
+    elif name in ("shrunk", "shrunk-twice"):
         expect(code == 128 + signal.SIGKILL, f"exit {code}, expected 137 (the dead rank's)")
-        problems += compare(finals(launch.lines), expected, list(range(NRANKS - 1)))
-    if name in ("replace", "shrunk") and example.endswith(".py"):
+        dead = 1 if name == "shrunk" else 2
+        problems += compare(finals(launch.lines), expected, list(range(NRANKS - dead)))
+    if name in ("replace", "shrunk", "shrunk-twice") and example.endswith(".py"):
         problems += compare_losses(losses(launch.lines), losses(reference))
     if problems:
         problems.append(f"output:\n{out}")
