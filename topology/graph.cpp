@@ -32,8 +32,10 @@ const char* pathTypeName(PathType type) {
     case PathType::kLoc: return "LOC";
     case PathType::kNvl: return "NVL";
     case PathType::kNvb: return "NVB";
+    case PathType::kC2c: return "C2C";
     case PathType::kPix: return "PIX";
     case PathType::kPxb: return "PXB";
+    case PathType::kP2c: return "P2C";
     case PathType::kPhb: return "PHB";
     case PathType::kSys: return "SYS";
     case PathType::kNet: return "NET";

@@ -39,7 +39,7 @@ PathType hopType(const Topology& topo, const Link& link, bool transit) {
       if (from == NodeKind::kCpu || to == NodeKind::kCpu) return PathType::kPhb;
       if (from == NodeKind::kPciSwitch && to == NodeKind::kPciSwitch) return PathType::kPxb;
       return PathType::kPix;
-    case LinkKind::kC2C: return PathType::kPhb;
+    case LinkKind::kC2C: return PathType::kC2c;
     case LinkKind::kSmp: return PathType::kSys;
     case LinkKind::kNet: return PathType::kLoc;  // a NIC to its own port adds no distance
   }
@@ -104,6 +104,35 @@ std::vector<Path> pathsFrom(const Topology& topo, int source) {
   return paths;
 }
 
+// NCCL's P2C: a GPU whose way to its CPU is C2C reaches the NICs nearest it that hang off that
+// CPU (PHB from it) as P2C, not PHB: over its own chip-to-chip link, then one host bridge. Both
+// directions, the NICs and their ports alike.
+void applyP2c(const Topology& topo, std::vector<std::vector<Path>>& paths) {
+  for (const int gpu : topo.nodesOf(NodeKind::kGpu)) {
+    const int host = topo.node(gpu).host;
+    const std::vector<Path>& from = paths[static_cast<size_t>(gpu)];
+    PathType nearest = PathType::kNet;
+    for (const int nic : topo.nodesOf(NodeKind::kNic, host))
+      nearest = std::min(nearest, from[static_cast<size_t>(nic)].type);
+    for (const int cpu : topo.nodesOf(NodeKind::kCpu, host)) {
+      if (from[static_cast<size_t>(cpu)].type != PathType::kC2c) continue;
+      for (const int nic : topo.nodesOf(NodeKind::kNic, host)) {
+        if (from[static_cast<size_t>(nic)].type != nearest ||
+            paths[static_cast<size_t>(nic)][static_cast<size_t>(cpu)].type != PathType::kPhb)
+          continue;
+        std::vector<int> ends{nic};
+        for (const int port : topo.nodesOf(NodeKind::kNet, host))
+          if (topo.node(port).parent == nic) ends.push_back(port);
+        for (const int end : ends)
+          for (auto [a, b] : {std::pair{gpu, end}, std::pair{end, gpu}}) {
+            PathType& type = paths[static_cast<size_t>(a)][static_cast<size_t>(b)].type;
+            type = std::min(type, PathType::kP2c);
+          }
+      }
+    }
+  }
+}
+
 // The widest way from a node into the network of its host (0 without network ports).
 double networkBw(const Topology& topo, const std::vector<Path>& from, int host) {
   double best = 0;
@@ -117,6 +146,7 @@ double networkBw(const Topology& topo, const std::vector<Path>& from, int host) 
 void Topology::computePaths() {
   std::vector<std::vector<Path>> paths;
   for (size_t i = 0; i < nodes_.size(); ++i) paths.push_back(pathsFrom(*this, static_cast<int>(i)));
+  applyP2c(*this, paths);
   std::vector<double> toNetwork;
   for (size_t a = 0; a < nodes_.size(); ++a)
     toNetwork.push_back(networkBw(*this, paths[a], nodes_[a].host));

@@ -135,8 +135,8 @@ RingPlan searchRings(const Topology& topo, int host, const RingSearchOptions& op
     plan.channels.push_back(Channel{gpus, PathType::kLoc, 0});
     return plan;
   }
-  for (PathType limit : {PathType::kNvl, PathType::kNvb, PathType::kPix, PathType::kPxb,
-                         PathType::kPhb, PathType::kSys}) {
+  for (PathType limit : {PathType::kNvl, PathType::kNvb, PathType::kC2c, PathType::kPix,
+                         PathType::kPxb, PathType::kP2c, PathType::kPhb, PathType::kSys}) {
     for (double speed : speeds(topo, gpus, limit, options.maxChannels)) {
       auto rings = RingSearch(topo, gpus, limit, speed).run(options.maxChannels);
       double total = static_cast<double>(rings.size()) * speed;

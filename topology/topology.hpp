@@ -24,12 +24,15 @@ enum class LinkKind { kNvLink, kPcie, kSmp, kNet, kC2C };
 //   LOC  the node itself
 //   NVL  NVLink, directly or through NVSwitches
 //   NVB  NVLink through an intermediate GPU
+//   C2C  a GPU's chip-to-chip link to its CPU (Grace)
 //   PIX  at most one PCIe switch
 //   PXB  several PCIe switches, without crossing a CPU
+//   P2C  a GPU over C2C to its CPU, then PCIe to a NIC of that CPU: NCCL's rule, for the NICs
+//        nearest the GPU only (NCCL's ncclTopoComputePaths)
 //   PHB  through a CPU's PCIe host bridge (same NUMA node)
 //   SYS  across the interconnect between CPUs (SMP: QPI/UPI, Infinity Fabric)
 //   NET  through the network (another host)
-enum class PathType { kLoc, kNvl, kNvb, kPix, kPxb, kPhb, kSys, kNet };
+enum class PathType { kLoc, kNvl, kNvb, kC2c, kPix, kPxb, kP2c, kPhb, kSys, kNet };
 
 const char* nodeKindName(NodeKind kind);
 const char* linkKindName(LinkKind kind);

@@ -109,7 +109,8 @@ std::string formatMatrix(const Topology& topo) {
   }
   out +=
       "\nLegend: LOC itself, NVL NVLink (direct or NVSwitch), NVB NVLink through one GPU,\n"
-      "PIX one PCIe switch, PXB several PCIe switches, PHB through a CPU's host bridge,\n"
+      "C2C a GPU's chip-to-chip link to its CPU, PIX one PCIe switch, PXB several PCIe\n"
+      "switches, P2C C2C then the CPU's host bridge to a NIC, PHB through a CPU's host bridge,\n"
       "SYS across the CPU interconnect, NET another host. Figures: bottleneck GB/s.\n";
   return out;
 }
