@@ -7,13 +7,17 @@ needed for data-parallel state (every survivor holds it).
     ... build model, optimizer ...
     if group.joined:
         load(group.sync_state(None))       # the survivors' state
+    ddp = None
     while step < steps:
         try:
-            one_step(DistributedDataParallel(model, process_group=group.group), ...)
+            ddp = ddp or DistributedDataParallel(model, process_group=group.group)
+            one_step(ddp, ...)             # changes no state until its collectives succeeded
+            continue
         except RuntimeError:               # a peer died: the error names it
-            ...                            # drop the DDP module first (its hooks hold the group)
-            group.recover()
-            load(group.sync_state(state))  # rank 0's state everywhere; redo the step
+            pass
+        ddp = None                         # out of the except: its autograd hooks go with it
+        group.recover()
+        load(group.sync_state(state))      # rank 0's state everywhere; redo the step
 
 After a recovery the group is not torch.distributed's default group: pass ``group.group`` to
 DDP, to collectives (``group=``) and take ``group.rank``/``group.size`` (the sampler's
