@@ -21,10 +21,15 @@ struct HostPart {
   int nic;             // the NIC index whose GPUs they are (-1: not one NIC's)
 };
 
-// The ring lines of rank 0, each ring's ranks in order.
-std::vector<std::vector<int>> ncclRings(const std::string& log) {
+std::ifstream openLog(const std::string& log) {
   std::ifstream in(std::string(TUTTI_TOPO_FIXTURES) + "/../nccl-logs/" + log);
   REQUIRE(in);
+  return in;
+}
+
+// The ring lines of rank 0, each ring's ranks in order.
+std::vector<std::vector<int>> ncclRings(const std::string& log) {
+  std::ifstream in = openLog(log);
   const std::regex ringLine(R"(\[0\] NCCL INFO Channel (\d+)/(\d+) :((\s+\d+)+)\s*$)");
   std::vector<std::vector<int>> rings;
   for (std::string line; std::getline(in, line);) {
@@ -40,7 +45,7 @@ std::vector<std::vector<int>> ncclRings(const std::string& log) {
 // Rank r runs on host r / 8 and on its GPU r % 8: the log's "rank R ... cudaDev D busId B"
 // lines say so, checked below against the fixture's bus ids.
 std::map<std::string, int> cudaDevsByBusId(const std::string& log) {
-  std::ifstream in(std::string(TUTTI_TOPO_FIXTURES) + "/../nccl-logs/" + log);
+  std::ifstream in = openLog(log);
   const std::regex initLine(R"(rank (\d+) nranks \d+ cudaDev (\d+) busId ([0-9a-f]+) - Init)");
   std::map<std::string, int> devs;
   for (std::string line; std::getline(in, line);) {

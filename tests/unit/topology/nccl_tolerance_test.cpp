@@ -40,6 +40,15 @@ int linksOf(const Topology& topo, LinkKind kind) {
   return n;
 }
 
+// An NVLink left out changes nothing else: the one NVLink to the peer, its lanes, the path's
+// bandwidth are as in `reference`, the file without it.
+void checkNvLinksAsIn(const Topology& got, const Topology& reference) {
+  CHECK(nvlinkLanes(got) == nvlinkLanes(reference));
+  CHECK(linksOf(got, LinkKind::kNvLink) == linksOf(reference, LinkKind::kNvLink));
+  CHECK(got.path(gpu(got, 0), gpu(got, 1)).bw ==
+        reference.path(gpu(reference, 0), gpu(reference, 1)).bw);
+}
+
 }  // namespace
 
 TEST_CASE("an NVLink or a pcilink to the device itself is left out, with a warning") {
@@ -50,12 +59,8 @@ TEST_CASE("an NVLink or a pcilink to the device itself is left out, with a warni
       machine("<nvlink target=\"0000:11:00.0\" count=\"2\" tclass=\"0x030200\"/>\n" + kToPeer),
       "self.xml");
   CHECK(warnings.count({"self.xml", "line 6", "NVLink from the GPU to itself: ignored"}) == 1);
-  // The rest as without it: the one NVLink to the peer, its lanes, the paths.
-  CHECK(nvlinkLanes(selfNvLink) == nvlinkLanes(reference));
-  CHECK(linksOf(selfNvLink, LinkKind::kNvLink) == linksOf(reference, LinkKind::kNvLink));
-  const Path& peer = selfNvLink.path(gpu(selfNvLink, 0), gpu(selfNvLink, 1));
-  CHECK(peer.type == PathType::kNvl);
-  CHECK(peer.bw == reference.path(gpu(reference, 0), gpu(reference, 1)).bw);
+  checkNvLinksAsIn(selfNvLink, reference);
+  CHECK(selfNvLink.path(gpu(selfNvLink, 0), gpu(selfNvLink, 1)).type == PathType::kNvl);
   const Topology selfPciLink =
       parseXml(machine(kToPeer, "400000", "<pcilink target=\"0000:13:00.0\"/>\n"), "pci.xml");
   CHECK(warnings.count({"pci.xml", "pcilink from the device to itself: ignored"}) == 1);
@@ -72,10 +77,7 @@ TEST_CASE("an NVLink to a GPU the file does not hold is left out, with a warning
       "missing.xml");
   CHECK(warnings.count({"missing.xml", "line 6", "NVLink target not in the file: ignored"}) == 1);
   CHECK(warnings.all().size() == 1);
-  CHECK(nvlinkLanes(missing) == nvlinkLanes(reference));
-  CHECK(linksOf(missing, LinkKind::kNvLink) == linksOf(reference, LinkKind::kNvLink));
-  CHECK(missing.path(gpu(missing, 0), gpu(missing, 1)).bw ==
-        reference.path(gpu(reference, 0), gpu(reference, 1)).bw);
+  checkNvLinksAsIn(missing, reference);
 }
 
 TEST_CASE("a NIC port whose speed is -1 (some NICs report it) has an unknown speed, as 0") {
