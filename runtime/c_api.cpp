@@ -203,7 +203,11 @@ tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks) {
   });
 }
 
-tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm) {
+namespace {
+
+// A split's arguments are refused before it runs on the engine, where an error fails comm.
+tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* config,
+                    tuttiComm_t* newcomm) {
   return guard([&] {
     rt::Communicator& c = commOf(comm);
     checkOut(newcomm, "newcomm");
@@ -211,10 +215,32 @@ tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t
     if (color < TUTTI_SPLIT_NOCOLOR)
       raise(ErrorCode::kInvalidArgument, "rank {}: split color {} is negative (use {} to opt out)",
             c.rank(), color, TUTTI_SPLIT_NOCOLOR);
+    rt::ChildConfig childConfig;
+    if (config) {
+      if (config->size != sizeof(tuttiConfig_t))
+        raise(ErrorCode::kInvalidArgument,
+              "rank {}: config.size is {}, this tutti's tuttiConfig_t has {} bytes (start from "
+              "TUTTI_CONFIG_INITIALIZER)",
+              c.rank(), config->size, sizeof(tuttiConfig_t));
+      if (config->socket_ifname) childConfig.socketInterfaces = config->socket_ifname;
+      c.checkChildConfig(childConfig);
+    }
     std::unique_ptr<rt::Communicator> child;
-    c.engine().run([&] { child = c.split(color, key); });
+    c.engine().run([&] { child = c.split(color, key, childConfig); });
     if (child) *newcomm = new tuttiComm{std::move(child)};
   });
+}
+
+}  // namespace
+
+tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm) {
+  return split(comm, color, key, nullptr, newcomm);
+}
+
+tuttiResult_t tutti_comm_split_config(tuttiComm_t comm, int color, int key,
+                                      const tuttiConfig_t* config, tuttiComm_t* newcomm) {
+  if (!config) return guard([] { raise(ErrorCode::kInvalidArgument, "config is NULL"); });
+  return split(comm, color, key, config, newcomm);
 }
 
 tuttiResult_t tutti_comm_shrink(tuttiComm_t comm, const int* exclude_ranks, int exclude_count,

@@ -112,7 +112,9 @@ void Communicator::connect() {
   plan.options.slotBytes = settings_.slotBytes;
   plan.options.slots = settings_.slots;
   plan.options.socketsPerPeer = settings_.socketsPerPeer;
-  plan.bindHost = [&] { return bootstrap::chooseAddress(&job_.rendezvous).host(); };
+  plan.bindHost = [&] {
+    return bootstrap::chooseAddress(settings_.socketInterfaces, &job_.rendezvous).host();
+  };
   plan.describe = [&](int peer) {
     return fmt::format("rank {} ({})", peer, describe(peers_[static_cast<size_t>(peer)]));
   };
@@ -203,13 +205,16 @@ gpu::DeviceRing& Communicator::deviceRing(int device) {
                               fmt::format("rank {}: connecting the device ring", rank_),
                               "for its link proxy");
     };
-    members.proxySockets = {job_.secret,
-                            [this] { return bootstrap::chooseAddress(&job_.rendezvous).host(); },
-                            [this, deadline, checkPeers](const std::string& mine) {
-                              return bootstrap::allgather(*job_.store, tag_ + "/gpu-proxies", rank_,
-                                                          size(), mine, deadline, checkPeers);
-                            },
-                            checkPeers};
+    members.proxySockets = {
+        job_.secret,
+        [this] {
+          return bootstrap::chooseAddress(settings_.socketInterfaces, &job_.rendezvous).host();
+        },
+        [this, deadline, checkPeers](const std::string& mine) {
+          return bootstrap::allgather(*job_.store, tag_ + "/gpu-proxies", rank_, size(), mine,
+                                      deadline, checkPeers);
+        },
+        checkPeers};
     deviceRing_ = std::make_unique<gpu::DeviceRing>(members, stagingPool_, deadline);
     deviceRing_->setDrainWait(timeout());
   }
@@ -314,12 +319,22 @@ void Communicator::abort() {
       Error(ErrorCode::kInvalidUsage, fmt::format("rank {}: the communicator was aborted", rank_)));
 }
 
-Settings Communicator::childSettings() const {
+Settings Communicator::childSettings(const ChildConfig& config) const {
   // Split and shrink are operations of this communicator: their waits use the current timeout,
   // and the new communicator (its connect included) starts with it.
   Settings child = settings_;
   child.timeout = timeout();
+  if (config.socketInterfaces)
+    child.socketInterfaces = {*config.socketInterfaces, "the config's socket_ifname"};
   return child;
+}
+
+void Communicator::checkChildConfig(const ChildConfig& config) const {
+  try {
+    bootstrap::chooseAddress(childSettings(config).socketInterfaces, &job_.rendezvous);
+  } catch (const Error& error) {
+    raise(error.code(), "rank {}: {}", rank_, error.what());
+  }
 }
 
 std::unique_ptr<Communicator> Communicator::childOf(const std::vector<int>& members,
@@ -344,10 +359,10 @@ std::unique_ptr<Communicator> Communicator::childOf(const std::vector<int>& memb
   return create(job_, childTag, newRank, std::move(peers), settings, ringOrder);
 }
 
-std::unique_ptr<Communicator> Communicator::split(int color, int key) {
+std::unique_ptr<Communicator> Communicator::split(int color, int key, const ChildConfig& config) {
   failure_.throwIfRetired();
   const int n = size();
-  const Settings settings = childSettings();
+  const Settings settings = childSettings(config);
   const Deadline deadline = Deadline::after(settings.timeout);
   const std::string prefix = tag_ + "/split" + std::to_string(splits_++);
   const auto all = bootstrap::allgather(

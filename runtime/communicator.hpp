@@ -36,6 +36,12 @@ struct JobBootstrap {
   Secret secret;
 };
 
+// What a split may set for the new communicator instead of inheriting it
+// (tutti_comm_split_config).
+struct ChildConfig {
+  std::optional<std::string> socketInterfaces;  // Settings::socketInterfaces' names
+};
+
 class Communicator {
  public:
   // The collective part of every init: transports chosen per peer, addresses exchanged through
@@ -137,7 +143,10 @@ class Communicator {
   // negative color. Collective over this communicator. Its ring is planned from its members'
   // places, or, when this communicator's order was given (TUTTI_RING_ORDER), is that order with
   // the other ranks left out.
-  std::unique_ptr<Communicator> split(int color, int key);
+  std::unique_ptr<Communicator> split(int color, int key, const ChildConfig& config = {});
+  // Refuses a config this rank cannot honour (kInvalidArgument: socket interfaces that match
+  // none here). Checked before the split runs on the engine, where an error fails this one.
+  void checkChildConfig(const ChildConfig& config) const;
   // The survivors' communicator (tutti_comm_shrink): every rank of this one but those excluded,
   // renumbered in order. The callers agree on the excluded ranks over the store
   // (shrink_agreement.hpp): the union of every caller's `excluded` (checked, sorted) and, with
@@ -174,7 +183,7 @@ class Communicator {
   }
   void connect();
   // The settings of a communicator made from this one: the current timeout bounds its init.
-  Settings childSettings() const;
+  Settings childSettings(const ChildConfig& config = {}) const;
   // A communicator of `members` (this one's ranks, in the new order) tagged `childTag`; nullptr
   // when this rank is not a member. Collective over the members.
   std::unique_ptr<Communicator> childOf(const std::vector<int>& members,

@@ -58,6 +58,7 @@ Settings Settings::fromConfig() {
       static_cast<int>(config::getString("TUTTI_SLOTS").empty() ? settings.tuning.slots
                                                                 : config::getInt("TUTTI_SLOTS"));
   settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
+  settings.socketInterfaces = bootstrap::InterfaceSpec::fromEnv();
   settings.transport = transport::TransportSelection::parse(config::getString("TUTTI_TRANSPORT"));
   settings.ibHca = topology::hcaSelectorFromEnv();
   settings.algorithm = allReduceChoice(config::getString("TUTTI_ALGO"));

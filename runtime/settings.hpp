@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/bootstrap/bootstrap.hpp"
 #include "runtime/tuning/tuning.hpp"
 #include "topology/rdma_nics.hpp"
 #include "transport/registry.hpp"
@@ -31,6 +32,9 @@ struct Settings {
   size_t slotBytes = 0;
   int slots = 0;
   int socketsPerPeer = 1;
+  // TUTTI_SOCKET_IFNAME, or the config's socket_ifname (tutti_comm_split_config): where this
+  // rank's TCP connections listen (one rail of several NICs).
+  bootstrap::InterfaceSpec socketInterfaces;
   transport::TransportSelection transport;  // TUTTI_TRANSPORT
   topology::HcaSelector ibHca;              // TUTTI_IB_HCA: the RDMA NICs transports may use
   // TUTTI_ALGO, or tutti_comm_set_algorithm: the all-reduce entry of the algorithm table that

@@ -86,6 +86,22 @@ tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks);
  * (TUTTI_SPLIT_NOCOLOR) returns a null communicator. Collective over the parent. */
 #define TUTTI_SPLIT_NOCOLOR (-1)
 tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm);
+/* What a split may choose for the new communicator on this rank instead of inheriting it (as
+ * ncclConfig_t): start from TUTTI_CONFIG_INITIALIZER, whose `size` tells tutti which fields the
+ * caller knows. socket_ifname: the interfaces the new communicator's TCP connections use, in
+ * TUTTI_SOCKET_IFNAME's syntax ("=eth1": that interface only), NULL to inherit — e.g. one
+ * communicator per NIC rail. It must match an interface that is up on this rank, else
+ * tuttiInvalidArgument naming it, before the split starts (comm is left as it was; the other
+ * ranks' split then waits until the timeout, as for a refused color). Collective as
+ * tutti_comm_split; ranks may pass different configs. */
+typedef struct {
+  size_t size;
+  const char* socket_ifname;
+} tuttiConfig_t;
+#define TUTTI_CONFIG_INITIALIZER \
+  { sizeof(tuttiConfig_t), NULL }
+tuttiResult_t tutti_comm_split_config(tuttiComm_t comm, int color, int key,
+                                      const tuttiConfig_t* config, tuttiComm_t* newcomm);
 /* The survivors' communicator, for going on after ranks are lost (as ncclCommShrink): every rank
  * of comm except the excluded ones, renumbered in order of their ranks in comm. Called by every
  * rank that stays; an excluded rank does not call it (it destroys comm). The excluded ranks are

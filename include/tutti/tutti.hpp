@@ -178,6 +178,12 @@ class Comm {
     check(tutti_comm_split(handle_, color, key, &child));
     return Comm(child);
   }
+  // The same with a config (tutti_comm_split_config), e.g. one communicator per NIC rail.
+  Comm split(int color, int key, const tuttiConfig_t& config) const {
+    tuttiComm_t child = nullptr;
+    check(tutti_comm_split_config(handle_, color, key, &config, &child));
+    return Comm(child);
+  }
   // The survivors' communicator (tutti_comm_shrink): this one without `excluded` and, with
   // TUTTI_SHRINK_DEAD in flags, without the ranks found gone.
   Comm shrink(const std::vector<int>& excluded, int flags = TUTTI_SHRINK_DEFAULT) const {

@@ -125,10 +125,19 @@ std::vector<std::string> allgather(Store& store, const std::string& prefix, int 
 void barrier(Store& store, const std::string& prefix, int nranks, const Deadline& deadline,
              const std::function<void()>& whileWaiting = nullptr);
 
-// Picks the local address to use: TUTTI_SOCKET_IFNAME (NCCL_SOCKET_IFNAME syntax: comma-separated
-// prefixes, leading ^ excludes, leading = matches exactly) filters the interfaces; without it, the
-// interface that routes to routeTo (when given), else the first non-loopback interface that is up,
-// else loopback. Throws kInvalidArgument naming TUTTI_SOCKET_IFNAME when nothing matches.
+// Which interfaces may carry sockets, in NCCL_SOCKET_IFNAME's syntax (comma-separated prefixes,
+// leading ^ excludes, leading = matches exactly; empty: any), and where that came from, for errors:
+// TUTTI_SOCKET_IFNAME, or a communicator's config (tutti_comm_split_config's socket_ifname).
+struct InterfaceSpec {
+  std::string names;
+  std::string origin;
+  static InterfaceSpec fromEnv();
+};
+// Picks the local address to use: the interfaces `spec` names; without a spec, the interface that
+// routes to routeTo (when given), else the first non-loopback interface that is up, else loopback.
+// Throws kInvalidArgument naming the spec's origin when nothing matches.
+SockAddr chooseAddress(const InterfaceSpec& spec, const SockAddr* routeTo);
+// chooseAddress(InterfaceSpec::fromEnv(), routeTo).
 SockAddr chooseAddress(const SockAddr* routeTo);
 bool interfaceMatches(const std::string& spec, const std::string& ifname);
 

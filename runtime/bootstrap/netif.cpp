@@ -118,20 +118,27 @@ bool interfaceMatches(const std::string& spec, const std::string& ifname) {
   return exclude ? !matched : matched;
 }
 
+InterfaceSpec InterfaceSpec::fromEnv() {
+  return {config::getString("TUTTI_SOCKET_IFNAME"), "TUTTI_SOCKET_IFNAME"};
+}
+
 SockAddr chooseAddress(const SockAddr* routeTo) {
-  const std::string spec = config::getString("TUTTI_SOCKET_IFNAME");
+  return chooseAddress(InterfaceSpec::fromEnv(), routeTo);
+}
+
+SockAddr chooseAddress(const InterfaceSpec& spec, const SockAddr* routeTo) {
   const Inventory inventory = listInterfaces();
-  if (!spec.empty()) {
+  if (!spec.names.empty()) {
     const Interface* chosen = pick(inventory.usable, [&](const Interface& candidate) {
-      return interfaceMatches(spec, candidate.name);
+      return interfaceMatches(spec.names, candidate.name);
     });
     if (!chosen)
       raise(ErrorCode::kInvalidArgument,
-            "TUTTI_SOCKET_IFNAME='{}' matches no interface that is up with an IPv4/IPv6 address; "
-            "interfaces here: {}",
-            spec, inventory.described.empty() ? "none" : inventory.described);
-    log::info("bootstrap: using {} on {} (TUTTI_SOCKET_IFNAME={})", chosen->address.host(),
-              chosen->name, spec);
+            "{}='{}' matches no interface that is up with an IPv4/IPv6 address; interfaces "
+            "here: {}",
+            spec.origin, spec.names, inventory.described.empty() ? "none" : inventory.described);
+    log::info("bootstrap: using {} on {} ({}={})", chosen->address.host(), chosen->name,
+              spec.origin, spec.names);
     return chosen->address;
   }
   if (routeTo) {

@@ -335,6 +335,47 @@ TEST_CASE("split makes communicators of the ranks with the same color", "[api][s
   CHECK(outcomes[4].null);
 }
 
+TEST_CASE("a split's config pins the new communicator's sockets to an interface",
+          "[api][split][config]") {
+  ScopedEnv tcp("TUTTI_TRANSPORT", "tcp");  // so that the child's connections are sockets
+  ThreadWorld world(3);
+  REQUIRE(world.ok());
+  tuttiComm_t child = world.comm(0);  // overwritten with NULL by every refusal
+  tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
+  CHECK(tutti_comm_split_config(world.comm(0), 0, 0, nullptr, &child) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(), Contains("config is NULL"));
+  config.size = 8;
+  CHECK(tutti_comm_split_config(world.comm(0), 0, 0, &config, &child) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(),
+             Contains("config.size is 8") && Contains("start from TUTTI_CONFIG_INITIALIZER"));
+  CHECK(child == nullptr);
+  config = TUTTI_CONFIG_INITIALIZER;
+  config.socket_ifname = "=tutti-no-such-nic";
+  CHECK(tutti_comm_split_config(world.comm(0), 0, 0, &config, &child) == tuttiInvalidArgument);
+  CHECK_THAT(tutti_get_last_error(),
+             Contains("rank 0: the config's socket_ifname='=tutti-no-such-nic' matches no "
+                      "interface") &&
+                 Contains("interfaces here: lo"));
+  // Every refusal left the parent working: split it with a config every rank can honour, and
+  // all-reduce over both.
+  const auto sums = onEveryRank<std::vector<int64_t>>(3, [&](int rank) {
+    tuttiConfig_t loopback = TUTTI_CONFIG_INITIALIZER;
+    loopback.socket_ifname = "=lo";
+    tuttiComm_t pinned = nullptr;
+    if (tutti_comm_split_config(world.comm(rank), 0, rank, &loopback, &pinned) != tuttiSuccess)
+      return std::vector<int64_t>{};
+    std::vector<int64_t> result;
+    for (tuttiComm_t comm : {world.comm(rank), pinned}) {
+      std::vector<int64_t> data(100000, rank + 1);
+      tutti_allreduce(data.data(), data.data(), data.size(), tuttiInt64, tuttiSum, comm, nullptr);
+      result.push_back(data.front() + data.back());
+    }
+    tutti_comm_destroy(pinned);
+    return result;
+  });
+  CHECK(sums == std::vector<std::vector<int64_t>>(3, {12, 12}));
+}
+
 TEST_CASE("the C++ API wraps the C ABI", "[api][cpp]") {
   auto comms = tutti::Comm::world(3);
   REQUIRE(comms.size() == 3);
