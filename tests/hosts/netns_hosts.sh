@@ -1,10 +1,14 @@
 # Hosts on one machine for the suite's scripts (sourced): $host_count (default 2) network
 # namespaces on a bridge in a namespace of its own (the switch), host K at 192.0.2.K/24 (a
-# documentation range that is never routed) on its interface "eth0", all removed on exit. Exits 77
+# documentation range that is never routed) on its interface "eth0", all removed on exit. With
+# rail_count=2 or 3, each host has as many NICs, one per rail as on a cluster's rail-aligned
+# fabric: eth1 at 198.51.100.K/24 on a second bridge, eth2 at 203.0.113.K/24 on a third. Exits 77
 # (meson's SKIP) with the reason where namespaces cannot be made. Sets suffix, hosts (the
 # namespaces, host K at index K-1), h1 and h2 (the first two).
 suffix=$$
 host_count=${host_count:-2}
+rail_count=${rail_count:-1}
+rail_subnets=(192.0.2 198.51.100 203.0.113)
 switch=tutti-sw-$suffix
 hosts=()
 for k in $(seq 1 "$host_count"); do hosts+=("tutti-h$k-$suffix"); done
@@ -22,15 +26,21 @@ if ! ip netns add "$switch" 2>/tmp/tutti-netns-$suffix.err; then
   exit 77
 fi
 rm -f /tmp/tutti-netns-$suffix.err
-ip -n "$switch" link add br0 type bridge || { echo "SKIP: no bridge support"; exit 77; }
-ip -n "$switch" link set br0 up
+for r in $(seq 0 $((rail_count - 1))); do
+  ip -n "$switch" link add "br$r" type bridge || { echo "SKIP: no bridge support"; exit 77; }
+  ip -n "$switch" link set "br$r" up
+done
 for k in $(seq 1 "$host_count"); do
   ns=${hosts[$((k - 1))]}
   ip netns add "$ns" || exit 1
-  ip -n "$switch" link add "p$k" type veth peer name eth0 netns "$ns" ||
-    { echo "SKIP: no veth support"; exit 77; }
-  ip -n "$switch" link set "p$k" master br0 up
-  ip -n "$ns" addr add "192.0.2.$k/24" dev eth0
-  ip -n "$ns" link set eth0 up
+  for r in $(seq 0 $((rail_count - 1))); do
+    veth=p$k
+    [ "$r" -gt 0 ] && veth=p${k}r$r
+    ip -n "$switch" link add "$veth" type veth peer name "eth$r" netns "$ns" ||
+      { echo "SKIP: no veth support"; exit 77; }
+    ip -n "$switch" link set "$veth" master "br$r" up
+    ip -n "$ns" addr add "${rail_subnets[$r]}.$k/24" dev "eth$r"
+    ip -n "$ns" link set "eth$r" up
+  done
   ip -n "$ns" link set lo up
 done

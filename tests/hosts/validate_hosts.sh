@@ -3,7 +3,9 @@
 #   all healthy                      -> exit 0, every host healthy;
 #   h3's egress slowed (tc tbf)      -> exit 1, host h3 named, alone;
 #   h1 -> h2 slowed (htb class for h2's address on h1) -> exit 1, the link h1-h2 named, no host;
-#   h4 never starts                  -> exit 2, naming rank 3.
+#   h4 never starts                  -> exit 2, naming rank 3;
+#   h3's NIC on rail eth1 slowed (each host has eth0 and eth1, one bridge per rail) -> exit 1,
+#     rail eth1 named, and host h3 on it; the job's network (eth0) healthy.
 # Thresholds are loosened for a loaded 2-core machine, where a healthy pair's latency varies 100x:
 # bandwidth at 40% of the median (a slowed path is ~15x slower here), latency not judged (the
 # verdict logic's unit test covers it). No timing is asserted beyond "the slowed one is found". Skipped (exit 77) where namespaces cannot
@@ -13,7 +15,7 @@
 # Usage: validate_hosts.sh TUTTI_VALIDATE TOPOLOGY_FIXTURES
 set -u
 validate=$1 fixtures=$2
-host_count=4
+host_count=4 rail_count=2
 . "$(dirname "$0")/netns_hosts.sh"
 command -v tc >/dev/null || { echo "SKIP: tc (iproute2) is not installed"; exit 77; }
 while read -r variable; do unset "$variable"; done < <(compgen -e | grep '^TUTTI_')
@@ -31,6 +33,7 @@ run() {
       TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=${timeout:-120} \
       "$validate" --name "h$k" --bytes 1048576 --messages 4 --ping-pongs 20 \
       --allreduce-bytes 1048576 --min-bandwidth-fraction 0.4 --max-latency-factor 1000 \
+      --rails "${rails:-auto}" \
       --json "$log-$name.json" --svg "$log-$name.svg" >"$log-$name-$k.out" 2>&1 &
     pids+=($!)
   done
@@ -46,6 +49,7 @@ run() {
 failed=0
 # Bad input: exit 2 naming what was wrong, before any job.
 for bad in "--bogus|--bogus" "--min-bandwidth-fraction 1.5|--min-bandwidth-fraction" \
+  "--rails eth0,,eth1|--rails 'eth0,,eth1' has an empty interface name" \
   "--json /nonexistent/r.json|cannot write the JSON report to /nonexistent/r.json"; do
   # shellcheck disable=SC2086
   out=$("$validate" ${bad%%|*} 2>&1)
@@ -65,9 +69,26 @@ forbid() {  # forbid CASE PATTERN: no such line in rank 0's output
 }
 
 run healthy 1 2 3 4
-expect healthy 0 "^healthy: 4 hosts" "^h1 \| healthy" "^h2 \| healthy" "^h3 \| healthy" "^h4 \| healthy"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['healthy'] and len(r['pairs'])==6, r" \
+expect healthy 0 "^healthy: 4 hosts" "^h1 \| healthy" "^h2 \| healthy" "^h3 \| healthy" "^h4 \| healthy" \
+  "^# all-reduce over rail eth0: busbw" "^# all-reduce over rail eth1: busbw"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['healthy'] and len(r['pairs'])==6 \
+  and [x['name'] for x in r['rails']]==['eth0','eth1'] and not any(x['slow'] for x in r['rails']), r" \
   "$log-healthy.json" || { echo "FAILED: healthy: the JSON report"; failed=1; }
+
+# One NIC slowed, h3's on rail eth1: the pairs (over eth0, the job's network) are healthy; rail
+# eth1's all-reduce is slow beside eth0's, and its pairs name h3's NIC on it.
+ip netns exec "${hosts[2]}" tc qdisc add dev eth1 root tbf rate 20mbit burst 32kb latency 400ms
+run slow-rail 1 2 3 4
+expect slow-rail 1 "^suspect rail eth1: all-reduce at [0-9]+% of the rails' median" \
+  "^suspect host h3 on rail eth1: every pair slow" "^h3 \| suspect: host h3 on rail eth1" \
+  "^h1 \| healthy" "^h2 \| healthy" "^h4 \| healthy"
+forbid slow-rail "^suspect (host h3:|link|rail eth0)"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); f=r['findings']; \
+  assert [x['slow'] for x in r['rails']]==[False,True] and not any(p['slow'] for p in r['pairs']) \
+  and {(x['kind'],x.get('rail'),tuple(x['hosts'])) for x in f}=={('rail','eth1',()),('host','eth1',(2,))}, f" \
+  "$log-slow-rail.json" || { echo "FAILED: slow-rail: the JSON report"; failed=1; }
+ip netns exec "${hosts[2]}" tc qdisc del dev eth1 root
+rails=none  # the cases below are about the job's network
 
 ip netns exec "${hosts[2]}" tc qdisc add dev eth0 root tbf rate 20mbit burst 32kb latency 400ms
 run slow-host 1 2 3 4

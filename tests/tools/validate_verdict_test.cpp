@@ -3,7 +3,8 @@
 // every pair is slow, a link whose hosts each have a normal pair, and neither when all is within
 // the thresholds; latency counts too; the second pass pairs each host of a slow pair that has no
 // other measurement with a host whose pairs were normal; inventories (from a real machine's
-// topology and sysfs fixtures) are compared against the majority or an expected one.
+// topology and sysfs fixtures) are compared against the majority or an expected one; rails are the
+// interfaces every host has, and one is slow beside the others' median.
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -160,6 +161,75 @@ TEST_CASE("validate: the second pass retests slow pairs' hosts against healthy o
   CHECK(retestRounds(6, allPairs(6, [](PairResult&) {}),
                      judge(names(6), allPairs(6, [](PairResult&) {}), Thresholds{}))
             .empty());
+}
+
+TEST_CASE("validate: rails are the interfaces every host has, or those asked for", "[validate]") {
+  const std::vector<std::vector<std::string>> interfaces = {
+      {"eth0", "ib0", "ib1"}, {"eth0", "ib0", "ib1", "ib2"}, {"eth0", "ib1", "ib0"}};
+  SECTION("auto: the common ones, sorted; none where fewer than two are common") {
+    const RailChoice choice = chooseRails(interfaces, {});
+    CHECK(choice.rails == std::vector<std::string>{"eth0", "ib0", "ib1"});
+    CHECK(choice.missing.empty());
+    CHECK(chooseRails({{"eth0", "ib0"}, {"eth0", "ib1"}}, {}).rails.empty());
+    CHECK(chooseRails({}, {}).rails.empty());
+  }
+  SECTION("asked for: a host that lacks one is named, and that rail is left out") {
+    const RailChoice choice = chooseRails(interfaces, {"ib1", "ib2"});
+    CHECK(choice.rails == std::vector<std::string>{"ib1"});
+    REQUIRE(choice.missing.size() == 2);
+    std::set<int> lacking;
+    for (const Finding& finding : choice.missing) {
+      CHECK(finding.kind == Finding::Kind::kInventory);
+      CHECK(finding.rail == "ib2");
+      CHECK_THAT(finding.reason, Contains("no interface ib2"));
+      lacking.insert(finding.a);
+    }
+    CHECK(lacking == std::set<int>{0, 2});
+  }
+}
+
+TEST_CASE("validate: a rail is slow beside the other rails' median", "[validate]") {
+  const Thresholds defaults;
+  std::vector<RailResult> rails = {{"ib0", 20.0}, {"ib1", 19.5}, {"ib2", 9.0}, {"ib3", 19.0}};
+  const std::vector<Finding> findings = judgeRails(rails, defaults);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0].kind == Finding::Kind::kRail);
+  CHECK(findings[0].rail == "ib2");
+  CHECK(findings[0].a == -1);
+  CHECK_THAT(findings[0].reason, Contains("all-reduce at 47% of the rails' median (9 vs 19.2"));
+  CHECK((!rails[0].slow && !rails[1].slow && rails[2].slow && !rails[3].slow));
+  // Within the fraction, or a rail alone: nothing to say.
+  std::vector<RailResult> close = {{"ib0", 20.0}, {"ib1", 18.8}};
+  CHECK(judgeRails(close, defaults).empty());
+  std::vector<RailResult> alone = {{"ib0", 1.0}};
+  CHECK(judgeRails(alone, defaults).empty());
+}
+
+TEST_CASE("validate: findings on a rail say so, in the text and the JSON report", "[validate]") {
+  Report report;
+  report.hosts = names(3);
+  report.mode = "full";
+  report.pairs = allPairs(3, [](PairResult&) {});
+  report.verdict = judge(report.hosts, report.pairs, report.thresholds);
+  report.rails = {{"eth0", 1.0}, {"eth1", 0.1, true, {{1, 2, 0.01, 1.0, 10.0}}, {true}}};
+  report.verdict.findings.push_back({Finding::Kind::kRail, -1, -1, "all-reduce at 18%", "eth1"});
+  report.verdict.findings.push_back({Finding::Kind::kLink, 1, 2, "h2->h3 at 1%", "eth1"});
+  const std::string text = formatReport(report);
+  CHECK_THAT(text, Contains("suspect rail eth1: all-reduce at 18%\n") &&
+                       Contains("suspect link h2-h3 on rail eth1: h2->h3 at 1%") &&
+                       Contains("h1 | healthy\n") &&
+                       Contains("h3 | suspect: link h2-h3 on rail eth1\n") &&
+                       Contains("# all-reduce over rail eth1: busbw 0.1 GB/s  slow"));
+  const nlohmann::json json = reportJson(report);
+  CHECK(json["rails"].size() == 2);
+  CHECK(json["rails"][1]["slow"] == true);
+  CHECK(json["rails"][1]["pairs"][0]["gbs_a_to_b"] == 0.01);
+  CHECK(json["findings"][0]["kind"] == "rail");
+  CHECK(json["findings"][0]["hosts"].empty());
+  CHECK(json["findings"][1]["hosts"] == nlohmann::json::array({1, 2}));
+  CHECK(json["findings"][1]["rail"] == "eth1");
+  CHECK(json["hosts"][0]["status"] == "healthy");
+  CHECK(json["hosts"][1]["status"] == "suspect");
 }
 
 TEST_CASE("validate: a host's inventory from a real machine's topology and sysfs", "[validate]") {

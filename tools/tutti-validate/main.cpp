@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -17,6 +18,7 @@
 namespace {
 
 using namespace tutti::validate;
+using tutti::Comm;
 
 constexpr int kHealthy = 0, kDegraded = 1, kFailed = 2;
 
@@ -29,7 +31,95 @@ struct Options {
   std::string name;
   std::string expect;  // a topology file every host should match
   bool allreduce = true;
+  std::string rails = "auto";  // "auto", "none", or interface names separated by commas
 };
+
+// --rails' names; empty for "auto" (chooseRails picks), throws for an empty name.
+std::vector<std::string> wantedRails(const std::string& spec) {
+  std::vector<std::string> names;
+  if (spec == "auto") return names;
+  for (size_t start = 0;;) {
+    const size_t comma = spec.find(',', start);
+    names.push_back(spec.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (names.back().empty())
+      throw std::runtime_error("--rails '" + spec + "' has an empty interface name");
+    if (comma == std::string::npos) return names;
+    start = comma + 1;
+  }
+}
+
+using Progress = std::function<void(const std::string&)>;
+
+struct PairsOutcome {
+  std::vector<PairResult> pairs;
+  Verdict verdict;
+};
+
+// Every pair (one round in quick mode), the slow ones measured again, and the hosts of slow pairs
+// retested against healthy ones (verdict.hpp); collective over `comm`.
+PairsOutcome measurePairs(Comm& comm, const std::vector<std::string>& hosts, bool quick,
+                          const Options& options, const Progress& progress) {
+  PairsOutcome outcome;
+  std::vector<Round> rounds = roundRobin(comm.size());
+  if (quick) rounds.resize(std::min<size_t>(rounds.size(), 1));
+  outcome.pairs = measureRounds(comm, rounds, options.workload, progress);
+  outcome.verdict = judge(hosts, outcome.pairs, options.thresholds);
+  // Every rank holds the same results, so every rank plans the same further passes.
+  if (const auto again = confirmRounds(outcome.pairs, outcome.verdict); !again.empty()) {
+    progress("measuring the slow pairs again");
+    keepBest(outcome.pairs, measureRounds(comm, again, options.workload, progress));
+    outcome.verdict = judge(hosts, outcome.pairs, options.thresholds);
+  }
+  if (const auto retests = retestRounds(comm.size(), outcome.pairs, outcome.verdict);
+      !retests.empty()) {
+    progress("retesting the hosts of slow pairs against healthy ones");
+    const auto more = measureRounds(comm, retests, options.workload, progress);
+    outcome.pairs.insert(outcome.pairs.end(), more.begin(), more.end());
+    outcome.verdict = judge(hosts, outcome.pairs, options.thresholds);
+  }
+  return outcome;
+}
+
+// The all-reduce on each rail; on a slow rail, its pairs (as many rounds as --quick says) to say
+// which host or link.
+// Returns the rails' findings.
+std::vector<Finding> measureRails(Comm& comm, Report& report, const Options& options,
+                                  const Progress& progress) {
+  if (options.rails.empty()) return {};
+  const RailChoice choice =
+      chooseRails(gatherList(comm, localInterfaces()), wantedRails(options.rails));
+  std::vector<Finding> findings = choice.missing;
+  std::vector<Comm> comms;
+  for (const std::string& name : choice.rails) {
+    progress("all-reduce over rail " + name);
+    comms.push_back(railComm(comm, name));
+    report.rails.push_back({name, allreduceBusGBs(comms.back(), options.workload)});
+  }
+  // A slow rail is measured once more and keeps its better figure, as a slow pair is: one bad
+  // sample on a busy host is noise.
+  if (!judgeRails(report.rails, options.thresholds).empty())
+    for (size_t i = 0; i < report.rails.size(); ++i)
+      if (report.rails[i].slow) {
+        progress("all-reduce over rail " + report.rails[i].name + " again");
+        report.rails[i].allreduceBusGBs =
+            std::max(report.rails[i].allreduceBusGBs, allreduceBusGBs(comms[i], options.workload));
+      }
+  const std::vector<Finding> slowRails = judgeRails(report.rails, options.thresholds);
+  findings.insert(findings.end(), slowRails.begin(), slowRails.end());
+  for (size_t i = 0; i < report.rails.size(); ++i) {
+    RailResult& rail = report.rails[i];
+    if (!rail.slow) continue;
+    progress("pairs over rail " + rail.name);
+    PairsOutcome outcome = measurePairs(comms[i], report.hosts, options.quick, options, progress);
+    for (Finding& finding : outcome.verdict.findings) {
+      finding.rail = rail.name;
+      findings.push_back(std::move(finding));
+    }
+    rail.pairs = std::move(outcome.pairs);
+    rail.slowPairs = std::move(outcome.verdict.slow);
+  }
+  return findings;
+}
 
 // Opened before any measurement, so that a bad path is refused at once, not after minutes.
 std::ofstream openReport(const std::string& path, const char* what) {
@@ -67,28 +157,17 @@ int validate(const Options& options) {
     inventories.push_back(decodeInventory(text));
   const std::vector<Finding> inventoryFindings =
       compareInventories(inventories, expected ? &*expected : nullptr);
-  std::vector<Round> rounds = roundRobin(comm.size());
-  if (options.quick) rounds.resize(std::min<size_t>(rounds.size(), 1));
-  report.pairs = measureRounds(comm, rounds, options.workload, progress);
-  report.verdict = judge(report.hosts, report.pairs, options.thresholds);
-  // Every rank holds the same results, so every rank plans the same further passes.
-  if (const auto again = confirmRounds(report.pairs, report.verdict); !again.empty()) {
-    progress("measuring the slow pairs again");
-    keepBest(report.pairs, measureRounds(comm, again, options.workload, progress));
-    report.verdict = judge(report.hosts, report.pairs, options.thresholds);
-  }
-  if (const auto retests = retestRounds(comm.size(), report.pairs, report.verdict);
-      !retests.empty()) {
-    progress("retesting the hosts of slow pairs against healthy ones");
-    const auto more = measureRounds(comm, retests, options.workload, progress);
-    report.pairs.insert(report.pairs.end(), more.begin(), more.end());
-    report.verdict = judge(report.hosts, report.pairs, options.thresholds);
-  }
+  PairsOutcome pairs = measurePairs(comm, report.hosts, options.quick, options, progress);
+  report.pairs = std::move(pairs.pairs);
+  report.verdict = std::move(pairs.verdict);
   report.verdict.findings.insert(report.verdict.findings.begin(), inventoryFindings.begin(),
                                  inventoryFindings.end());
   if (options.allreduce && comm.size() > 1) {
     progress("all-reduce over every host");
     report.allreduceBusGBs = allreduceBusGBs(comm, options.workload);
+    const std::vector<Finding> railFindings = measureRails(comm, report, options, progress);
+    report.verdict.findings.insert(report.verdict.findings.end(), railFindings.begin(),
+                                   railFindings.end());
   }
   if (!speaks) return report.verdict.healthy() ? kHealthy : kDegraded;
   std::cout << formatReport(report);
@@ -113,7 +192,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   app.add_option("--allreduce-bytes", options.workload.allreduceBytes, "all-reduce message size")
       ->check(CLI::Range(size_t{4}, size_t{1} << 34));
-  app.add_flag("!--no-allreduce", options.allreduce, "skip the all-reduce");
+  app.add_flag("!--no-allreduce", options.allreduce, "skip the all-reduce (and the rails')");
+  app.add_option("--rails", options.rails,
+                 "the all-reduce per rail: 'auto' (every interface all hosts have, when two or "
+                 "more), 'none', or interface names separated by commas (default auto)");
   app.add_option("--min-bandwidth-fraction", options.thresholds.minBandwidthFraction,
                  "a direction below this fraction of the median is slow (default 0.93)")
       ->check(CLI::Range(0.0, 1.0));
@@ -136,6 +218,8 @@ int main(int argc, char** argv) {
     return kFailed;
   }
   try {
+    if (options.rails == "none") options.rails.clear();
+    if (!options.rails.empty()) wantedRails(options.rails);  // refused before any job
     return validate(options);
   } catch (const std::exception& error) {
     std::cerr << "tutti-validate: validation failed: " << error.what() << "\n";

@@ -1,6 +1,10 @@
 #include "tools/tutti-validate/measure.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +12,8 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
+#include <system_error>
 
 namespace tutti::validate {
 namespace {
@@ -84,6 +90,20 @@ std::vector<std::string> gatherText(Comm& comm, const std::string& text) {
   return texts;
 }
 
+std::vector<std::vector<std::string>> gatherList(Comm& comm,
+                                                 const std::vector<std::string>& items) {
+  std::string joined;
+  for (const std::string& item : items) joined += item + "\n";
+  std::vector<std::vector<std::string>> lists;
+  for (const std::string& text : gatherText(comm, joined)) {
+    lists.emplace_back();
+    for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
+         start = end + 1)
+      lists.back().push_back(text.substr(start, end - start));
+  }
+  return lists;
+}
+
 std::vector<std::string> hostNames(Comm& comm, const std::string& name) {
   char host[256] = {};
   if (name.empty()) gethostname(host, sizeof host - 1);
@@ -131,6 +151,31 @@ double allreduceBusGBs(Comm& comm, const Workload& workload) {
   const double seconds = secondsSince(start) / workload.allreduceIterations;
   const double n = comm.size();
   return static_cast<double>(data.size() * sizeof(float)) / seconds / 1e9 * 2 * (n - 1) / n;
+}
+
+std::vector<std::string> localInterfaces() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0)
+    throw std::system_error(errno, std::generic_category(), "listing network interfaces");
+  std::set<std::string> names;
+  for (const ifaddrs* ifa = list; ifa; ifa = ifa->ifa_next) {
+    if (!ifa->ifa_addr || !ifa->ifa_name || (ifa->ifa_flags & IFF_UP) == 0 ||
+        (ifa->ifa_flags & IFF_LOOPBACK) != 0)
+      continue;
+    const int family = ifa->ifa_addr->sa_family;
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
+    if (family == AF_INET || (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)))
+      names.insert(ifa->ifa_name);
+  }
+  freeifaddrs(list);
+  return {names.begin(), names.end()};
+}
+
+Comm railComm(Comm& comm, const std::string& name) {
+  const std::string exactly = "=" + name;
+  tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
+  config.socket_ifname = exactly.c_str();
+  return comm.split(0, comm.rank(), config);
 }
 
 }  // namespace tutti::validate

@@ -6,11 +6,51 @@ namespace tutti::validate {
 namespace {
 
 std::string subject(const Report& report, const Finding& finding) {
+  if (finding.kind == Finding::Kind::kRail) return "rail " + finding.rail;
   const auto& names = report.hosts;
+  const std::string onRail = finding.rail.empty() ? "" : " on rail " + finding.rail;
   return finding.kind == Finding::Kind::kLink
-             ? fmt::format("link {}-{}", names[static_cast<size_t>(finding.a)],
-                           names[static_cast<size_t>(finding.b)])
-             : fmt::format("host {}", names[static_cast<size_t>(finding.a)]);
+             ? fmt::format("link {}-{}{}", names[static_cast<size_t>(finding.a)],
+                           names[static_cast<size_t>(finding.b)], onRail)
+             : fmt::format("host {}{}", names[static_cast<size_t>(finding.a)], onRail);
+}
+
+const char* kindName(Finding::Kind kind) {
+  switch (kind) {
+    case Finding::Kind::kHost: return "host";
+    case Finding::Kind::kLink: return "link";
+    case Finding::Kind::kInventory: return "inventory";
+    case Finding::Kind::kRail: return "rail";
+  }
+  return "?";
+}
+
+std::string pairsTable(const Report& report, const std::vector<PairResult>& pairs,
+                       const std::vector<bool>& slow) {
+  std::string out = fmt::format("# {:>16} {:>16} {:>10} {:>10} {:>10}\n", "host a", "host b",
+                                "a->b GB/s", "b->a GB/s", "lat us");
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const PairResult& p = pairs[i];
+    out +=
+        fmt::format("  {:>16} {:>16} {:>10.3g} {:>10.3g} {:>10.3g}{}\n",
+                    report.hosts[static_cast<size_t>(p.a)], report.hosts[static_cast<size_t>(p.b)],
+                    p.gbsAtoB, p.gbsBtoA, p.latencyUs, slow[i] ? "  slow" : "");
+  }
+  return out;
+}
+
+nlohmann::json pairsJson(const std::vector<PairResult>& pairs, const std::vector<bool>& slow) {
+  nlohmann::json json = nlohmann::json::array();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const PairResult& p = pairs[i];
+    json.push_back({{"a", p.a},
+                    {"b", p.b},
+                    {"gbs_a_to_b", p.gbsAtoB},
+                    {"gbs_b_to_a", p.gbsBtoA},
+                    {"latency_us", p.latencyUs},
+                    {"slow", static_cast<bool>(slow[i])}});
+  }
+  return json;
 }
 
 // The finding that names `host`: one that blames it, else a link of it; nullptr when healthy.
@@ -45,18 +85,15 @@ std::string formatReport(const Report& report) {
   }
   out += fmt::format("\n# median {:.3g} GB/s per direction, {:.3g} us latency\n", verdict.medianGBs,
                      verdict.medianLatencyUs);
-  out += fmt::format("# {:>16} {:>16} {:>10} {:>10} {:>10}\n", "host a", "host b", "a->b GB/s",
-                     "b->a GB/s", "lat us");
-  for (size_t i = 0; i < report.pairs.size(); ++i) {
-    const PairResult& p = report.pairs[i];
-    out +=
-        fmt::format("  {:>16} {:>16} {:>10.3g} {:>10.3g} {:>10.3g}{}\n",
-                    report.hosts[static_cast<size_t>(p.a)], report.hosts[static_cast<size_t>(p.b)],
-                    p.gbsAtoB, p.gbsBtoA, p.latencyUs, verdict.slow[i] ? "  slow" : "");
-  }
+  out += pairsTable(report, report.pairs, verdict.slow);
   if (report.allreduceBusGBs)
     out += fmt::format("# all-reduce over {} hosts: busbw {:.3g} GB/s\n", report.hosts.size(),
                        *report.allreduceBusGBs);
+  for (const RailResult& rail : report.rails) {
+    out += fmt::format("# all-reduce over rail {}: busbw {:.3g} GB/s{}\n", rail.name,
+                       rail.allreduceBusGBs, rail.slow ? "  slow" : "");
+    if (!rail.pairs.empty()) out += pairsTable(report, rail.pairs, rail.slowPairs);
+  }
   return out;
 }
 
@@ -77,27 +114,23 @@ nlohmann::json reportJson(const Report& report) {
   }
   json["findings"] = nlohmann::json::array();
   for (const Finding& finding : report.verdict.findings) {
-    const char* kind = finding.kind == Finding::Kind::kHost   ? "host"
-                       : finding.kind == Finding::Kind::kLink ? "link"
-                                                              : "inventory";
-    nlohmann::json entry = {{"kind", kind},
+    nlohmann::json entry = {{"kind", kindName(finding.kind)},
                             {"subject", subject(report, finding)},
                             {"reason", finding.reason},
-                            {"hosts", {finding.a}}};
-    if (finding.kind == Finding::Kind::kLink) entry["hosts"].push_back(finding.b);
+                            {"hosts", nlohmann::json::array()}};
+    for (int host : {finding.a, finding.b})
+      if (host >= 0) entry["hosts"].push_back(host);
+    if (!finding.rail.empty()) entry["rail"] = finding.rail;
     json["findings"].push_back(entry);
   }
-  json["pairs"] = nlohmann::json::array();
-  for (size_t i = 0; i < report.pairs.size(); ++i) {
-    const PairResult& p = report.pairs[i];
-    json["pairs"].push_back({{"a", p.a},
-                             {"b", p.b},
-                             {"gbs_a_to_b", p.gbsAtoB},
-                             {"gbs_b_to_a", p.gbsBtoA},
-                             {"latency_us", p.latencyUs},
-                             {"slow", static_cast<bool>(report.verdict.slow[i])}});
-  }
+  json["pairs"] = pairsJson(report.pairs, report.verdict.slow);
   if (report.allreduceBusGBs) json["allreduce_busbw_gbs"] = *report.allreduceBusGBs;
+  json["rails"] = nlohmann::json::array();
+  for (const RailResult& rail : report.rails)
+    json["rails"].push_back({{"name", rail.name},
+                             {"allreduce_busbw_gbs", rail.allreduceBusGBs},
+                             {"slow", rail.slow},
+                             {"pairs", pairsJson(rail.pairs, rail.slowPairs)}});
   return json;
 }
 

@@ -17,7 +17,8 @@ struct Report {
   Verdict verdict;
   Thresholds thresholds;
   std::optional<double> allreduceBusGBs;
-  std::string mode;  // "quick" or "full"
+  std::vector<RailResult> rails;  // the all-reduce per rail, when measured
+  std::string mode;               // "quick" or "full"
 };
 
 std::string formatReport(const Report& report);

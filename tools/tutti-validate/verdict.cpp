@@ -110,6 +110,51 @@ Verdict judge(const std::vector<std::string>& names, const std::vector<PairResul
   return std::move(judge.verdict);
 }
 
+RailChoice chooseRails(const std::vector<std::vector<std::string>>& interfacesPerHost,
+                       const std::vector<std::string>& wanted) {
+  const auto onHost = [&](size_t host, const std::string& name) {
+    const auto& names = interfacesPerHost[host];
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  RailChoice choice;
+  if (interfacesPerHost.empty()) return choice;
+  const std::vector<std::string>& candidates = wanted.empty() ? interfacesPerHost[0] : wanted;
+  for (const std::string& name : candidates) {
+    std::vector<int> lacking;
+    for (size_t host = 0; host < interfacesPerHost.size(); ++host)
+      if (!onHost(host, name)) lacking.push_back(static_cast<int>(host));
+    if (lacking.empty()) choice.rails.push_back(name);
+    if (wanted.empty()) continue;
+    for (int host : lacking)
+      choice.missing.push_back({Finding::Kind::kInventory, host, -1,
+                                fmt::format("no interface {} (rail asked for with --rails) is up "
+                                            "with an address",
+                                            name),
+                                name});
+  }
+  std::sort(choice.rails.begin(), choice.rails.end());
+  if (wanted.empty() && choice.rails.size() < 2) choice.rails.clear();
+  return choice;
+}
+
+std::vector<Finding> judgeRails(std::vector<RailResult>& rails, const Thresholds& thresholds) {
+  std::vector<Finding> findings;
+  if (rails.size() < 2) return findings;
+  std::vector<double> busbw;
+  for (const RailResult& rail : rails) busbw.push_back(rail.allreduceBusGBs);
+  const double middle = median(busbw);
+  for (RailResult& rail : rails) {
+    rail.slow = rail.allreduceBusGBs < thresholds.minBandwidthFraction * middle;
+    if (rail.slow)
+      findings.push_back(
+          {Finding::Kind::kRail, -1, -1,
+           fmt::format("all-reduce at {:.0f}% of the rails' median ({:.3g} vs {:.3g} GB/s busbw)",
+                       percentOf(rail.allreduceBusGBs, middle), rail.allreduceBusGBs, middle),
+           rail.name});
+  }
+  return findings;
+}
+
 std::vector<Round> retestRounds(int hosts, const std::vector<PairResult>& pairs,
                                 const Verdict& verdict) {
   std::vector<int> measured(static_cast<size_t>(hosts));

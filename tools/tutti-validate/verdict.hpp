@@ -28,10 +28,12 @@ struct PairResult {
 };
 
 struct Finding {
-  // kHost: its pairs are slow; kLink: one pair is; kInventory: what the host has (inventory.hpp).
-  enum class Kind { kHost, kLink, kInventory } kind;
-  int a = 0, b = -1;   // the host, or the link's two hosts
-  std::string reason;  // "every pair slow: sends at 12% of median (...)"
+  // kHost: its pairs are slow; kLink: one pair is; kInventory: what the host has (inventory.hpp);
+  // kRail: a rail's all-reduce is slow beside the other rails' (no host: a = -1).
+  enum class Kind { kHost, kLink, kInventory, kRail } kind;
+  int a = 0, b = -1;      // the host, or the link's two hosts
+  std::string reason;     // "every pair slow: sends at 12% of median (...)"
+  std::string rail = {};  // the rail (its interface) it was seen on; empty: the job's own network
 };
 
 struct Verdict {
@@ -41,6 +43,30 @@ struct Verdict {
   std::vector<Finding> findings;
   bool healthy() const { return findings.empty(); }
 };
+
+// One rail: the same network interface on every host (as NCCL's rail-aligned rings use the same
+// NIC index on every host), its all-reduce over every host, and where it was slow the pairs that
+// placed the blame.
+struct RailResult {
+  std::string name;
+  double allreduceBusGBs = 0;
+  bool slow = false;
+  std::vector<PairResult> pairs = {};
+  std::vector<bool> slowPairs = {};  // per pair
+};
+
+// The rails to measure, from every host's interfaces: those of `wanted` (all of them must be on
+// every host; an inventory finding names each host that lacks one, and that rail is not
+// measured), or with `wanted` empty every interface all hosts have, when they have two or more.
+struct RailChoice {
+  std::vector<std::string> rails;
+  std::vector<Finding> missing;
+};
+RailChoice chooseRails(const std::vector<std::vector<std::string>>& interfacesPerHost,
+                       const std::vector<std::string>& wanted);
+// Marks each rail slow whose all-reduce is below the bandwidth fraction of the rails' median (two
+// rails or more); one kRail finding for each.
+std::vector<Finding> judgeRails(std::vector<RailResult>& rails, const Thresholds& thresholds);
 
 // `names` label the hosts in reasons.
 Verdict judge(const std::vector<std::string>& names, const std::vector<PairResult>& pairs,
