@@ -5,7 +5,8 @@
 #   h1 -> h2 slowed (htb class for h2's address on h1) -> exit 1, the link h1-h2 named, no host;
 #   h4 never starts                  -> exit 2, naming rank 3;
 #   h3's NIC on rail eth1 slowed (each host has eth0 and eth1, one bridge per rail) -> exit 1,
-#     rail eth1 named, and host h3 on it; the job's network (eth0) healthy.
+#     rail eth1 named, and host h3 on it; the job's network (eth0) healthy;
+#   h3's link on rail eth1 cut (its switch port down) -> exit 1, rail eth1 named as failed.
 # Thresholds are loosened for a loaded 2-core machine, where a healthy pair's latency varies 100x:
 # bandwidth at 40% of the median (a slowed path is ~15x slower here), latency not judged (the
 # verdict logic's unit test covers it). No timing is asserted beyond "the slowed one is found". Skipped (exit 77) where namespaces cannot
@@ -33,7 +34,7 @@ run() {
       TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=${timeout:-120} \
       "$validate" --name "h$k" --bytes 1048576 --messages 4 --ping-pongs 20 \
       --allreduce-bytes 1048576 --min-bandwidth-fraction 0.4 --max-latency-factor 1000 \
-      --rails "${rails:-auto}" \
+      --rails "${rails:-auto}" ${extra:-} \
       --json "$log-$name.json" --svg "$log-$name.svg" >"$log-$name-$k.out" 2>&1 &
     pids+=($!)
   done
@@ -88,6 +89,15 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1])); f=r['findings']; \
   and {(x['kind'],x.get('rail'),tuple(x['hosts'])) for x in f}=={('rail','eth1',()),('host','eth1',(2,))}, f" \
   "$log-slow-rail.json" || { echo "FAILED: slow-rail: the JSON report"; failed=1; }
 ip netns exec "${hosts[2]}" tc qdisc del dev eth1 root
+
+# h3's cable on rail eth1 cut (its switch port down): the rail fails after --rail-timeout, is
+# named, and the report still comes (exit 1, not 2).
+ip -n "$switch" link set p3r1 down
+extra="--rail-timeout 5" run cut-rail 1 2 3 4
+expect cut-rail 1 "^suspect rail eth1: failed, and nothing more was measured: rank 0 saw .*(198\.51\.100\.3|No route)" \
+  "^# all-reduce over rail eth0: busbw"
+forbid cut-rail "validation failed"
+ip -n "$switch" link set p3r1 up
 rails=none  # the cases below are about the job's network
 
 ip netns exec "${hosts[2]}" tc qdisc add dev eth0 root tbf rate 20mbit burst 32kb latency 400ms

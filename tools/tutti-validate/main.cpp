@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -32,6 +33,7 @@ struct Options {
   std::string expect;  // a topology file every host should match
   bool allreduce = true;
   std::string rails = "auto";  // "auto", "none", or interface names separated by commas
+  std::chrono::milliseconds railTimeout{30000};
 };
 
 // --rails' names; empty for "auto" (chooseRails picks), throws for an empty name.
@@ -81,8 +83,7 @@ PairsOutcome measurePairs(Comm& comm, const std::vector<std::string>& hosts, boo
 }
 
 // The all-reduce on each rail; on a slow rail, its pairs (as many rounds as --quick says) to say
-// which host or link.
-// Returns the rails' findings.
+// which host or link. Returns the rails' findings.
 std::vector<Finding> measureRails(Comm& comm, Report& report, const Options& options,
                                   const Progress& progress) {
   if (options.rails.empty()) return {};
@@ -90,33 +91,44 @@ std::vector<Finding> measureRails(Comm& comm, Report& report, const Options& opt
       chooseRails(gatherList(comm, localInterfaces()), wantedRails(options.rails));
   std::vector<Finding> findings = choice.missing;
   std::vector<Comm> comms;
-  for (const std::string& name : choice.rails) {
-    progress("all-reduce over rail " + name);
-    comms.push_back(railComm(comm, name));
-    report.rails.push_back({name, allreduceBusGBs(comms.back(), options.workload)});
-  }
-  // A slow rail is measured once more and keeps its better figure, as a slow pair is: one bad
-  // sample on a busy host is noise.
-  if (!judgeRails(report.rails, options.thresholds).empty())
-    for (size_t i = 0; i < report.rails.size(); ++i)
-      if (report.rails[i].slow) {
-        progress("all-reduce over rail " + report.rails[i].name + " again");
-        report.rails[i].allreduceBusGBs =
-            std::max(report.rails[i].allreduceBusGBs, allreduceBusGBs(comms[i], options.workload));
-      }
-  const std::vector<Finding> slowRails = judgeRails(report.rails, options.thresholds);
-  findings.insert(findings.end(), slowRails.begin(), slowRails.end());
-  for (size_t i = 0; i < report.rails.size(); ++i) {
-    RailResult& rail = report.rails[i];
-    if (!rail.slow) continue;
-    progress("pairs over rail " + rail.name);
-    PairsOutcome outcome = measurePairs(comms[i], report.hosts, options.quick, options, progress);
-    for (Finding& finding : outcome.verdict.findings) {
-      finding.rail = rail.name;
-      findings.push_back(std::move(finding));
+  // A rail whose link is cut fails its split (or an operation on it) after --rail-timeout, and
+  // with it the job's communicator: that rail is the finding, and nothing collective runs after.
+  comm.setTimeout(options.railTimeout);
+  std::string current;
+  try {
+    for (const std::string& name : choice.rails) {
+      progress("all-reduce over rail " + (current = name));
+      comms.push_back(railComm(comm, name));
+      report.rails.push_back({name, allreduceBusGBs(comms.back(), options.workload)});
     }
-    rail.pairs = std::move(outcome.pairs);
-    rail.slowPairs = std::move(outcome.verdict.slow);
+    // A slow rail is measured once more and keeps its better figure, as a slow pair is: one bad
+    // sample on a busy host is noise.
+    if (!judgeRails(report.rails, options.thresholds).empty())
+      for (size_t i = 0; i < report.rails.size(); ++i)
+        if (report.rails[i].slow) {
+          progress("all-reduce over rail " + (current = report.rails[i].name) + " again");
+          report.rails[i].allreduceBusGBs = std::max(report.rails[i].allreduceBusGBs,
+                                                     allreduceBusGBs(comms[i], options.workload));
+        }
+    const std::vector<Finding> slowRails = judgeRails(report.rails, options.thresholds);
+    findings.insert(findings.end(), slowRails.begin(), slowRails.end());
+    for (size_t i = 0; i < report.rails.size(); ++i) {
+      RailResult& rail = report.rails[i];
+      if (!rail.slow) continue;
+      progress("pairs over rail " + (current = rail.name));
+      PairsOutcome outcome = measurePairs(comms[i], report.hosts, options.quick, options, progress);
+      for (Finding& finding : outcome.verdict.findings) {
+        finding.rail = rail.name;
+        findings.push_back(std::move(finding));
+      }
+      rail.pairs = std::move(outcome.pairs);
+      rail.slowPairs = std::move(outcome.verdict.slow);
+    }
+  } catch (const tutti::CommError& error) {
+    findings.push_back({Finding::Kind::kRail, -1, -1,
+                        fmt::format("failed, and nothing more was measured: rank {} saw {}",
+                                    comm.rank(), error.what()),
+                        current});
   }
   return findings;
 }
@@ -196,6 +208,10 @@ int main(int argc, char** argv) {
   app.add_option("--rails", options.rails,
                  "the all-reduce per rail: 'auto' (every interface all hosts have, when two or "
                  "more), 'none', or interface names separated by commas (default auto)");
+  double railTimeoutSeconds = 30;
+  app.add_option("--rail-timeout", railTimeoutSeconds,
+                 "seconds a rail may stall (a cut link) before it is reported failed (default 30)")
+      ->check(CLI::Range(1.0, 3600.0));
   app.add_option("--min-bandwidth-fraction", options.thresholds.minBandwidthFraction,
                  "a direction below this fraction of the median is slow (default 0.93)")
       ->check(CLI::Range(0.0, 1.0));
@@ -218,6 +234,8 @@ int main(int argc, char** argv) {
     return kFailed;
   }
   try {
+    options.railTimeout =
+        std::chrono::milliseconds(static_cast<int64_t>(railTimeoutSeconds * 1000));
     if (options.rails == "none") options.rails.clear();
     if (!options.rails.empty()) wantedRails(options.rails);  // refused before any job
     return validate(options);
