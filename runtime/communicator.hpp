@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/collectives/group_view.hpp"
 #include "runtime/connections.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/failure_state.hpp"
@@ -63,6 +64,8 @@ class Communicator {
   // model's beta); the ring and chain collectives follow it.
   const CpuRing& cpuRing() const { return cpuRing_; }
   const PeerInfo& peer(int rank) const { return peers_[static_cast<size_t>(rank)]; }
+  // What its algorithms see of it (group_view.hpp).
+  GroupView view() { return {rank_, size(), *connections_, peers_, cpuRing_, settings_}; }
   const Settings& settings() const { return settings_; }
   // "auto", "ring", "tree", "oneshot" or "direct" (kInvalidArgument otherwise); ordered with the
   // operations.

@@ -148,7 +148,7 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
     return runAlone(
         call, [](void* to, const void* from, size_t bytes) { std::memmove(to, from, bytes); });
   }
-  const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm);
+  const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm.view());
   comm.recorder().started(sequence, algorithm.name);
   const CallSignature signature{static_cast<uint32_t>(call.collective),
                                 static_cast<uint32_t>(call.dtype),
@@ -158,14 +158,13 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
                                 sequence,
                                 ordinal,
                                 static_cast<uint64_t>(&algorithm - algorithms().data())};
-  OpContext ctx{.comm = comm,
-                .collective = collectiveName(call.collective),
-                .algorithm = algorithm.name,
-                .sequence = sequence,
-                .bytes = bytes,
-                .dtype = call.dtype,
-                .op = call.op,
-                .call = signature};
+  OpContext ctx(comm, {.collective = collectiveName(call.collective),
+                       .algorithm = algorithm.name,
+                       .sequence = sequence,
+                       .bytes = bytes,
+                       .dtype = call.dtype,
+                       .op = call.op,
+                       .call = signature});
   if (comm.settings().checkCalls) checkSameCall(ctx);
   CollectiveArgs args{call.send, call.recv, call.count, call.root};
   // In-place reduce-scatter writes the rank's block of the input.
@@ -271,8 +270,7 @@ std::shared_ptr<Request> issue(Communicator& comm, uint64_t sequence, const OpSi
 
 // Runs a batch of transfers that ends its task: the asynchronous sends and receives queued behind
 // it on the engine join it, so that they progress together (their requests end with the batch).
-void runJoinedBy(OpContext& ctx, const std::vector<P2PTransfer>& batch) {
-  Communicator& comm = ctx.comm;
+void runJoinedBy(Communicator& comm, OpContext& ctx, const std::vector<P2PTransfer>& batch) {
   std::vector<Engine::Joined> joined;
   auto join = [&] {
     std::vector<P2PTransfer> more;
@@ -327,16 +325,15 @@ void runGroupItems(Communicator& comm, const std::vector<GroupItem>& items) {
         bytes += t.bytes;
       }
     }
-    OpContext ctx{comm,
-                  "send/recv",
-                  "p2p",
-                  items[first].sequence,
-                  bytes,
-                  kernels::DataType::kUint8,
-                  kernels::RedOp::kSum,
-                  {.collective = kPointToPointCall, .sequence = items[first].sequence}};
+    OpContext ctx(comm, {"send/recv",
+                         "p2p",
+                         items[first].sequence,
+                         bytes,
+                         kernels::DataType::kUint8,
+                         kernels::RedOp::kSum,
+                         {.collective = kPointToPointCall, .sequence = items[first].sequence}});
     if (i == items.size()) {
-      runJoinedBy(ctx, batch);
+      runJoinedBy(comm, ctx, batch);
     } else {
       runTransfers(ctx, batch);
       ctx.drainSends();
@@ -409,14 +406,13 @@ void runBarrier(Communicator& comm, uint64_t sequence, uint64_t ordinal) {
   comm.recorder().started(sequence, "oneshot");
   if (comm.size() == 1) return;
   uint8_t token = 1;
-  OpContext ctx{comm,
-                "barrier",
-                "oneshot",
-                sequence,
-                1,
-                kernels::DataType::kUint8,
-                kernels::RedOp::kMax,
-                {.collective = kBarrierCall, .sequence = sequence, .ordinal = ordinal}};
+  OpContext ctx(comm, {"barrier",
+                       "oneshot",
+                       sequence,
+                       1,
+                       kernels::DataType::kUint8,
+                       kernels::RedOp::kMax,
+                       {.collective = kBarrierCall, .sequence = sequence, .ordinal = ordinal}});
   allreduceOneShot(ctx, {&token, &token, 1, 0});
   ctx.drainSends();
 }

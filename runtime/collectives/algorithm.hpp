@@ -89,7 +89,7 @@ PullVerdict directPullPays(const Tuning& tuning, size_t bytes, int n, bool someI
 
 // The algorithm to use: TUTTI_ALGO's choice for all-reduce when set, else the cheapest that
 // applies; never the one named `skip` (direct's own fallback).
-const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
+const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const GroupView& group,
                                std::string_view skip = {});
 // TUTTI_ALGO's default: the planner picks per call.
 inline constexpr char kAutoAlgorithm[] = "auto";

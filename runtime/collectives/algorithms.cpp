@@ -44,14 +44,14 @@ double chainCost(size_t bytes, const RankShape& shape, double alpha, double beta
   return (n - 1) * alpha + static_cast<double>(bytes) * beta;
 }
 
-bool allSharedMemory(const Communicator& comm) {
-  return comm.connections().allShareMemory();
+bool allSharedMemory(const GroupView& group) {
+  return group.connections.allShareMemory();
 }
 
-LinkModel linkModel(const Communicator& comm) {
-  LinkModel model = linkModelOf(comm.settings().tuning, allSharedMemory(comm));
+LinkModel linkModel(const GroupView& group) {
+  LinkModel model = linkModelOf(group.settings.tuning, allSharedMemory(group));
   // The topology's estimate of the ranks' ring (its slowest hop) where there is one.
-  if (comm.cpuRing().bw > 0) model.betaUsPerByte = 1.0 / (comm.cpuRing().bw * 1000);
+  if (group.ring.bw > 0) model.betaUsPerByte = 1.0 / (group.ring.bw * 1000);
   return model;
 }
 
@@ -145,13 +145,13 @@ const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, 
   return *best;
 }
 
-const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const Communicator& comm,
+const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const GroupView& group,
                                std::string_view skip) {
-  const Algorithm* forced = comm.settings().algorithm;
+  const Algorithm* forced = group.settings.algorithm;
   if (collective == Collective::kAllReduce && forced && forced->name != skip) return *forced;
-  return cheapestAlgorithm(collective, comm.settings().tuning, bytes,
-                           {comm.size(), comm.cpuRing().treeDepth}, allSharedMemory(comm),
-                           linkModel(comm), skip);
+  return cheapestAlgorithm(collective, group.settings.tuning, bytes,
+                           {group.size, group.ring.treeDepth}, allSharedMemory(group),
+                           linkModel(group), skip);
 }
 
 std::vector<std::string> allReduceChoices() {
@@ -170,7 +170,7 @@ const Algorithm* allReduceChoice(std::string_view name) {
 
 void finishAverage(OpContext& ctx, void* data, size_t count) {
   if (ctx.op == kernels::RedOp::kAvg && count > 0)
-    kernels::avgFinish(data, data, count, ctx.dtype, ctx.comm.size());
+    kernels::avgFinish(data, data, count, ctx.dtype, ctx.group.size);
 }
 
 }  // namespace tutti::runtime

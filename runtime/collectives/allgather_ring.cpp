@@ -8,7 +8,7 @@
 namespace tutti::runtime {
 
 void allgatherRing(OpContext& ctx, const CollectiveArgs& args) {
-  const RingView ring(ctx.comm);
+  const RingView ring(ctx.group);
   const Buffers buffers(ctx, args);
   const size_t block = args.count;
   const Sections slices(block, 1, ctx.slotElems());

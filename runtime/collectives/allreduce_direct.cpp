@@ -31,7 +31,7 @@ namespace {
 // Whether the pull is worth it; the same on every rank, which all see the same offers.
 bool pullPays(const OpContext& ctx, const DirectPeers& peers) {
   return peers.forcedEverywhere ||
-         directPullPays(ctx.comm.settings().tuning, ctx.bytes, ctx.comm.size(), peers.someInPlace)
+         directPullPays(ctx.group.settings.tuning, ctx.bytes, ctx.group.size, peers.someInPlace)
              .pays;
 }
 
@@ -47,7 +47,7 @@ void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   const auto peers =
       reachPeers(ctx, PeerAccess::kSendAndRecv, args.send, ctx.bytes, args.recv, ctx.bytes);
   if (!peers) return runInstead(ctx, Collective::kAllReduce, args);
-  const auto n = static_cast<size_t>(ctx.comm.size()), r = static_cast<size_t>(ctx.comm.rank());
+  const auto n = static_cast<size_t>(ctx.group.size), r = static_cast<size_t>(ctx.group.rank);
   const size_t typeSize = ctx.typeSize();
   const Range mine = evenSplit(args.count, n, r);
   auto blockOf = [&](void* buffer, const Range& block) -> void* {
@@ -60,7 +60,7 @@ void allreduceDirect(OpContext& ctx, const CollectiveArgs& args) {
   if (push) {
     std::vector<void*> outputs{blockOf(args.recv, mine)};
     for (const PeerBuffer& recv : peers->recv)
-      if (recv.rank != ctx.comm.rank()) outputs.push_back(blockOf(recv.memory.local, mine));
+      if (recv.rank != ctx.group.rank) outputs.push_back(blockOf(recv.memory.local, mine));
     reduceFromPeers(ctx, *peers, mine.offset * typeSize, outputs, mine.count);
   } else {  // pull
     void* output = blockOf(args.recv, mine);

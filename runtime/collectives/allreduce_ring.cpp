@@ -17,7 +17,7 @@
 namespace tutti::runtime {
 
 void allreduceRing(OpContext& ctx, const CollectiveArgs& args) {
-  const RingView ring(ctx.comm);
+  const RingView ring(ctx.group);
   const Buffers buffers(ctx, args);
   const int p = ring.position, next = ring.next, prev = ring.prev;
   const Sections sections(args.count, static_cast<size_t>(ring.n), ctx.slotElems());

@@ -20,17 +20,17 @@
 namespace tutti::runtime {
 
 void allreduceTree(OpContext& ctx, const CollectiveArgs& args) {
-  const size_t r = static_cast<size_t>(ctx.comm.rank());
+  const size_t r = static_cast<size_t>(ctx.group.rank);
   const size_t size = ctx.typeSize();
   const char* src = static_cast<const char*>(args.send);
   char* dst = static_cast<char*>(args.recv);
-  const std::array<std::vector<topology::TreeNode>, 2>& trees = ctx.comm.cpuRing().trees;
+  const std::array<std::vector<topology::TreeNode>, 2>& trees = ctx.group.ring.trees;
   const std::array<Range, 2> halves{evenSplit(args.count, 2, 0), evenSplit(args.count, 2, 1)};
   const size_t slotElems = ctx.slotElems();
   const std::array<Sections, 2> slices{Sections(halves[0].count, 1, slotElems),
                                        Sections(halves[1].count, 1, slotElems)};
   const size_t iterations = std::max(slices[0].size(), slices[1].size());
-  const size_t lag = static_cast<size_t>(std::max(1, ctx.comm.settings().slots / 4));
+  const size_t lag = static_cast<size_t>(std::max(1, ctx.group.settings.slots / 4));
 
   auto up = [&](int t, size_t i) {
     if (i >= slices[t].size()) return;

@@ -12,7 +12,7 @@
 namespace tutti::runtime {
 
 void alltoallPairwise(OpContext& ctx, const CollectiveArgs& args) {
-  const int n = ctx.comm.size(), r = ctx.comm.rank();
+  const int n = ctx.group.size, r = ctx.group.rank;
   const size_t blockBytes = args.count * ctx.typeSize();
   const char* src = static_cast<const char*>(args.send);
   char* dst = static_cast<char*>(args.recv);

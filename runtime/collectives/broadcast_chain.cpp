@@ -8,7 +8,7 @@
 namespace tutti::runtime {
 
 void broadcastChain(OpContext& ctx, const CollectiveArgs& args) {
-  const RingView ring(ctx.comm);
+  const RingView ring(ctx.group);
   const Buffers buffers(ctx, args);
   const int position = ring.distanceFrom(args.root);
   const Sections slices(args.count, 1, ctx.slotElems());

@@ -97,7 +97,7 @@ void requireSameCall(int self, const CallSignature& mine, int peer, const CallSi
 void checkSameCall(OpContext& ctx) {
   using Bytes = std::array<std::byte, kCallSignatureBytes>;
   const CallSignature& mine = ctx.call;
-  const int n = ctx.comm.size(), self = ctx.comm.rank();
+  const int n = ctx.group.size, self = ctx.group.rank;
   Bytes mineBytes{};
   ByteWriter out(mineBytes);
   writeCall(out, mine);

@@ -37,12 +37,12 @@ std::optional<Ways> waysOfReaching(const std::vector<Offer>& offers, bool wantsR
 bool kernelCopies(OpContext& ctx, transport::PeerMemory& memory, const std::vector<Offer>& offers) {
   std::optional<bool>& known = memory.kernelCopies;
   if (!known) {
-    const Offer& mine = offers[static_cast<size_t>(ctx.comm.rank())];
+    const Offer& mine = offers[static_cast<size_t>(ctx.group.rank)];
     bool works = true;
-    for (int peer = 0; works && peer < ctx.comm.size(); ++peer) {
+    for (int peer = 0; works && peer < ctx.group.size; ++peer) {
       const Offer& theirs = offers[static_cast<size_t>(peer)];
       if (!sameProcess(mine.memory, theirs.memory))
-        works = transport::PeerMemory::kernelReaches(ctx.comm.peer(peer).pid, theirs.memory);
+        works = transport::PeerMemory::kernelReaches(ctx.group.peer(peer).pid, theirs.memory);
     }
     known = everyRank(ctx, works);
   }
@@ -74,7 +74,7 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
   const auto ways = waysOfReaching(offers, wantsRecv);
   if (!ways) return std::nullopt;
   // Offers reach a peer only through the transport's access to every peer's memory.
-  transport::PeerMemory* memory = ctx.comm.connections().peerMemory();
+  transport::PeerMemory* memory = ctx.group.connections.peerMemory();
   if ((ways->sendKernel || ways->recvKernel) && !kernelCopies(ctx, *memory, offers))
     return std::nullopt;
 
@@ -86,16 +86,16 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
       std::ranges::all_of(offers, [](const Offer& offer) { return offer.forced; });
   peers.sendThroughKernel = ways->sendKernel;
   peers.recvThroughKernel = ways->recvKernel;
-  const int r = ctx.comm.rank();
+  const int r = ctx.group.rank;
   bool mapped = true;
   auto reach = [&](int peer, const transport::BufferOffer& buffer, size_t bytes) {
     const auto view =
-        memory->open(peer, ctx.comm.peer(peer).pid, offers[static_cast<size_t>(r)].memory,
+        memory->open(peer, ctx.group.peer(peer).pid, offers[static_cast<size_t>(r)].memory,
                      offers[static_cast<size_t>(peer)].memory, buffer, bytes);
     mapped = mapped && view.has_value();
     return PeerBuffer{peer, view.value_or(transport::PeerView{})};
   };
-  for (int peer = 0; peer < ctx.comm.size(); ++peer) {
+  for (int peer = 0; peer < ctx.group.size; ++peer) {
     const Offer& offer = offers[static_cast<size_t>(peer)];
     peers.send.push_back(peer == r
                              ? PeerBuffer{r, {static_cast<std::byte*>(const_cast<void*>(send))}}
@@ -109,9 +109,9 @@ std::optional<DirectPeers> reachPeers(OpContext& ctx, PeerAccess access, const v
 }
 
 void runInstead(OpContext& ctx, Collective collective, const CollectiveArgs& args) {
-  const Algorithm& instead = pickAlgorithm(collective, ctx.bytes, ctx.comm, "direct");
+  const Algorithm& instead = pickAlgorithm(collective, ctx.bytes, ctx.group, "direct");
   ctx.algorithm = instead.name;
-  ctx.comm.recorder().started(ctx.sequence, instead.name);
+  ctx.recordAlgorithm(instead.name);
   instead.run(ctx, args);
 }
 
@@ -121,11 +121,11 @@ void copyFromPeer(OpContext& ctx, const PeerBuffer& from, size_t offset, void* t
   // and released it. The peer watch tells which (its departure note, or its death).
   const int error = from.memory.copyTo(offset, to, bytes);
   if (error == 0) return;
-  if (const auto trouble = ctx.comm.peerWatch().explainLost(from.rank))
+  if (const auto trouble = ctx.explainLost(from.rank))
     ctx.raiseTrouble(*trouble, fmt::format("to read rank {}'s buffer", from.rank));
   raise(ErrorCode::kSystem,
         "{}: copying from rank {} ({})'s buffer at {:#x} through the kernel failed: {}",
-        ctx.where(), from.rank, describe(ctx.comm.peer(from.rank)), from.memory.remote + offset,
+        ctx.where(), from.rank, describe(ctx.group.peer(from.rank)), from.memory.remote + offset,
         std::strerror(error));
 }
 
@@ -135,10 +135,10 @@ void reduceFromPeers(OpContext& ctx, const DirectPeers& peers, size_t offset,
       std::ranges::any_of(peers.send, [](const PeerBuffer& b) { return !b.memory.local; });
   const size_t typeSize = ctx.typeSize(), ranks = peers.send.size();
   const size_t step =
-      staged ? ctx.comm.settings().tuning.directStagedBytes / typeSize : std::max<size_t>(1, count);
+      staged ? ctx.group.settings.tuning.directStagedBytes / typeSize : std::max<size_t>(1, count);
   // Only reads through the kernel are staged, so the transport's peer memory is there.
   std::byte* staging =
-      staged ? ctx.comm.connections().peerMemory()->staging(ranks * step * typeSize) : nullptr;
+      staged ? ctx.group.connections.peerMemory()->staging(ranks * step * typeSize) : nullptr;
   // avg divides after the sum: once, in the first output, whose bits the others then receive.
   const bool average = ctx.op == kernels::RedOp::kAvg;
   std::vector<const void*> inputs(ranks);
@@ -178,7 +178,7 @@ void finish(OpContext& ctx, const DirectPeers& peers) {
   if (took < peers.shortestTimeout) return;
   // Peers that gave up meanwhile (this rank was stopped, most often) say why: theirs is the
   // communicator's reason, this rank's lateness only its echo.
-  if (const auto trouble = ctx.comm.peerWatch().look(-1, true))
+  if (const auto trouble = ctx.troubleAnywhere())
     ctx.raiseTrouble(*trouble, "to finish reading its peers' buffers");
   raise(ErrorCode::kTimeout,
         "{}: this rank finished {} ms after it offered its buffers, past rank {}'s timeout of {} "

@@ -42,19 +42,19 @@ Offer offerOf(const OpContext& ctx, bool wantsRecv, const void* send, size_t sen
               const void* recv, size_t recvBytes) {
   Offer offer;
   offer.call = ctx.call;
-  offer.timeoutMs = static_cast<uint64_t>(ctx.comm.timeout().count());
-  const Algorithm* forced = ctx.comm.settings().algorithm;  // TUTTI_ALGO=direct
+  offer.timeoutMs = static_cast<uint64_t>(ctx.timeout().count());
+  const Algorithm* forced = ctx.group.settings.algorithm;  // TUTTI_ALGO=direct
   offer.forced = forced && forced->run == allreduceDirect;
   // Without the transport's access to every peer's memory, nothing is reachable.
-  if (!ctx.comm.connections().peerMemory()) return offer;
+  if (!ctx.group.connections.peerMemory()) return offer;
   offer.memory =
-      transport::PeerMemory::offer(ctx.comm.settings().directBuffers == DirectBuffers::kAny, send,
+      transport::PeerMemory::offer(ctx.group.settings.directBuffers == DirectBuffers::kAny, send,
                                    sendBytes, wantsRecv ? recv : nullptr, recvBytes);
   return offer;
 }
 
 void requireSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
-  const int self = ctx.comm.rank();
+  const int self = ctx.group.rank;
   for (int peer = 0; peer < static_cast<int>(offers.size()); ++peer)
     if (peer != self)
       requireSameCall(self, offers[static_cast<size_t>(self)].call, peer,
@@ -62,12 +62,12 @@ void requireSameCall(const OpContext& ctx, const std::vector<Offer>& offers) {
 }
 
 std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
-  const int r = ctx.comm.rank();
-  const size_t n = static_cast<size_t>(ctx.comm.size());
+  const int r = ctx.group.rank;
+  const size_t n = static_cast<size_t>(ctx.group.size);
   const OfferBytes mineBytes = encodeOffer(mine);
   std::vector<OfferBytes> theirs(n);
   std::vector<P2PTransfer> exchange;
-  for (int peer = 0; peer < ctx.comm.size(); ++peer) {
+  for (int peer = 0; peer < ctx.group.size; ++peer) {
     if (peer == r) continue;
     exchange.push_back({true, peer, mineBytes.data(), nullptr, kOfferBytes});
     exchange.push_back(
@@ -78,7 +78,7 @@ std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
   return orderedRound([&] {
     runTransfers(signatures, exchange);
     std::vector<Offer> offers(n);
-    for (int peer = 0; peer < ctx.comm.size(); ++peer)
+    for (int peer = 0; peer < ctx.group.size; ++peer)
       offers[static_cast<size_t>(peer)] =
           peer == r ? mine : decodeOffer(theirs[static_cast<size_t>(peer)], peer);
     return offers;
@@ -88,14 +88,9 @@ std::vector<Offer> exchangeOffers(OpContext& ctx, const Offer& mine) {
 bool everyRank(OpContext& ctx, bool mine) {
   uint8_t flag = mine ? 1 : 0;
   // The operation's own size, not the vote's one byte: the vote's errors name the operation.
-  OpContext vote{ctx.comm,
-                 ctx.collective,
-                 ctx.algorithm,
-                 ctx.sequence,
-                 ctx.bytes,
-                 kernels::DataType::kUint8,
-                 kernels::RedOp::kMin,
-                 ctx.call};
+  OpContext vote = ctx;
+  vote.dtype = kernels::DataType::kUint8;
+  vote.op = kernels::RedOp::kMin;
   return orderedRound([&] {
     allreduceOneShot(vote, {&flag, &flag, 1, 0});
     return flag == 1;

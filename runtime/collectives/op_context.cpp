@@ -1,6 +1,7 @@
 #include "runtime/collectives/op_context.hpp"
 
 #include "base/deadline.hpp"
+#include "runtime/communicator.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -12,10 +13,10 @@ std::string describeSpan(std::chrono::milliseconds span) {
 }
 
 // "for data from rank 3 (host:pid, over shm)", or just "for its sends to drain".
-std::string describeAwaited(Communicator& comm, int peer, const char* what) {
+std::string describeAwaited(const GroupView& group, int peer, const char* what) {
   if (peer < 0) return what;
-  return fmt::format("{} rank {} ({}, over {})", what, peer, describe(comm.peer(peer)),
-                     comm.transportTo(peer));
+  return fmt::format("{} rank {} ({}, over {})", what, peer, describe(group.peer(peer)),
+                     group.connections.transportTo(peer));
 }
 
 // Runs `attempt` on the connection to `peer`. A connection the peer closed or reset is explained
@@ -26,9 +27,9 @@ auto attemptOn(OpContext& ctx, int peer, const char* what, Attempt attempt) {
     return ctx.guarded(attempt);
   } catch (const Error& error) {
     if (error.code() != ErrorCode::kRemote) throw;
-    const auto trouble = ctx.comm.peerWatch().explainLost(peer);
+    const auto trouble = ctx.explainLost(peer);
     if (!trouble) throw;
-    ctx.raiseTrouble(*trouble, describeAwaited(ctx.comm, peer, what));
+    ctx.raiseTrouble(*trouble, describeAwaited(ctx.group, peer, what));
   }
 }
 
@@ -38,7 +39,7 @@ auto waitFor(OpContext& ctx, transport::Conn& conn, int peer, const char* what, 
   Stall stall(ctx, &conn);
   for (;;) {
     if (auto result = attemptOn(ctx, peer, what, attempt)) return result;
-    ctx.guarded([&] { ctx.comm.progress(); });
+    ctx.guarded([&] { ctx.group.connections.progress(); });
     if (auto result = attemptOn(ctx, peer, what, attempt)) return result;
     stall.pause(peer, what);
   }
@@ -50,22 +51,23 @@ auto waitFor(OpContext& ctx, transport::Conn& conn, int peer, const char* what, 
 // hold back the socket progress its peers wait for.
 Stall::Stall(OpContext& ctx, transport::Conn* conn)
     : ctx_(ctx),
-      wakingConn_(conn && conn->wakesSleepers() && ctx.comm.wakeFd() < 0 ? conn : nullptr),
-      backoff_(ctx.comm.oversubscribed(), wakingConn_ != nullptr) {}
+      wakingConn_(conn && conn->wakesSleepers() && ctx.group.connections.wakeFd() < 0 ? conn
+                                                                                      : nullptr),
+      backoff_(ctx.comm_.oversubscribed(), wakingConn_ != nullptr) {}
 
 void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
-    ctx_.comm.recorder().waitingOn(ctx_.sequence, peer);
-    auto awaited = [&] { return describeAwaited(ctx_.comm, peer, what); };
-    if (ctx_.comm.aborted()) ctx_.failAborted(awaited());
+    ctx_.comm_.recorder().waitingOn(ctx_.sequence, peer);
+    auto awaited = [&] { return describeAwaited(ctx_.group, peer, what); };
+    if (ctx_.comm_.aborted()) ctx_.failAborted(awaited());
     // The communicator's timeout as this stall begins (tutti_comm_set_timeout may change it).
     if (!deadline_) {
-      timeout_ = ctx_.comm.timeout();
+      timeout_ = ctx_.timeout();
       deadline_ = Deadline::after(timeout_);
     }
     // Only a wait stalled for 100 ms asks the store: healthy waits never pay the round trip.
     const bool askStore = timeout_.count() - deadline_->remainingMs() >= 100;
-    if (const auto trouble = ctx_.comm.peerWatch().look(peer, askStore)) {
+    if (const auto trouble = ctx_.comm_.peerWatch().look(peer, askStore)) {
       // A peer gone without a word, or the awaited one gone in good order, may have delivered
       // what this wait is for before it went: the caller looks once more before it counts.
       const bool mayHaveDelivered =
@@ -78,41 +80,44 @@ void Stall::pause(int peer, const char* what) {
     }
     if (deadline_->expired())
       raise(ErrorCode::kTimeout, "{}: timed out after {} waiting {}{}", ctx_.where(),
-            describeSpan(timeout_), awaited(), ctx_.comm.peerWatch().stoppedLocalPeers());
+            describeSpan(timeout_), awaited(), ctx_.comm_.peerWatch().stoppedLocalPeers());
   }
   const long ns = backoff_.round();
   if (ns == 0) return;
   if (wakingConn_)
     wakingConn_->sleep(ns);
   else
-    Backoff::sleepOn(ctx_.comm.wakeFd(), ns);
+    Backoff::sleepOn(ctx_.group.connections.wakeFd(), ns);
 }
 
+OpContext::OpContext(Communicator& comm, const OpDescription& description)
+    : OpDescription(description), group(comm.view()), comm_(comm) {}
+
 void OpContext::raiseTrouble(const PeerTrouble& trouble, const std::string& awaited) {
-  if (comm.aborted()) failAborted(awaited);
-  throw describeTrouble(trouble, comm.peer(trouble.peer), where(), awaited);
+  if (comm_.aborted()) failAborted(awaited);
+  throw describeTrouble(trouble, group.peer(trouble.peer), where(), awaited);
 }
 
 void OpContext::failAborted(const std::string& awaited) {
   // The interrupted operation fails with the communicator's failure, which every later call
   // repeats: its own message when it records first, abort()'s when that came first.
-  comm.recordFailure(Error(ErrorCode::kInvalidUsage,
-                           fmt::format("{}: aborted while waiting {}", where(), awaited)));
-  throw *comm.failure();
+  comm_.recordFailure(Error(ErrorCode::kInvalidUsage,
+                            fmt::format("{}: aborted while waiting {}", where(), awaited)));
+  throw *comm_.failure();
 }
 
 std::string OpContext::where() const {
-  return fmt::format("rank {}: {} #{} ({}, {} bytes)", comm.rank(), collective, sequence, algorithm,
+  return fmt::format("rank {}: {} #{} ({}, {} bytes)", group.rank, collective, sequence, algorithm,
                      bytes);
 }
 
 void* OpContext::acquire(int peer) {
-  transport::SendConn& conn = comm.sendTo(peer);
+  transport::SendConn& conn = group.connections.sendTo(peer);
   return waitFor(*this, conn, peer, "for a free slot to", [&] { return conn.tryAcquire(); });
 }
 
 void OpContext::post(int peer, size_t bytes) {
-  comm.sendTo(peer).post(bytes, tag());
+  group.connections.sendTo(peer).post(bytes, tag());
 }
 
 bool OpContext::isOwnMessage(const transport::Envelope& got, size_t bytes) const {
@@ -123,7 +128,7 @@ void OpContext::raiseNotOwnMessage(int peer, const transport::Envelope& got, siz
   std::string problem;
   if (got.tag != tag())
     problem = fmt::format("rank {} is in a different call: {}", peer,
-                          differentCalls(comm.rank(), call, peer, callOf(got.tag)));
+                          differentCalls(group.rank, call, peer, callOf(got.tag)));
   else if (call.collective == kPointToPointCall)
     problem =
         fmt::format("rank {} sent {} bytes where {} were expected: send and receive sizes differ",
@@ -137,7 +142,7 @@ void OpContext::raiseNotOwnMessage(int peer, const transport::Envelope& got, siz
 }
 
 const void* OpContext::peek(int peer, size_t bytes) {
-  transport::RecvConn& conn = comm.recvFrom(peer);
+  transport::RecvConn& conn = group.connections.recvFrom(peer);
   transport::Envelope got;
   const void* slot =
       waitFor(*this, conn, peer, "for data from", [&] { return conn.tryPeek(&got); });
@@ -146,7 +151,7 @@ const void* OpContext::peek(int peer, size_t bytes) {
 }
 
 void OpContext::receiveInto(int peer, void* dst, size_t bytes) {
-  transport::RecvConn& conn = comm.recvFrom(peer);
+  transport::RecvConn& conn = group.connections.recvFrom(peer);
   const transport::Envelope expected{bytes, tag()};
   transport::Envelope got;
   try {
@@ -161,21 +166,41 @@ void OpContext::receiveInto(int peer, void* dst, size_t bytes) {
 }
 
 void OpContext::release(int peer) {
-  comm.recvFrom(peer).release();
+  group.connections.recvFrom(peer).release();
 }
 
 void OpContext::postFrom(int peer, const void* data, size_t bytes) {
-  transport::SendConn& conn = comm.sendTo(peer);
+  transport::SendConn& conn = group.connections.sendTo(peer);
   waitFor(*this, conn, peer, "for a free slot to",
           [&] { return conn.tryPostFrom(data, bytes, tag()) ? &conn : nullptr; });
 }
 
 void OpContext::drainSends() {
   Stall stall(*this);
-  while (comm.sendsPending()) {
-    guarded([&] { comm.progress(); });
-    if (comm.sendsPending()) stall.pause(-1, "for its sends to drain");
+  while (group.connections.sendsPending()) {
+    guarded([&] { group.connections.progress(); });
+    if (group.connections.sendsPending()) stall.pause(-1, "for its sends to drain");
   }
+}
+
+std::optional<PeerTrouble> OpContext::explainLost(int peer) {
+  return comm_.peerWatch().explainLost(peer);
+}
+
+std::optional<PeerTrouble> OpContext::troubleAnywhere() {
+  return comm_.peerWatch().look(-1, true);
+}
+
+void OpContext::recordAlgorithm(const char* instead) {
+  comm_.recorder().started(sequence, instead);
+}
+
+std::chrono::milliseconds OpContext::timeout() const {
+  return comm_.timeout();
+}
+
+int& OpContext::anySourceStart() {
+  return comm_.anySourceStart();
 }
 
 }  // namespace tutti::runtime

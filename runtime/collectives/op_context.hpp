@@ -13,12 +13,14 @@
 
 #include "base/deadline.hpp"
 #include "kernels/kernels.hpp"
+#include "runtime/collectives/group_view.hpp"
 #include "runtime/collectives/message_tag.hpp"
-#include "runtime/communicator.hpp"
+#include "runtime/peer_watch.hpp"
 
 namespace tutti::runtime {
 
-struct OpContext;
+class Communicator;
+class OpContext;
 
 // The waiting policy of one wait: spin, yield, then sleep; honour abort; fail when nothing has
 // moved for the communicator's timeout, read when the stall begins. The deadline starts with the
@@ -47,8 +49,8 @@ class Stall {
   int goneSeen_ = -1;  // a peer found gone once; found gone again after another look, it fails
 };
 
-struct OpContext {
-  Communicator& comm;
+// What one operation is: named in its error messages, and its messages are tagged with `call`.
+struct OpDescription {
   const char* collective;  // "allreduce", ...
   const char* algorithm;   // "ring", ...
   uint64_t sequence;
@@ -58,11 +60,22 @@ struct OpContext {
   CallSignature call;  // every message it sends is tagged with it (message_tag.hpp)
   // kSignatures for the rounds whose messages are signatures that the receiver compares itself.
   Carries carries = Carries::kData;
+};
+
+// One running operation over its communicator's group (group_view.hpp): the algorithm's only way
+// to its peers, and the waits' way to the communicator's peer watch, recorder and failure state.
+class OpContext : public OpDescription {
+ public:
+  OpContext(Communicator& comm, const OpDescription& description);
+
+  const GroupView group;
 
   size_t typeSize() const { return kernels::typeSize(dtype); }
   // Whole elements that fit in one slot.
-  size_t slotElems() const { return comm.sendTo(firstPeer()).slotBytes() / typeSize(); }
-  int firstPeer() const { return comm.rank() == 0 ? 1 : 0; }
+  size_t slotElems() const {
+    return group.connections.sendTo(firstPeer()).slotBytes() / typeSize();
+  }
+  int firstPeer() const { return group.rank == 0 ? 1 : 0; }
 
   // "rank 1: allreduce #17 (ring, 4096 bytes)"
   std::string where() const;
@@ -102,6 +115,22 @@ struct OpContext {
   void release(int peer);
   // Waits until every posted slot has left this process; the last step of every operation.
   void drainSends();
+
+  // What the peers announced or did that explains a connection to `peer` lost (peer_watch.hpp).
+  std::optional<PeerTrouble> explainLost(int peer);
+  // Trouble with any peer, the store asked too.
+  std::optional<PeerTrouble> troubleAnywhere();
+  // The flight recorder's entry for this operation names `instead` as its algorithm (direct's
+  // fallback to what the planner picks without it).
+  void recordAlgorithm(const char* instead);
+  // The communicator's stall timeout now (tutti_comm_set_timeout may change it).
+  std::chrono::milliseconds timeout() const;
+  // Communicator::anySourceStart: where a receive from any source looks first.
+  int& anySourceStart();
+
+ private:
+  friend class Stall;
+  Communicator& comm_;
 };
 
 }  // namespace tutti::runtime

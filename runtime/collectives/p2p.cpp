@@ -44,7 +44,7 @@ bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
   bool moved = false;
   while (item.done < t.bytes) {
     if (t.isSend) {
-      transport::SendConn& conn = ctx.comm.sendTo(item.peer);
+      transport::SendConn& conn = ctx.group.connections.sendTo(item.peer);
       void* slot = ctx.guarded([&] { return conn.tryAcquire(); });
       if (!slot) break;
       const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
@@ -52,7 +52,7 @@ bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
       conn.post(chunk, ctx.tag());
       item.done += chunk;
     } else {
-      transport::RecvConn& conn = ctx.comm.recvFrom(item.peer);
+      transport::RecvConn& conn = ctx.group.connections.recvFrom(item.peer);
       const size_t chunk = std::min(conn.slotBytes(), t.bytes - item.done);
       char* to = static_cast<char*>(t.recvBuffer) + item.done;
       if (!saveUnsent && wouldOverwriteUnsent(item, to, chunk)) break;
@@ -75,10 +75,10 @@ bool advance(OpContext& ctx, Progress& item, bool saveUnsent) {
 const void* lookAtNext(OpContext& ctx, int peer, transport::Envelope* got,
                        std::vector<bool>& left) {
   try {
-    return ctx.guarded([&] { return ctx.comm.recvFrom(peer).tryPeek(got); });
+    return ctx.guarded([&] { return ctx.group.connections.recvFrom(peer).tryPeek(got); });
   } catch (const Error& error) {
     if (error.code() != ErrorCode::kRemote) throw;
-    const auto trouble = ctx.comm.peerWatch().explainLost(peer);
+    const auto trouble = ctx.explainLost(peer);
     if (!trouble) throw;
     if (trouble->kind != PeerTrouble::Kind::kLeft) ctx.raiseTrouble(*trouble, kFromAnyRank);
     left[static_cast<size_t>(peer)] = true;
@@ -94,8 +94,8 @@ const void* lookAtNext(OpContext& ctx, int peer, transport::Envelope* got,
 // that rank. True once chosen.
 bool chooseSource(OpContext& ctx, Progress& item, const std::vector<bool>& busy,
                   std::vector<bool>& left) {
-  const int self = ctx.comm.rank(), size = ctx.comm.size();
-  int& start = ctx.comm.anySourceStart();
+  const int self = ctx.group.rank, size = ctx.group.size;
+  int& start = ctx.anySourceStart();
   for (int i = 0; i < size; ++i) {
     const int peer = (start + i) % size;
     if (peer == self || busy[2 * static_cast<size_t>(peer)] || left[static_cast<size_t>(peer)])
@@ -119,7 +119,7 @@ bool chooseSource(OpContext& ctx, Progress& item, const std::vector<bool>& busy,
 void matchSelfTransfers(OpContext& ctx, std::vector<Progress>& transfers) {
   std::vector<Progress*> sends, recvs;
   for (Progress& t : transfers)
-    if (t.transfer->peer == ctx.comm.rank()) (t.transfer->isSend ? sends : recvs).push_back(&t);
+    if (t.transfer->peer == ctx.group.rank) (t.transfer->isSend ? sends : recvs).push_back(&t);
   if (sends.size() != recvs.size())
     raise(ErrorCode::kInvalidUsage, "{}: {} sends to this rank itself but {} receives from it",
           ctx.where(), sends.size(), recvs.size());
@@ -190,13 +190,13 @@ void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers,
   bool saveUnsent = false;
   auto lastMoved = std::chrono::steady_clock::now();
   Stall stall(ctx);
-  std::vector<bool> left(static_cast<size_t>(ctx.comm.size()), false);  // chooseSource's
+  std::vector<bool> left(static_cast<size_t>(ctx.group.size), false);  // chooseSource's
   join();
   while (!items.empty()) {
     bool moved = join();
     // Only the oldest unfinished transfer per (peer, direction) may move: FIFO order. A receive
     // from any source that has not chosen its peer holds back every receive after it.
-    std::vector<bool> busy(2 * static_cast<size_t>(ctx.comm.size()), false);
+    std::vector<bool> busy(2 * static_cast<size_t>(ctx.group.size), false);
     bool choosing = false;
     for (Progress* item : items) {
       if (!item->transfer->isSend && choosing) continue;
@@ -220,7 +220,7 @@ void runTransfers(OpContext& ctx, const std::vector<P2PTransfer>& transfers,
       saveUnsent = true;
       continue;
     }
-    ctx.guarded([&] { ctx.comm.progress(); });
+    ctx.guarded([&] { ctx.group.connections.progress(); });
     const Progress& waiting = *items.front();
     if (waiting.peer == kAnySource)
       stall.pause(-1, kFromAnyRank);

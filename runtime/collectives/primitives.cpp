@@ -18,7 +18,7 @@ void transfer(OpContext& ctx, const Step& step, size_t elems) {
   // A lone message from a connection that receives in place lands in the destination at once
   // (no slot to copy out of); the destination is then the step's only input.
   const bool receiveInPlace = step.from.size() == 1 && !step.src && step.dst &&
-                              ctx.comm.recvFrom(step.from[0]).receivesInPlace();
+                              ctx.group.connections.recvFrom(step.from[0]).receivesInPlace();
   if (receiveInPlace) {
     ctx.receiveInto(step.from[0], step.dst, bytes);
     inputs[static_cast<size_t>(ninputs++)] = step.dst;
@@ -28,7 +28,7 @@ void transfer(OpContext& ctx, const Step& step, size_t elems) {
   if (step.src) inputs[static_cast<size_t>(ninputs++)] = step.src;
   if (step.dst) outputs[static_cast<size_t>(noutputs++)] = step.dst;
   for (size_t i = 0; i < step.to.size(); ++i) {
-    fromLocal[i] = local && ctx.comm.sendTo(step.to[i]).sendsInPlace();
+    fromLocal[i] = local && ctx.group.connections.sendTo(step.to[i]).sendsInPlace();
     if (!fromLocal[i]) outputs[static_cast<size_t>(noutputs++)] = ctx.acquire(step.to[i]);
   }
 

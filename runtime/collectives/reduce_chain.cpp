@@ -8,7 +8,7 @@
 namespace tutti::runtime {
 
 void reduceChain(OpContext& ctx, const CollectiveArgs& args) {
-  const RingView ring(ctx.comm);
+  const RingView ring(ctx.group);
   const Buffers buffers(ctx, args);
   const int position = modRank(ring.distanceFrom(args.root) - 1, ring.n);  // n-1 at the root
   const Sections slices(args.count, 1, ctx.slotElems());

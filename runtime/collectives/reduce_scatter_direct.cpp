@@ -13,9 +13,9 @@ namespace tutti::runtime {
 void reduceScatterDirect(OpContext& ctx, const CollectiveArgs& args) {
   const auto peers = reachPeers(ctx, PeerAccess::kSend, args.send, ctx.bytes);
   if (!peers || (peers->sendThroughKernel &&
-                 ctx.bytes > ctx.comm.settings().tuning.reduceScatterKernelMaxBytes))
+                 ctx.bytes > ctx.group.settings.tuning.reduceScatterKernelMaxBytes))
     return runInstead(ctx, Collective::kReduceScatter, args);
-  const size_t offset = static_cast<size_t>(ctx.comm.rank()) * args.count * ctx.typeSize();
+  const size_t offset = static_cast<size_t>(ctx.group.rank) * args.count * ctx.typeSize();
   // In place, args.recv is this rank's own block of its input.
   reduceFromPeers(ctx, *peers, offset, {&args.recv, 1}, args.count);
   finish(ctx, *peers);

@@ -9,7 +9,7 @@
 namespace tutti::runtime {
 
 void reduceScatterRing(OpContext& ctx, const CollectiveArgs& args) {
-  const RingView ring(ctx.comm);
+  const RingView ring(ctx.group);
   const Buffers buffers(ctx, args);
   const size_t block = args.count;
   // In-place: the output is the rank's own block of the input, which is read last.

@@ -1,4 +1,4 @@
-// What the ring and chain algorithms share: the communicator's ring (Communicator::cpuRing: planned
+// What the ring and chain algorithms share: the communicator's ring (GroupView::ring: planned
 // by CPU locality, or TUTTI_RING_ORDER) seen from this rank, and the operation's buffers addressed
 // by element.
 //
@@ -33,7 +33,7 @@ struct RingView {
         position(ring.position[static_cast<size_t>(rank)]),
         next(rankAt(position + 1)),
         prev(rankAt(position - 1)) {}
-  explicit RingView(const Communicator& comm) : RingView(comm.cpuRing(), comm.rank()) {}
+  explicit RingView(const GroupView& group) : RingView(group.ring, group.rank) {}
 
   // The rank at `position` (taken modulo n) on the ring.
   int rankAt(long at) const { return order[static_cast<size_t>(modRank(at, n))]; }

@@ -1,0 +1,29 @@
+// What an algorithm sees of its communicator: this rank among how many, the connections to its
+// peers (whatever their transports), the peers' published facts, the ring and trees it was planned
+// with, and its settings (tuning table, FIFO geometry, a forced algorithm). Not the communicator:
+// its engine, failure state, peer watch and flight recorder belong to the engine and to the
+// operation's waits (OpContext), so an algorithm cannot fail, retire or reconnect a communicator:
+// the files of runtime/collectives/ but op_context.cpp do not include communicator.hpp.
+#pragma once
+
+#include <vector>
+
+#include "runtime/connections.hpp"
+#include "runtime/peer_info.hpp"
+#include "runtime/settings.hpp"
+#include "runtime/topology_plan.hpp"
+
+namespace tutti::runtime {
+
+struct GroupView {
+  int rank;
+  int size;
+  Connections& connections;
+  const std::vector<PeerInfo>& peers;
+  const CpuRing& ring;  // the ring and chain collectives' order, and the trees
+  const Settings& settings;
+
+  const PeerInfo& peer(int of) const { return peers[static_cast<size_t>(of)]; }
+};
+
+}  // namespace tutti::runtime
