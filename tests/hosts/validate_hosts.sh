@@ -22,6 +22,14 @@ command -v tc >/dev/null || { echo "SKIP: tc (iproute2) is not installed"; exit 
 while read -r variable; do unset "$variable"; done < <(compgen -e | grep '^TUTTI_')
 secret=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 log=/tmp/tutti-validate-$suffix
+# Every host also has a docker0 at 172.17.0.1, as hosts with Docker do (a veth pair inside the
+# host: dummy interfaces may be missing): the same address everywhere, so never a rail.
+for ns in "${hosts[@]}"; do
+  ip -n "$ns" link add docker0 type veth peer name docker0-peer &&
+    ip -n "$ns" addr add 172.17.0.1/16 dev docker0 &&
+    ip -n "$ns" link set docker0-peer up && ip -n "$ns" link set docker0 up ||
+    { echo "FAILED: cannot give $ns a docker0"; exit 1; }
+done
 topo=()  # per host (1-based), a TUTTI_TOPO_FILE
 
 # run CASE RANKS...: tutti-validate on the given ranks (1-based hosts); rank 0's status in $status.

@@ -164,27 +164,47 @@ TEST_CASE("validate: the second pass retests slow pairs' hosts against healthy o
 }
 
 TEST_CASE("validate: rails are the interfaces every host has, or those asked for", "[validate]") {
-  const std::vector<std::vector<std::string>> interfaces = {
-      {"eth0", "ib0", "ib1"}, {"eth0", "ib0", "ib1", "ib2"}, {"eth0", "ib1", "ib0"}};
-  SECTION("auto: the common ones, sorted; none where fewer than two are common") {
+  // Host h's ethN at 10.N.0.h; docker0 at 172.17.0.1 everywhere; ib2 only on the second host.
+  const auto nic = [](const std::string& name, int host) {
+    return NetInterface{name, name == "docker0" ? "172.17.0.1"
+                                                : "10." + std::to_string(name.back() - '0') +
+                                                      ".0." + std::to_string(host)};
+  };
+  std::vector<std::vector<NetInterface>> interfaces;
+  for (int host = 1; host <= 3; ++host) {
+    auto& list = interfaces.emplace_back();
+    for (const char* name : {"docker0", "eth0", "ib0", "ib1"}) list.push_back(nic(name, host));
+    if (host == 2) list.push_back(nic("ib2", host));
+  }
+  SECTION("auto: the common ones with an address of their own per host, sorted") {
     const RailChoice choice = chooseRails(interfaces, {});
     CHECK(choice.rails == std::vector<std::string>{"eth0", "ib0", "ib1"});
-    CHECK(choice.missing.empty());
-    CHECK(chooseRails({{"eth0", "ib0"}, {"eth0", "ib1"}}, {}).rails.empty());
+    CHECK(choice.refused.empty());
+  }
+  SECTION("auto: none where fewer than two qualify") {
+    CHECK(chooseRails({{nic("eth0", 1), nic("ib0", 1)}, {nic("eth0", 2), nic("ib1", 2)}}, {})
+              .rails.empty());
     CHECK(chooseRails({}, {}).rails.empty());
   }
-  SECTION("asked for: a host that lacks one is named, and that rail is left out") {
-    const RailChoice choice = chooseRails(interfaces, {"ib1", "ib2"});
+  SECTION("asked for: a host that lacks one, or one address everywhere, is named; not measured") {
+    const RailChoice choice = chooseRails(interfaces, {"ib1", "ib2", "docker0"});
     CHECK(choice.rails == std::vector<std::string>{"ib1"});
-    REQUIRE(choice.missing.size() == 2);
     std::set<int> lacking;
-    for (const Finding& finding : choice.missing) {
-      CHECK(finding.kind == Finding::Kind::kInventory);
-      CHECK(finding.rail == "ib2");
-      CHECK_THAT(finding.reason, Contains("no interface ib2"));
-      lacking.insert(finding.a);
+    size_t shared = 0;
+    for (const Finding& finding : choice.refused) {
+      if (finding.kind == Finding::Kind::kInventory) {
+        CHECK(finding.rail == "ib2");
+        CHECK_THAT(finding.reason, Contains("no interface ib2"));
+        lacking.insert(finding.a);
+      } else {
+        CHECK(finding.kind == Finding::Kind::kRail);
+        CHECK(finding.rail == "docker0");
+        CHECK_THAT(finding.reason, Contains("ranks 0 and 1 give docker0 the same address"));
+        ++shared;
+      }
     }
     CHECK(lacking == std::set<int>{0, 2});
+    CHECK(shared == 1);
   }
 }
 

@@ -87,9 +87,8 @@ PairsOutcome measurePairs(Comm& comm, const std::vector<std::string>& hosts, boo
 std::vector<Finding> measureRails(Comm& comm, Report& report, const Options& options,
                                   const Progress& progress) {
   if (options.rails.empty()) return {};
-  const RailChoice choice =
-      chooseRails(gatherList(comm, localInterfaces()), wantedRails(options.rails));
-  std::vector<Finding> findings = choice.missing;
+  const RailChoice choice = chooseRails(gatherInterfaces(comm), wantedRails(options.rails));
+  std::vector<Finding> findings = choice.refused;
   std::vector<Comm> comms;
   // A rail whose link is cut fails its split (or an operation on it) after --rail-timeout, and
   // with it the job's communicator: that rail is the finding, and nothing collective runs after.

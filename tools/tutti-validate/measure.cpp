@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <set>
+#include <sstream>
 #include <system_error>
 
 namespace tutti::validate {
@@ -90,20 +90,6 @@ std::vector<std::string> gatherText(Comm& comm, const std::string& text) {
   return texts;
 }
 
-std::vector<std::vector<std::string>> gatherList(Comm& comm,
-                                                 const std::vector<std::string>& items) {
-  std::string joined;
-  for (const std::string& item : items) joined += item + "\n";
-  std::vector<std::vector<std::string>> lists;
-  for (const std::string& text : gatherText(comm, joined)) {
-    lists.emplace_back();
-    for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
-         start = end + 1)
-      lists.back().push_back(text.substr(start, end - start));
-  }
-  return lists;
-}
-
 std::vector<std::string> hostNames(Comm& comm, const std::string& name) {
   char host[256] = {};
   if (name.empty()) gethostname(host, sizeof host - 1);
@@ -153,22 +139,45 @@ double allreduceBusGBs(Comm& comm, const Workload& workload) {
   return static_cast<double>(data.size() * sizeof(float)) / seconds / 1e9 * 2 * (n - 1) / n;
 }
 
-std::vector<std::string> localInterfaces() {
+std::vector<NetInterface> localInterfaces() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0)
     throw std::system_error(errno, std::generic_category(), "listing network interfaces");
-  std::set<std::string> names;
+  std::map<std::string, std::string> found;  // name -> its first address
   for (const ifaddrs* ifa = list; ifa; ifa = ifa->ifa_next) {
     if (!ifa->ifa_addr || !ifa->ifa_name || (ifa->ifa_flags & IFF_UP) == 0 ||
         (ifa->ifa_flags & IFF_LOOPBACK) != 0)
       continue;
     const int family = ifa->ifa_addr->sa_family;
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
-    if (family == AF_INET || (family == AF_INET6 && !IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)))
-      names.insert(ifa->ifa_name);
+    const void* address = nullptr;
+    if (family == AF_INET) {
+      address = &reinterpret_cast<const sockaddr_in*>(ifa->ifa_addr)->sin_addr;
+    } else if (family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
+      if (!IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) address = &in6->sin6_addr;
+    }
+    char text[INET6_ADDRSTRLEN] = {};
+    if (address && inet_ntop(family, address, text, sizeof text))
+      found.emplace(ifa->ifa_name, text);
   }
   freeifaddrs(list);
-  return {names.begin(), names.end()};
+  std::vector<NetInterface> interfaces;
+  for (const auto& [name, address] : found) interfaces.push_back({name, address});
+  return interfaces;
+}
+
+std::vector<std::vector<NetInterface>> gatherInterfaces(Comm& comm) {
+  // One "name address" line per interface: neither holds a space or a newline.
+  std::string mine;
+  for (const NetInterface& i : localInterfaces()) mine += i.name + " " + i.address + "\n";
+  std::vector<std::vector<NetInterface>> all;
+  for (const std::string& text : gatherText(comm, mine)) {
+    std::istringstream lines(text);
+    NetInterface i;
+    auto& host = all.emplace_back();
+    while (lines >> i.name >> i.address) host.push_back(i);
+  }
+  return all;
 }
 
 Comm railComm(Comm& comm, const std::string& name) {

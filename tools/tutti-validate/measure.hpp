@@ -25,8 +25,6 @@ struct Workload {
 
 // Every rank's `text`, in rank order.
 std::vector<std::string> gatherText(Comm& comm, const std::string& text);
-// Every rank's `items` (none holding a newline), in rank order.
-std::vector<std::vector<std::string>> gatherList(Comm& comm, const std::vector<std::string>& items);
 // Every rank's host label (the host name, or the given one), "#rank" added where two are equal.
 std::vector<std::string> hostNames(Comm& comm, const std::string& name);
 // Measures `rounds` (the same on every rank); `progress` hears "round 3/7".
@@ -36,8 +34,10 @@ std::vector<PairResult> measureRounds(Comm& comm, const std::vector<Round>& roun
 // The all-reduce's bus bandwidth in GB/s (nccl-tests' busbw: algbw x 2(n-1)/n).
 double allreduceBusGBs(Comm& comm, const Workload& workload);
 // This host's network interfaces that could carry a rail: up, not loopback, with an IPv4 or a
-// routable IPv6 address; sorted names.
-std::vector<std::string> localInterfaces();
+// routable IPv6 address (the first one listed), by name.
+std::vector<NetInterface> localInterfaces();
+// Every rank's interfaces, in rank order.
+std::vector<std::vector<NetInterface>> gatherInterfaces(Comm& comm);
 // A communicator of every rank of `comm` whose TCP connections use interface `name` on every
 // host (tutti_comm_split_config's socket_ifname): one rail. Collective.
 Comm railComm(Comm& comm, const std::string& name);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace tutti::validate {
@@ -110,27 +112,42 @@ Verdict judge(const std::vector<std::string>& names, const std::vector<PairResul
   return std::move(judge.verdict);
 }
 
-RailChoice chooseRails(const std::vector<std::vector<std::string>>& interfacesPerHost,
+RailChoice chooseRails(const std::vector<std::vector<NetInterface>>& interfacesPerHost,
                        const std::vector<std::string>& wanted) {
-  const auto onHost = [&](size_t host, const std::string& name) {
-    const auto& names = interfacesPerHost[host];
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
   RailChoice choice;
   if (interfacesPerHost.empty()) return choice;
-  const std::vector<std::string>& candidates = wanted.empty() ? interfacesPerHost[0] : wanted;
+  std::vector<std::string> candidates = wanted;
+  if (wanted.empty())
+    for (const NetInterface& first : interfacesPerHost[0]) candidates.push_back(first.name);
   for (const std::string& name : candidates) {
     std::vector<int> lacking;
-    for (size_t host = 0; host < interfacesPerHost.size(); ++host)
-      if (!onHost(host, name)) lacking.push_back(static_cast<int>(host));
-    if (lacking.empty()) choice.rails.push_back(name);
+    std::map<std::string, int> firstWith;  // address -> the first host that has it
+    std::optional<std::pair<int, int>> shared;
+    for (size_t host = 0; host < interfacesPerHost.size(); ++host) {
+      const auto& list = interfacesPerHost[host];
+      const auto found = std::find_if(list.begin(), list.end(),
+                                      [&](const NetInterface& i) { return i.name == name; });
+      if (found == list.end()) {
+        lacking.push_back(static_cast<int>(host));
+      } else if (const auto [at, added] = firstWith.emplace(found->address, host); !added) {
+        if (!shared) shared = {at->second, static_cast<int>(host)};
+      }
+    }
+    if (lacking.empty() && !shared) choice.rails.push_back(name);
     if (wanted.empty()) continue;
     for (int host : lacking)
-      choice.missing.push_back({Finding::Kind::kInventory, host, -1,
-                                fmt::format("no interface {} (rail asked for with --rails) is up "
-                                            "with an address",
-                                            name),
-                                name});
+      choice.refused.push_back(
+          {Finding::Kind::kInventory, host, -1,
+           fmt::format("no interface {} (a rail asked for with --rails) is up with an address",
+                       name),
+           name});
+    if (shared)
+      choice.refused.push_back(
+          {Finding::Kind::kRail, -1, -1,
+           fmt::format("not measured: hosts of ranks {} and {} give {} the same address, so it "
+                       "reaches no other host",
+                       shared->first, shared->second, name),
+           name});
   }
   std::sort(choice.rails.begin(), choice.rails.end());
   if (wanted.empty() && choice.rails.size() < 2) choice.rails.clear();

@@ -55,14 +55,21 @@ struct RailResult {
   std::vector<bool> slowPairs = {};  // per pair
 };
 
-// The rails to measure, from every host's interfaces: those of `wanted` (all of them must be on
-// every host; an inventory finding names each host that lacks one, and that rail is not
-// measured), or with `wanted` empty every interface all hosts have, when they have two or more.
+// A network interface of a host that could carry a rail, with its address (the first one).
+struct NetInterface {
+  std::string name;
+  std::string address;
+};
+// The rails to measure, from every host's interfaces: those of `wanted`, or with `wanted` empty
+// every interface all hosts have, when two or more qualify. A rail must be on every host, with a
+// different address on each: an interface with one address everywhere (docker0's 172.17.0.1)
+// reaches no other host. A wanted one that fails either is not measured, and is a finding: an
+// inventory finding for each host that lacks it, a rail finding for a shared address.
 struct RailChoice {
   std::vector<std::string> rails;
-  std::vector<Finding> missing;
+  std::vector<Finding> refused;
 };
-RailChoice chooseRails(const std::vector<std::vector<std::string>>& interfacesPerHost,
+RailChoice chooseRails(const std::vector<std::vector<NetInterface>>& interfacesPerHost,
                        const std::vector<std::string>& wanted);
 // Marks each rail slow whose all-reduce is below the bandwidth fraction of the rails' median (two
 // rails or more); one kRail finding for each.
