@@ -1,5 +1,6 @@
 // The C ABI: argument checks, exceptions turned into result codes, the per-thread last error.
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <string>
@@ -205,9 +206,26 @@ tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks) {
 
 namespace {
 
-// A split's arguments are refused before it runs on the engine, where an error fails comm.
+// The fields of `config` that this tutti knows and the caller set: those within config->size, so
+// that a caller built against an older tuttiConfig_t reads the newer fields as unset.
+rt::ChildConfig childConfigOf(const tuttiConfig_t& config, int rank) {
+  if (config.size < sizeof(config.size) || config.size > sizeof(tuttiConfig_t))
+    raise(ErrorCode::kInvalidArgument,
+          "rank {}: config.size is {}, this tutti's tuttiConfig_t has {} bytes (start from "
+          "TUTTI_CONFIG_INITIALIZER)",
+          rank, config.size, sizeof(tuttiConfig_t));
+  const auto holds = [&](size_t offset, size_t bytes) { return config.size >= offset + bytes; };
+  rt::ChildConfig child;
+  if (holds(offsetof(tuttiConfig_t, socket_ifname), sizeof(config.socket_ifname)) &&
+      config.socket_ifname)
+    child.socketInterfaces = config.socket_ifname;
+  return child;
+}
+
+// A split's arguments are refused before it runs on the engine, where an error fails comm. A
+// rank that opts out (TUTTI_SPLIT_NOCOLOR) gets no communicator, so its config is not read.
 tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* config,
-                    tuttiComm_t* newcomm) {
+                    bool configGiven, tuttiComm_t* newcomm) {
   return guard([&] {
     rt::Communicator& c = commOf(comm);
     checkOut(newcomm, "newcomm");
@@ -215,14 +233,11 @@ tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* c
     if (color < TUTTI_SPLIT_NOCOLOR)
       raise(ErrorCode::kInvalidArgument, "rank {}: split color {} is negative (use {} to opt out)",
             c.rank(), color, TUTTI_SPLIT_NOCOLOR);
+    if (configGiven && !config)
+      raise(ErrorCode::kInvalidArgument, "rank {}: config is NULL", c.rank());
     rt::ChildConfig childConfig;
-    if (config) {
-      if (config->size != sizeof(tuttiConfig_t))
-        raise(ErrorCode::kInvalidArgument,
-              "rank {}: config.size is {}, this tutti's tuttiConfig_t has {} bytes (start from "
-              "TUTTI_CONFIG_INITIALIZER)",
-              c.rank(), config->size, sizeof(tuttiConfig_t));
-      if (config->socket_ifname) childConfig.socketInterfaces = config->socket_ifname;
+    if (config && color != TUTTI_SPLIT_NOCOLOR) {
+      childConfig = childConfigOf(*config, c.rank());
       c.checkChildConfig(childConfig);
     }
     std::unique_ptr<rt::Communicator> child;
@@ -234,13 +249,12 @@ tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* c
 }  // namespace
 
 tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm) {
-  return split(comm, color, key, nullptr, newcomm);
+  return split(comm, color, key, nullptr, false, newcomm);
 }
 
 tuttiResult_t tutti_comm_split_config(tuttiComm_t comm, int color, int key,
                                       const tuttiConfig_t* config, tuttiComm_t* newcomm) {
-  if (!config) return guard([] { raise(ErrorCode::kInvalidArgument, "config is NULL"); });
-  return split(comm, color, key, config, newcomm);
+  return split(comm, color, key, config, true, newcomm);
 }
 
 tuttiResult_t tutti_comm_shrink(tuttiComm_t comm, const int* exclude_ranks, int exclude_count,

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
-#include "runtime/collectives/group_view.hpp"
 #include "runtime/connections.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/failure_state.hpp"
 #include "runtime/gpu/device_ring.hpp"
 #include "runtime/gpu/gpu_sharing.hpp"
 #include "runtime/gpu/pinned_pool.hpp"
+#include "runtime/group_view.hpp"
 #include "runtime/observe/flight_recorder.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/peer_watch.hpp"

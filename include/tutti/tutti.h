@@ -88,11 +88,13 @@ tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks);
 tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm);
 /* What a split may choose for the new communicator on this rank instead of inheriting it (as
  * ncclConfig_t): start from TUTTI_CONFIG_INITIALIZER, whose `size` tells tutti which fields the
- * caller knows. socket_ifname: the interfaces the new communicator's TCP connections use, in
+ * caller knows (fields past it read as unset; a size larger than this tutti's tuttiConfig_t is
+ * refused). socket_ifname: the interfaces the new communicator's TCP connections use, in
  * TUTTI_SOCKET_IFNAME's syntax ("=eth1": that interface only), NULL to inherit — e.g. one
  * communicator per NIC rail. It must match an interface that is up on this rank, else
  * tuttiInvalidArgument naming it, before the split starts (comm is left as it was; the other
- * ranks' split then waits until the timeout, as for a refused color). Collective as
+ * ranks' split then waits until the timeout, as for a refused color). A rank passing
+ * TUTTI_SPLIT_NOCOLOR gets no communicator and its config is not read. Collective as
  * tutti_comm_split; ranks may pass different configs. */
 typedef struct {
   size_t size;

@@ -91,6 +91,7 @@ bool everyRank(OpContext& ctx, bool mine) {
   OpContext vote = ctx;
   vote.dtype = kernels::DataType::kUint8;
   vote.op = kernels::RedOp::kMin;
+  vote.carries = Carries::kData;
   return orderedRound([&] {
     allreduceOneShot(vote, {&flag, &flag, 1, 0});
     return flag == 1;

@@ -13,8 +13,8 @@
 
 #include "base/deadline.hpp"
 #include "kernels/kernels.hpp"
-#include "runtime/collectives/group_view.hpp"
 #include "runtime/collectives/message_tag.hpp"
+#include "runtime/group_view.hpp"
 #include "runtime/peer_watch.hpp"
 
 namespace tutti::runtime {

@@ -343,12 +343,16 @@ TEST_CASE("a split's config pins the new communicator's sockets to an interface"
   tuttiComm_t child = world.comm(0);  // overwritten with NULL by every refusal
   tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
   CHECK(tutti_comm_split_config(world.comm(0), 0, 0, nullptr, &child) == tuttiInvalidArgument);
-  CHECK_THAT(tutti_get_last_error(), Contains("config is NULL"));
-  config.size = 8;
-  CHECK(tutti_comm_split_config(world.comm(0), 0, 0, &config, &child) == tuttiInvalidArgument);
-  CHECK_THAT(tutti_get_last_error(),
-             Contains("config.size is 8") && Contains("start from TUTTI_CONFIG_INITIALIZER"));
+  CHECK_THAT(tutti_get_last_error(), Contains("rank 0: config is NULL"));
   CHECK(child == nullptr);
+  for (const size_t size : {size_t{4}, sizeof(tuttiConfig_t) + 8}) {
+    config.size = size;
+    child = world.comm(0);
+    CHECK(tutti_comm_split_config(world.comm(0), 0, 0, &config, &child) == tuttiInvalidArgument);
+    CHECK_THAT(tutti_get_last_error(), Contains("config.size is " + std::to_string(size)) &&
+                                           Contains("start from TUTTI_CONFIG_INITIALIZER"));
+    CHECK(child == nullptr);
+  }
   config = TUTTI_CONFIG_INITIALIZER;
   config.socket_ifname = "=tutti-no-such-nic";
   CHECK(tutti_comm_split_config(world.comm(0), 0, 0, &config, &child) == tuttiInvalidArgument);
@@ -356,24 +360,33 @@ TEST_CASE("a split's config pins the new communicator's sockets to an interface"
              Contains("rank 0: the config's socket_ifname='=tutti-no-such-nic' matches no "
                       "interface") &&
                  Contains("interfaces here: lo"));
-  // Every refusal left the parent working: split it with a config every rank can honour, and
-  // all-reduce over both.
+  // Every refusal left the parent working. Split it twice: rank 1 opting out with that config
+  // (not read: it gets no communicator), then every rank with a config it can honour — rank 2's
+  // from a caller that knew only `size` (the interface past it is not read) — and all-reduce over
+  // the parent and both children.
   const auto sums = onEveryRank<std::vector<int64_t>>(3, [&](int rank) {
-    tuttiConfig_t loopback = TUTTI_CONFIG_INITIALIZER;
-    loopback.socket_ifname = "=lo";
-    tuttiComm_t pinned = nullptr;
-    if (tutti_comm_split_config(world.comm(rank), 0, rank, &loopback, &pinned) != tuttiSuccess)
-      return std::vector<int64_t>{};
+    tuttiConfig_t mine = TUTTI_CONFIG_INITIALIZER;
+    mine.socket_ifname = rank == 1 ? "=tutti-no-such-nic" : "=lo";
+    tuttiComm_t pair = nullptr, pinned = nullptr;
+    const int color = rank == 1 ? TUTTI_SPLIT_NOCOLOR : 0;
+    if (tutti_comm_split_config(world.comm(rank), color, rank, &mine, &pair) != tuttiSuccess)
+      return std::vector<int64_t>{-1};
+    mine.socket_ifname = rank == 2 ? "=tutti-no-such-nic" : "=lo";
+    if (rank == 2) mine.size = sizeof(mine.size);
+    if (tutti_comm_split_config(world.comm(rank), 0, rank, &mine, &pinned) != tuttiSuccess)
+      return std::vector<int64_t>{-2};
     std::vector<int64_t> result;
-    for (tuttiComm_t comm : {world.comm(rank), pinned}) {
+    for (tuttiComm_t comm : {world.comm(rank), pair, pinned}) {
+      if (!comm) continue;  // rank 1's pair
       std::vector<int64_t> data(100000, rank + 1);
       tutti_allreduce(data.data(), data.data(), data.size(), tuttiInt64, tuttiSum, comm, nullptr);
       result.push_back(data.front() + data.back());
     }
+    if (pair) tutti_comm_destroy(pair);
     tutti_comm_destroy(pinned);
     return result;
   });
-  CHECK(sums == std::vector<std::vector<int64_t>>(3, {12, 12}));
+  CHECK(sums == std::vector<std::vector<int64_t>>{{12, 8, 12}, {12, 12}, {12, 8, 12}});
 }
 
 TEST_CASE("the C++ API wraps the C ABI", "[api][cpp]") {

@@ -57,13 +57,13 @@ struct PairsOutcome {
   Verdict verdict;
 };
 
-// Every pair (one round in quick mode), the slow ones measured again, and the hosts of slow pairs
+// Every pair (one round with --quick), the slow ones measured again, and the hosts of slow pairs
 // retested against healthy ones (verdict.hpp); collective over `comm`.
-PairsOutcome measurePairs(Comm& comm, const std::vector<std::string>& hosts, bool quick,
-                          const Options& options, const Progress& progress) {
+PairsOutcome measurePairs(Comm& comm, const std::vector<std::string>& hosts, const Options& options,
+                          const Progress& progress) {
   PairsOutcome outcome;
   std::vector<Round> rounds = roundRobin(comm.size());
-  if (quick) rounds.resize(std::min<size_t>(rounds.size(), 1));
+  if (options.quick) rounds.resize(std::min<size_t>(rounds.size(), 1));
   outcome.pairs = measureRounds(comm, rounds, options.workload, progress);
   outcome.verdict = judge(hosts, outcome.pairs, options.thresholds);
   // Every rank holds the same results, so every rank plans the same further passes.
@@ -82,52 +82,81 @@ PairsOutcome measurePairs(Comm& comm, const std::vector<std::string>& hosts, boo
   return outcome;
 }
 
+// Runs one step of the rails phase, on every rank; true when it succeeded on every one. A step that
+// failed on some rank (a cut link: a split or an operation over the rail stalled past
+// --rail-timeout; or a peer's failure) ends the phase alike on every rank, with one finding naming
+// the rail and the first rank's error: the ranks tell each other over the job's communicator,
+// unless a failed split failed that one too (each then says what it saw).
+bool railStep(Comm& comm, const std::string& rail, std::vector<Finding>& findings,
+              const std::function<void()>& step) {
+  std::string error;
+  try {
+    step();
+  } catch (const tutti::CommError& failure) {
+    error = fmt::format("rank {} saw {}", comm.rank(), failure.what());
+  }
+  std::vector<std::string> errors;
+  try {
+    errors = gatherText(comm, error);
+  } catch (const tutti::CommError& failure) {
+    errors = {error.empty() ? fmt::format("rank {} saw {}", comm.rank(), failure.what()) : error};
+  }
+  for (const std::string& seen : errors)
+    if (!seen.empty()) {
+      findings.push_back(
+          {Finding::Kind::kRail, -1, -1, "failed, and nothing more was measured: " + seen, rail});
+      return false;
+    }
+  return true;
+}
+
 // The all-reduce on each rail; on a slow rail, its pairs (as many rounds as --quick says) to say
-// which host or link. Returns the rails' findings.
+// which host or link. Returns the rails' findings. The last phase on the job's communicator, so
+// it keeps --rail-timeout.
 std::vector<Finding> measureRails(Comm& comm, Report& report, const Options& options,
                                   const Progress& progress) {
   if (options.rails.empty()) return {};
   const RailChoice choice = chooseRails(gatherInterfaces(comm), wantedRails(options.rails));
   std::vector<Finding> findings = choice.refused;
-  std::vector<Comm> comms;
-  // A rail whose link is cut fails its split (or an operation on it) after --rail-timeout, and
-  // with it the job's communicator: that rail is the finding, and nothing collective runs after.
   comm.setTimeout(options.railTimeout);
-  std::string current;
-  try {
-    for (const std::string& name : choice.rails) {
-      progress("all-reduce over rail " + (current = name));
+  std::vector<Comm> comms;
+  for (const std::string& name : choice.rails) {
+    progress("all-reduce over rail " + name);
+    const bool measured = railStep(comm, name, findings, [&] {
       comms.push_back(railComm(comm, name));
       report.rails.push_back({name, allreduceBusGBs(comms.back(), options.workload)});
+    });
+    if (!measured) return findings;
+  }
+  // A slow rail is measured once more and keeps its better figure, as a slow pair is: one bad
+  // sample on a busy host is noise.
+  judgeRails(report.rails, options.thresholds);
+  for (size_t i = 0; i < report.rails.size(); ++i) {
+    RailResult& rail = report.rails[i];
+    if (!rail.slow) continue;
+    progress("all-reduce over rail " + rail.name + " again");
+    const bool measured = railStep(comm, rail.name, findings, [&] {
+      rail.allreduceBusGBs =
+          std::max(rail.allreduceBusGBs, allreduceBusGBs(comms[i], options.workload));
+    });
+    if (!measured) return findings;
+  }
+  const std::vector<Finding> slowRails = judgeRails(report.rails, options.thresholds);
+  findings.insert(findings.end(), slowRails.begin(), slowRails.end());
+  for (size_t i = 0; i < report.rails.size(); ++i) {
+    RailResult& rail = report.rails[i];
+    if (!rail.slow) continue;
+    progress("pairs over rail " + rail.name);
+    PairsOutcome outcome;
+    if (!railStep(comm, rail.name, findings,
+                  [&] { outcome = measurePairs(comms[i], report.hosts, options, progress); }))
+      return findings;
+    for (Finding& finding : outcome.verdict.findings) {
+      finding.rail = rail.name;
+      findings.push_back(std::move(finding));
     }
-    // A slow rail is measured once more and keeps its better figure, as a slow pair is: one bad
-    // sample on a busy host is noise.
-    if (!judgeRails(report.rails, options.thresholds).empty())
-      for (size_t i = 0; i < report.rails.size(); ++i)
-        if (report.rails[i].slow) {
-          progress("all-reduce over rail " + (current = report.rails[i].name) + " again");
-          report.rails[i].allreduceBusGBs = std::max(report.rails[i].allreduceBusGBs,
-                                                     allreduceBusGBs(comms[i], options.workload));
-        }
-    const std::vector<Finding> slowRails = judgeRails(report.rails, options.thresholds);
-    findings.insert(findings.end(), slowRails.begin(), slowRails.end());
-    for (size_t i = 0; i < report.rails.size(); ++i) {
-      RailResult& rail = report.rails[i];
-      if (!rail.slow) continue;
-      progress("pairs over rail " + (current = rail.name));
-      PairsOutcome outcome = measurePairs(comms[i], report.hosts, options.quick, options, progress);
-      for (Finding& finding : outcome.verdict.findings) {
-        finding.rail = rail.name;
-        findings.push_back(std::move(finding));
-      }
-      rail.pairs = std::move(outcome.pairs);
-      rail.slowPairs = std::move(outcome.verdict.slow);
-    }
-  } catch (const tutti::CommError& error) {
-    findings.push_back({Finding::Kind::kRail, -1, -1,
-                        fmt::format("failed, and nothing more was measured: rank {} saw {}",
-                                    comm.rank(), error.what()),
-                        current});
+    rail.pairs = std::move(outcome.pairs);
+    rail.slowPairs = std::move(outcome.verdict.slow);
   }
   return findings;
 }
@@ -168,7 +197,7 @@ int validate(const Options& options) {
     inventories.push_back(decodeInventory(text));
   const std::vector<Finding> inventoryFindings =
       compareInventories(inventories, expected ? &*expected : nullptr);
-  PairsOutcome pairs = measurePairs(comm, report.hosts, options.quick, options, progress);
+  PairsOutcome pairs = measurePairs(comm, report.hosts, options, progress);
   report.pairs = std::move(pairs.pairs);
   report.verdict = std::move(pairs.verdict);
   report.verdict.findings.insert(report.verdict.findings.begin(), inventoryFindings.begin(),

@@ -143,7 +143,7 @@ std::vector<NetInterface> localInterfaces() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0)
     throw std::system_error(errno, std::generic_category(), "listing network interfaces");
-  std::map<std::string, std::string> found;  // name -> its first address
+  std::map<std::string, std::string> found;  // name -> its address
   for (const ifaddrs* ifa = list; ifa; ifa = ifa->ifa_next) {
     if (!ifa->ifa_addr || !ifa->ifa_name || (ifa->ifa_flags & IFF_UP) == 0 ||
         (ifa->ifa_flags & IFF_LOOPBACK) != 0)
@@ -157,8 +157,10 @@ std::vector<NetInterface> localInterfaces() {
       if (!IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) address = &in6->sin6_addr;
     }
     char text[INET6_ADDRSTRLEN] = {};
-    if (address && inet_ntop(family, address, text, sizeof text))
-      found.emplace(ifa->ifa_name, text);
+    if (!address || !inet_ntop(family, address, text, sizeof text)) continue;
+    // An IPv4 address over an IPv6 one (whose text has colons), as tutti's sockets take.
+    const auto [at, added] = found.emplace(ifa->ifa_name, text);
+    if (!added && family == AF_INET && at->second.find(':') != std::string::npos) at->second = text;
   }
   freeifaddrs(list);
   std::vector<NetInterface> interfaces;

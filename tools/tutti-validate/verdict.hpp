@@ -55,7 +55,7 @@ struct RailResult {
   std::vector<bool> slowPairs = {};  // per pair
 };
 
-// A network interface of a host that could carry a rail, with its address (the first one).
+// A network interface of a host that could carry a rail, with its address.
 struct NetInterface {
   std::string name;
   std::string address;

@@ -1,9 +1,9 @@
 // What an algorithm sees of its communicator: this rank among how many, the connections to its
 // peers (whatever their transports), the peers' published facts, the ring and trees it was planned
 // with, and its settings (tuning table, FIFO geometry, a forced algorithm). Not the communicator:
-// its engine, failure state, peer watch and flight recorder belong to the engine and to the
-// operation's waits (OpContext), so an algorithm cannot fail, retire or reconnect a communicator:
-// the files of runtime/collectives/ but op_context.cpp do not include communicator.hpp.
+// its engine, peer watch, recorder and failure state are reached only through the operation's
+// waits and the few calls OpContext offers (op_context.hpp), so no file of runtime/collectives/
+// but op_context.cpp includes communicator.hpp.
 #pragma once
 
 #include <vector>
