@@ -121,6 +121,46 @@ kernels::RedOp redOp(tuttiRedOp_t op) {
   return static_cast<kernels::RedOp>(op);
 }
 
+// The fields of `config` that this tutti knows and the caller set: those within config->size, so
+// that a caller built against an older tuttiConfig_t reads the newer fields as unset.
+rt::ChildConfig childConfigOf(const tuttiConfig_t& config, int rank) {
+  if (config.size < sizeof(config.size) || config.size > sizeof(tuttiConfig_t))
+    raise(ErrorCode::kInvalidArgument,
+          "rank {}: config.size is {}, this tutti's tuttiConfig_t has {} bytes (start from "
+          "TUTTI_CONFIG_INITIALIZER)",
+          rank, config.size, sizeof(tuttiConfig_t));
+  const auto holds = [&](size_t offset, size_t bytes) { return config.size >= offset + bytes; };
+  rt::ChildConfig child;
+  if (holds(offsetof(tuttiConfig_t, socket_ifname), sizeof(config.socket_ifname)) &&
+      config.socket_ifname)
+    child.socketInterfaces = config.socket_ifname;
+  return child;
+}
+
+// A split's arguments are refused before it runs on the engine, where an error fails comm. A
+// rank that opts out (TUTTI_SPLIT_NOCOLOR) gets no communicator, so its config is not read.
+tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* config,
+                    bool configGiven, tuttiComm_t* newcomm) {
+  return guard([&] {
+    rt::Communicator& c = commOf(comm);
+    checkOut(newcomm, "newcomm");
+    *newcomm = nullptr;
+    if (color < TUTTI_SPLIT_NOCOLOR)
+      raise(ErrorCode::kInvalidArgument, "rank {}: split color {} is negative (use {} to opt out)",
+            c.rank(), color, TUTTI_SPLIT_NOCOLOR);
+    if (configGiven && !config)
+      raise(ErrorCode::kInvalidArgument, "rank {}: config is NULL", c.rank());
+    rt::ChildConfig childConfig;
+    if (config && color != TUTTI_SPLIT_NOCOLOR) {
+      childConfig = childConfigOf(*config, c.rank());
+      c.checkChildConfig(childConfig);
+    }
+    std::unique_ptr<rt::Communicator> child;
+    c.engine().run([&] { child = c.split(color, key, childConfig); });
+    if (child) *newcomm = new tuttiComm{std::move(child)};
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -203,50 +243,6 @@ tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks) {
       comms[rank] = new tuttiComm{std::move(all[static_cast<size_t>(rank)])};
   });
 }
-
-namespace {
-
-// The fields of `config` that this tutti knows and the caller set: those within config->size, so
-// that a caller built against an older tuttiConfig_t reads the newer fields as unset.
-rt::ChildConfig childConfigOf(const tuttiConfig_t& config, int rank) {
-  if (config.size < sizeof(config.size) || config.size > sizeof(tuttiConfig_t))
-    raise(ErrorCode::kInvalidArgument,
-          "rank {}: config.size is {}, this tutti's tuttiConfig_t has {} bytes (start from "
-          "TUTTI_CONFIG_INITIALIZER)",
-          rank, config.size, sizeof(tuttiConfig_t));
-  const auto holds = [&](size_t offset, size_t bytes) { return config.size >= offset + bytes; };
-  rt::ChildConfig child;
-  if (holds(offsetof(tuttiConfig_t, socket_ifname), sizeof(config.socket_ifname)) &&
-      config.socket_ifname)
-    child.socketInterfaces = config.socket_ifname;
-  return child;
-}
-
-// A split's arguments are refused before it runs on the engine, where an error fails comm. A
-// rank that opts out (TUTTI_SPLIT_NOCOLOR) gets no communicator, so its config is not read.
-tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* config,
-                    bool configGiven, tuttiComm_t* newcomm) {
-  return guard([&] {
-    rt::Communicator& c = commOf(comm);
-    checkOut(newcomm, "newcomm");
-    *newcomm = nullptr;
-    if (color < TUTTI_SPLIT_NOCOLOR)
-      raise(ErrorCode::kInvalidArgument, "rank {}: split color {} is negative (use {} to opt out)",
-            c.rank(), color, TUTTI_SPLIT_NOCOLOR);
-    if (configGiven && !config)
-      raise(ErrorCode::kInvalidArgument, "rank {}: config is NULL", c.rank());
-    rt::ChildConfig childConfig;
-    if (config && color != TUTTI_SPLIT_NOCOLOR) {
-      childConfig = childConfigOf(*config, c.rank());
-      c.checkChildConfig(childConfig);
-    }
-    std::unique_ptr<rt::Communicator> child;
-    c.engine().run([&] { child = c.split(color, key, childConfig); });
-    if (child) *newcomm = new tuttiComm{std::move(child)};
-  });
-}
-
-}  // namespace
 
 tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm) {
   return split(comm, color, key, nullptr, false, newcomm);
