@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "base/log.hpp"
@@ -139,8 +140,9 @@ rt::ChildConfig childConfigOf(const tuttiConfig_t& config, int rank) {
 
 // A split's arguments are refused before it runs on the engine, where an error fails comm. A
 // rank that opts out (TUTTI_SPLIT_NOCOLOR) gets no communicator, so its config is not read.
-tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* config,
-                    bool configGiven, tuttiComm_t* newcomm) {
+// `config` is empty for tutti_comm_split, which takes none; tutti_comm_split_config's may be NULL.
+tuttiResult_t split(tuttiComm_t comm, int color, int key,
+                    std::optional<const tuttiConfig_t*> config, tuttiComm_t* newcomm) {
   return guard([&] {
     rt::Communicator& c = commOf(comm);
     checkOut(newcomm, "newcomm");
@@ -148,11 +150,10 @@ tuttiResult_t split(tuttiComm_t comm, int color, int key, const tuttiConfig_t* c
     if (color < TUTTI_SPLIT_NOCOLOR)
       raise(ErrorCode::kInvalidArgument, "rank {}: split color {} is negative (use {} to opt out)",
             c.rank(), color, TUTTI_SPLIT_NOCOLOR);
-    if (configGiven && !config)
-      raise(ErrorCode::kInvalidArgument, "rank {}: config is NULL", c.rank());
+    if (config && !*config) raise(ErrorCode::kInvalidArgument, "rank {}: config is NULL", c.rank());
     rt::ChildConfig childConfig;
     if (config && color != TUTTI_SPLIT_NOCOLOR) {
-      childConfig = childConfigOf(*config, c.rank());
+      childConfig = childConfigOf(**config, c.rank());
       c.checkChildConfig(childConfig);
     }
     std::unique_ptr<rt::Communicator> child;
@@ -245,12 +246,12 @@ tuttiResult_t tutti_comm_init_all(tuttiComm_t* comms, int nranks) {
 }
 
 tuttiResult_t tutti_comm_split(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm) {
-  return split(comm, color, key, nullptr, false, newcomm);
+  return split(comm, color, key, std::nullopt, newcomm);
 }
 
 tuttiResult_t tutti_comm_split_config(tuttiComm_t comm, int color, int key,
                                       const tuttiConfig_t* config, tuttiComm_t* newcomm) {
-  return split(comm, color, key, config, true, newcomm);
+  return split(comm, color, key, config, newcomm);
 }
 
 tuttiResult_t tutti_comm_shrink(tuttiComm_t comm, const int* exclude_ranks, int exclude_count,
