@@ -1,13 +1,8 @@
 // Interface choice, with NCCL_SOCKET_IFNAME's syntax: "eth,ib" keeps interfaces whose names start
 // with eth or ib, "^docker,lo" drops those, "=eth0" and "^=eth0" match whole names. Only
-// interfaces that are up with an IPv4 or IPv6 address count (IPv6 link-local addresses need a
-// scope that a numeric host cannot carry, so they are skipped, as NCCL does); IPv4 is preferred.
-#include <ifaddrs.h>
-#include <net/if.h>
+// interfaces that are up with an address count (base/net_interfaces.hpp); IPv4 is preferred.
 #include <sys/socket.h>
 
-#include <algorithm>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -16,58 +11,17 @@
 #include "base/config.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
+#include "base/net_interfaces.hpp"
 #include "runtime/bootstrap/bootstrap.hpp"
 
 namespace tutti::bootstrap {
 namespace {
 
-struct Interface {
-  std::string name;
-  SockAddr address;
-  bool loopback = false;
-};
-
-struct Inventory {
-  std::vector<Interface> usable;
-  std::string described;  // every interface with its addresses or state, for error messages
-};
-
-Inventory listInterfaces() {
-  ifaddrs* list = nullptr;
-  checkSys(getifaddrs(&list), "getifaddrs");
-  Inventory inventory;
-  std::vector<std::string> seen;
-  for (const ifaddrs* ifa = list; ifa; ifa = ifa->ifa_next) {
-    const std::string name = ifa->ifa_name ? ifa->ifa_name : "?";
-    const bool up = (ifa->ifa_flags & IFF_UP) != 0;
-    const int family = ifa->ifa_addr ? ifa->ifa_addr->sa_family : AF_UNSPEC;
-    bool usable = up && (family == AF_INET || family == AF_INET6);
-    Interface entry;
-    if (usable) {
-      entry.name = name;
-      entry.address.length = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-      std::memcpy(&entry.address.storage, ifa->ifa_addr, entry.address.length);
-      entry.address.setPort(0);
-      entry.loopback = (ifa->ifa_flags & IFF_LOOPBACK) != 0 || entry.address.isLoopback();
-      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
-      if (family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) usable = false;
-    }
-    if (usable) inventory.usable.push_back(entry);
-    if (std::find(seen.begin(), seen.end(), name) == seen.end()) {
-      seen.push_back(name);
-      if (!inventory.described.empty()) inventory.described += ", ";
-      inventory.described += name + (up ? "" : " (down)");
-    }
-  }
-  freeifaddrs(list);
-  return inventory;
-}
-
 // The first IPv4 address of an interface that `keep` accepts, else the first IPv6 one.
-const Interface* pick(const std::vector<Interface>& interfaces,
-                      const std::function<bool(const Interface&)>& keep) {
-  const Interface* v6 = nullptr;
-  for (const Interface& candidate : interfaces) {
+const HostInterface* pick(const std::vector<HostInterface>& interfaces,
+                          const std::function<bool(const HostInterface&)>& keep) {
+  const HostInterface* v6 = nullptr;
+  for (const HostInterface& candidate : interfaces) {
     if (!keep(candidate)) continue;
     if (candidate.address.family() == AF_INET) return &candidate;
     if (!v6) v6 = &candidate;
@@ -127,9 +81,9 @@ SockAddr chooseAddress(const SockAddr* routeTo) {
 }
 
 SockAddr chooseAddress(const InterfaceSpec& spec, const SockAddr* routeTo) {
-  const Inventory inventory = listInterfaces();
+  const InterfaceInventory inventory = listInterfaces();
   if (!spec.names.empty()) {
-    const Interface* chosen = pick(inventory.usable, [&](const Interface& candidate) {
+    const HostInterface* chosen = pick(inventory.usable, [&](const HostInterface& candidate) {
       return interfaceMatches(spec.names, candidate.name);
     });
     if (!chosen)
@@ -145,12 +99,13 @@ SockAddr chooseAddress(const InterfaceSpec& spec, const SockAddr* routeTo) {
     if (auto local = sourceAddressFor(*routeTo)) return *local;
     log::info("bootstrap: no route to {}; choosing an interface by name", routeTo->toString());
   }
-  const Interface* chosen = pick(inventory.usable, [](const Interface& candidate) {
+  const HostInterface* chosen = pick(inventory.usable, [](const HostInterface& candidate) {
     return !candidate.loopback && !startsWith(candidate.name, "docker");
   });
   if (!chosen)
-    chosen = pick(inventory.usable, [](const Interface& candidate) { return !candidate.loopback; });
-  if (!chosen) chosen = pick(inventory.usable, [](const Interface&) { return true; });
+    chosen =
+        pick(inventory.usable, [](const HostInterface& candidate) { return !candidate.loopback; });
+  if (!chosen) chosen = pick(inventory.usable, [](const HostInterface&) { return true; });
   if (!chosen)
     raise(ErrorCode::kSystem,
           "no network interface is up with an IPv4/IPv6 address; interfaces "

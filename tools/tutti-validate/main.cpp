@@ -32,12 +32,14 @@ struct Options {
   std::string name;
   std::string expect;  // a topology file every host should match
   bool allreduce = true;
-  std::string rails = "auto";  // "auto", "none", or interface names separated by commas
+  // --rails: the interfaces to measure, empty for auto (chooseRails picks); nullopt for none.
+  std::optional<std::vector<std::string>> rails = std::vector<std::string>{};
   std::chrono::milliseconds railTimeout{30000};
 };
 
-// --rails' names; empty for "auto" (chooseRails picks), throws for an empty name.
-std::vector<std::string> wantedRails(const std::string& spec) {
+// --rails' value as Options::rails holds it; throws for an empty name.
+std::optional<std::vector<std::string>> wantedRails(const std::string& spec) {
+  if (spec == "none") return std::nullopt;
   std::vector<std::string> names;
   if (spec == "auto") return names;
   for (size_t start = 0;;) {
@@ -115,8 +117,8 @@ bool railStep(Comm& comm, const std::string& rail, std::vector<Finding>& finding
 // it keeps --rail-timeout.
 std::vector<Finding> measureRails(Comm& comm, Report& report, const Options& options,
                                   const Progress& progress) {
-  if (options.rails.empty()) return {};
-  const RailChoice choice = chooseRails(gatherInterfaces(comm), wantedRails(options.rails));
+  if (!options.rails) return {};
+  const RailChoice choice = chooseRails(gatherInterfaces(comm), *options.rails);
   std::vector<Finding> findings = choice.refused;
   comm.setTimeout(options.railTimeout);
   std::vector<Comm> comms;
@@ -233,7 +235,8 @@ int main(int argc, char** argv) {
   app.add_option("--allreduce-bytes", options.workload.allreduceBytes, "all-reduce message size")
       ->check(CLI::Range(size_t{4}, size_t{1} << 34));
   app.add_flag("!--no-allreduce", options.allreduce, "skip the all-reduce (and the rails')");
-  app.add_option("--rails", options.rails,
+  std::string rails = "auto";
+  app.add_option("--rails", rails,
                  "the all-reduce per rail: 'auto' (every interface all hosts have, when two or "
                  "more), 'none', or interface names separated by commas (default auto)");
   double railTimeoutSeconds = 30;
@@ -264,8 +267,7 @@ int main(int argc, char** argv) {
   try {
     options.railTimeout =
         std::chrono::milliseconds(static_cast<int64_t>(railTimeoutSeconds * 1000));
-    if (options.rails == "none") options.rails.clear();
-    if (!options.rails.empty()) wantedRails(options.rails);  // refused before any job
+    options.rails = wantedRails(rails);  // refused before any job
     return validate(options);
   } catch (const std::exception& error) {
     std::cerr << "tutti-validate: validation failed: " << error.what() << "\n";

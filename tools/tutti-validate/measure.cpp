@@ -1,19 +1,15 @@
 #include "tools/tutti-validate/measure.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
-#include <unistd.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <sstream>
-#include <system_error>
+
+#include "base/net_interfaces.hpp"
 
 namespace tutti::validate {
 namespace {
@@ -140,29 +136,14 @@ double allreduceBusGBs(Comm& comm, const Workload& workload) {
 }
 
 std::vector<NetInterface> localInterfaces() {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0)
-    throw std::system_error(errno, std::generic_category(), "listing network interfaces");
   std::map<std::string, std::string> found;  // name -> its address
-  for (const ifaddrs* ifa = list; ifa; ifa = ifa->ifa_next) {
-    if (!ifa->ifa_addr || !ifa->ifa_name || (ifa->ifa_flags & IFF_UP) == 0 ||
-        (ifa->ifa_flags & IFF_LOOPBACK) != 0)
-      continue;
-    const int family = ifa->ifa_addr->sa_family;
-    const void* address = nullptr;
-    if (family == AF_INET) {
-      address = &reinterpret_cast<const sockaddr_in*>(ifa->ifa_addr)->sin_addr;
-    } else if (family == AF_INET6) {
-      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
-      if (!IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) address = &in6->sin6_addr;
-    }
-    char text[INET6_ADDRSTRLEN] = {};
-    if (!address || !inet_ntop(family, address, text, sizeof text)) continue;
-    // An IPv4 address over an IPv6 one (whose text has colons), as tutti's sockets take.
-    const auto [at, added] = found.emplace(ifa->ifa_name, text);
-    if (!added && family == AF_INET && at->second.find(':') != std::string::npos) at->second = text;
+  for (const HostInterface& i : listInterfaces().usable) {
+    if (i.loopback) continue;
+    // An IPv4 address over an IPv6 one, as tutti's sockets take.
+    const auto [at, added] = found.emplace(i.name, i.address.host());
+    if (!added && i.address.family() == AF_INET && at->second.find(':') != std::string::npos)
+      at->second = i.address.host();
   }
-  freeifaddrs(list);
   std::vector<NetInterface> interfaces;
   for (const auto& [name, address] : found) interfaces.push_back({name, address});
   return interfaces;

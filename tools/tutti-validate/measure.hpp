@@ -34,8 +34,8 @@ std::vector<PairResult> measureRounds(Comm& comm, const std::vector<Round>& roun
 // The all-reduce's bus bandwidth in GB/s (nccl-tests' busbw: algbw x 2(n-1)/n).
 double allreduceBusGBs(Comm& comm, const Workload& workload);
 // This host's network interfaces that could carry a rail: up, not loopback, with an IPv4 or a
-// routable IPv6 address (an IPv4 one where it has both), by name. The same rules as the
-// bootstrap's interface choice (bootstrap/netif.cpp), which is not public API.
+// routable IPv6 address (an IPv4 one where it has both), by name: the bootstrap's listing
+// (base/net_interfaces.hpp).
 std::vector<NetInterface> localInterfaces();
 // Every rank's interfaces, in rank order.
 std::vector<std::vector<NetInterface>> gatherInterfaces(Comm& comm);
