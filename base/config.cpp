@@ -42,8 +42,9 @@ const std::vector<Var>& table() {
        "slots per connection FIFO; unset: the tuning table's slots (8 by default)"},
       {"TUTTI_TUNING_FILE", Type::kString, "", "", 0, 0,
        "the planner's tuning table (thresholds between algorithms, link costs, FIFO geometry) "
-       "as key = value lines (docs/tuning.md); auto: this machine's, written by tutti-bench tune "
-       "--save, if any; unset: tutti's defaults"},
+       "as key = value lines (docs/tuning.md); unset or auto: this machine's, written by "
+       "tutti-bench tune --save, else tutti's defaults, and every rank plans from rank 0's; "
+       "defaults: tutti's"},
       {"TUTTI_NSOCKS", Type::kInt, "2", "", 1, 16, "TCP sockets per peer"},
       {"TUTTI_SOCKET_IFNAME", Type::kString, "", "", 0, 0,
        "network interfaces to use: prefix list, ^ excludes, = exact (NCCL_SOCKET_IFNAME syntax)"},

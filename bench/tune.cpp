@@ -51,7 +51,8 @@ int runTune(int argc, char** argv, const std::string& self) {
   TuneOptions o;
   app.add_option("-o,--output", o.output, "the tuning file to write");
   app.add_flag("--save", o.save,
-               "write it as this machine's table instead, which TUTTI_TUNING_FILE=auto reads "
+               "write it as this machine's table instead, which tutti reads where "
+               "TUTTI_TUNING_FILE is unset or auto "
                "(" +
                    runtime::machineTuningPath() + ")");
   CLI::Option* ranks =
@@ -98,11 +99,16 @@ int runTune(int argc, char** argv, const std::string& self) {
     std::ofstream file(o.output);
     file << runtime::formatTuningFile(found.table, header);
     if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", o.output));
-    const std::string setting = o.save ? runtime::kMachineTuning : o.output;
-    fmt::print(
-        "tutti-bench tune: wrote {} (use it with TUTTI_TUNING_FILE={}; see its picks with "
-        "TUTTI_TUNING_FILE={} tutti-info algorithms)\n",
-        o.output, setting, setting);
+    if (o.save)
+      fmt::print(
+          "tutti-bench tune: wrote {}, this machine's table: in force where TUTTI_TUNING_FILE is "
+          "unset or auto (see its picks with tutti-info algorithms)\n",
+          o.output);
+    else
+      fmt::print(
+          "tutti-bench tune: wrote {} (use it with TUTTI_TUNING_FILE={}; see its picks with "
+          "TUTTI_TUNING_FILE={} tutti-info algorithms)\n",
+          o.output, o.output, o.output);
     for (const std::string& note : found.notes) fmt::print("  {}\n", note);
     return 0;
   } catch (const std::exception& e) {

@@ -20,15 +20,23 @@ bootstrap::Claim claimOf(const PeerInfo& self, int nranks, const std::string& jo
 }
 
 // Joins the job through the store, allgathers who everyone is, and connects.
-std::unique_ptr<Communicator> joinWorld(JobBootstrap job, const PeerInfo& self, int nranks,
-                                        const Settings& settings) {
+std::unique_ptr<Communicator> joinWorld(JobBootstrap job, PeerInfo self, int nranks,
+                                        Settings settings) {
   const Deadline deadline = Deadline::after(settings.timeout);
   const int rank = self.rank;
   bootstrap::Store* store = job.store.get();
   store->join(rank, nranks, describe(self), deadline);
   // The tag names this world's shm segments and prefixes its store keys: random, so that two
   // jobs on one host never collide.
-  if (rank == 0) store->set("world/tag", Secret::random().hex().substr(0, 12));
+  if (rank == 0) {
+    store->set("world/tag", Secret::random().hex().substr(0, 12));
+    store->set("world/tuning", encodeTuning({settings.tuning, settings.tuningOrigin}));
+  } else if (settings.tuningFromRank0) {
+    // Hosts of other CPU models, or with and without a saved table, would plan differently.
+    settings.useTuning(decodeTuning(store->get("world/tuning", deadline),
+                                    fmt::format("rank {}: rank 0's tuning table", rank)));
+    self.agreedSettings = settings.agreed();
+  }
   const std::string tag = "w" + store->get("world/tag", deadline);
   const auto records =
       bootstrap::allgather(*store, tag + "/peers", rank, nranks, self.encode(), deadline);

@@ -8,7 +8,6 @@
 #include "base/error.hpp"
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/topology_plan.hpp"
-#include "runtime/tuning/tuning_file.hpp"
 
 namespace tutti::runtime {
 namespace {
@@ -45,18 +44,21 @@ std::string Settings::agreed() const {
   return words;
 }
 
+void Settings::useTuning(TuningSource source) {
+  tuning = source.table;
+  tuningOrigin = std::move(source.origin);
+  tuningFromRank0 = source.fromRank0;
+  slotBytes = config::getString("TUTTI_CHUNK_BYTES").empty()
+                  ? tuning.slotBytes
+                  : static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
+  slots = static_cast<int>(
+      config::getString("TUTTI_SLOTS").empty() ? tuning.slots : config::getInt("TUTTI_SLOTS"));
+}
+
 Settings Settings::fromConfig() {
   config::validateAll();
   Settings settings;
-  TuningSource tuning = tuningInForce();
-  settings.tuning = tuning.table;
-  settings.tuningOrigin = std::move(tuning.origin);
-  settings.slotBytes = config::getString("TUTTI_CHUNK_BYTES").empty()
-                           ? settings.tuning.slotBytes
-                           : static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
-  settings.slots =
-      static_cast<int>(config::getString("TUTTI_SLOTS").empty() ? settings.tuning.slots
-                                                                : config::getInt("TUTTI_SLOTS"));
+  settings.useTuning(tuningInForce());
   settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
   settings.socketInterfaces = bootstrap::InterfaceSpec::fromEnv();
   settings.transport = transport::TransportSelection::parse(config::getString("TUTTI_TRANSPORT"));

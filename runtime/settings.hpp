@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
-#include "runtime/tuning/tuning.hpp"
+#include "runtime/tuning/tuning_file.hpp"
 #include "topology/rdma_nics.hpp"
 #include "transport/registry.hpp"
 
@@ -25,9 +25,11 @@ enum class DirectBuffers { kAny, kRegistered };
 const char* choiceName(DirectBuffers buffers);
 
 struct Settings {
-  // TUTTI_TUNING_FILE's table, else the defaults; where it came from (tuning_file.hpp).
+  // TUTTI_TUNING_FILE's table; where it came from; whether init trades it for rank 0's
+  // (tuning_file.hpp).
   Tuning tuning = defaultTuning();
   std::string tuningOrigin = "defaults";
+  bool tuningFromRank0 = false;
   // TUTTI_CHUNK_BYTES and TUTTI_SLOTS, else the table's.
   size_t slotBytes = 0;
   int slots = 0;
@@ -53,6 +55,9 @@ struct Settings {
 
   // Validates the TUTTI_* variables; a bad value is kInvalidArgument naming the variable.
   static Settings fromConfig();
+  // Plans from `source`'s table, its FIFO geometry where TUTTI_CHUNK_BYTES and TUTTI_SLOTS are
+  // unset.
+  void useTuning(TuningSource source);
   // What must be alike on every rank, as space-separated "VARIABLE=value" words: ranks with other
   // FIFO geometries, transports, forced algorithms or tuning tables (the table in force, from a
   // file or not, as "TUTTI_TUNING_FILE:key=value" words) would wait for messages never sent;

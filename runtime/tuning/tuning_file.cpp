@@ -134,9 +134,11 @@ std::string formatTuningFile(const Tuning& tuning, const std::string& header) {
 
 TuningSource tuningInForce() {
   std::string file = config::getString("TUTTI_TUNING_FILE");
-  if (file.empty()) return {defaultTuning(), "defaults"};
+  if (file == kDefaultTuning) return {defaultTuning(), "TUTTI_TUNING_FILE=defaults"};
   std::string where = "TUTTI_TUNING_FILE=" + file;
-  if (file == kMachineTuning) {
+  const bool machine = file.empty() || file == kMachineTuning;
+  if (machine) {
+    where = file.empty() ? "TUTTI_TUNING_FILE unset (auto)" : "TUTTI_TUNING_FILE=auto";
     file = machineTuningPath();
     std::error_code error;
     if (file.empty() || !std::filesystem::exists(file, error))
@@ -145,7 +147,8 @@ TuningSource tuningInForce() {
           fmt::format("defaults ({}: no table for this machine{}; tutti-bench tune --save "
                       "writes one)",
                       where,
-                      file.empty() ? " (neither XDG_CACHE_HOME nor HOME is set)" : " at " + file)};
+                      file.empty() ? " (neither XDG_CACHE_HOME nor HOME is set)" : " at " + file),
+          true};
     where += " (" + file + ")";
   }
   std::ifstream in(file);
@@ -156,7 +159,22 @@ TuningSource tuningInForce() {
     raise(ErrorCode::kInvalidArgument, "{}: not a file", where);
   std::stringstream text;
   text << in.rdbuf();
-  return {parseTuning(text.str(), where), where};
+  return {parseTuning(text.str(), where), where, machine};
+}
+
+std::string encodeTuning(const TuningSource& source) {
+  return source.origin + "\n" + formatTuningFile(source.table, "");
+}
+
+TuningSource decodeTuning(const std::string& text, const std::string& from) {
+  const size_t newline = text.find('\n');
+  if (newline == std::string::npos) raise(ErrorCode::kRemote, "{}: no tuning table", from);
+  try {
+    return {parseTuning(text.substr(newline + 1), from), "rank 0's: " + text.substr(0, newline),
+            true};
+  } catch (const Error& error) {
+    raise(ErrorCode::kRemote, "{}", error.what());
+  }
 }
 
 }  // namespace tutti::runtime

@@ -2,9 +2,11 @@
 // leaves the rest at the defaults; the file written from a table reads back as that table;
 // each kind of bad input is refused whole with the line and the key named; TUTTI_TUNING_FILE
 // reaches the settings (and TUTTI_CHUNK_BYTES / TUTTI_SLOTS still win over the table's FIFO);
-// TUTTI_TUNING_FILE=auto takes this machine's table from the cache directory, where there is one.
+// TUTTI_TUNING_FILE unset or auto takes this machine's table from the cache directory, where there
+// is one; rank 0's table travels to the other ranks whole.
 #include "runtime/tuning/tuning_file.hpp"
 
+#include <fmt/format.h>
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
@@ -104,10 +106,12 @@ TEST_CASE("a bad tuning file is refused, naming the line and the key") {
 }
 
 TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never half of a file") {
-  SECTION("unset: the defaults") {
+  SECTION("defaults: tutti's table") {
+    const ScopedEnv set("TUTTI_TUNING_FILE", "defaults");
     const Settings settings = Settings::fromConfig();
     CHECK(settings.tuning == defaultTuning());
-    CHECK(settings.tuningOrigin == "defaults");
+    CHECK(settings.tuningOrigin == "TUTTI_TUNING_FILE=defaults");
+    CHECK_FALSE(settings.tuningFromRank0);
     CHECK(settings.slotBytes == defaultTuning().slotBytes);
     CHECK(settings.slots == static_cast<int>(defaultTuning().slots));
   }
@@ -117,6 +121,7 @@ TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never h
     Settings settings = Settings::fromConfig();
     CHECK(settings.tuning.directMinBytes == size_t{1} << 20);
     CHECK(settings.tuningOrigin == "TUTTI_TUNING_FILE=" + file.path());
+    CHECK_FALSE(settings.tuningFromRank0);
     CHECK(settings.slotBytes == size_t{64} << 10);
     CHECK(settings.slots == 4);
     CHECK_THAT(settings.agreed(), Contains("TUTTI_CHUNK_BYTES=65536 TUTTI_SLOTS=4 ") &&
@@ -145,24 +150,60 @@ TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never h
 }
 
 TEST_CASE(
-    "TUTTI_TUNING_FILE=auto: this machine's table in the cache directory, else the defaults") {
+    "TUTTI_TUNING_FILE unset or auto: this machine's table in the cache directory, else the "
+    "defaults; rank 0's in a communicator") {
   const TempFile cache("");
-  const ScopedEnv xdg("XDG_CACHE_HOME", cache.dir()), set("TUTTI_TUNING_FILE", "auto");
+  const ScopedEnv xdg("XDG_CACHE_HOME", cache.dir());
   const std::string path = machineTuningPath();
   CHECK(path.rfind(cache.dir() + "/tutti/tuning-", 0) == 0);
   CHECK(path.find_first_of(" ()@") == std::string::npos);
-  Settings settings = Settings::fromConfig();
-  CHECK(settings.tuning == defaultTuning());
-  CHECK(settings.tuningOrigin == "defaults (TUTTI_TUNING_FILE=auto: no table for this machine at " +
-                                     path + "; tutti-bench tune --save writes one)");
-  std::filesystem::create_directories(cache.dir() + "/tutti");
-  std::ofstream(path) << "direct_min_bytes = 2M\n";
-  settings = Settings::fromConfig();
-  CHECK(settings.tuning.directMinBytes == size_t{2} << 20);
-  CHECK(settings.tuningOrigin == "TUTTI_TUNING_FILE=auto (" + path + ")");
-  std::ofstream(path) << "direct_min_bytes = 2X\n";
-  CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
-             Contains("TUTTI_TUNING_FILE=auto (" + path + "): line 1: direct_min_bytes = 2X"));
+  for (const auto& [value, where] : {std::pair{"", "TUTTI_TUNING_FILE unset (auto)"},
+                                     std::pair{"auto", "TUTTI_TUNING_FILE=auto"}}) {
+    INFO(where);
+    const ScopedEnv set("TUTTI_TUNING_FILE", value);
+    std::filesystem::remove_all(cache.dir() + "/tutti");
+    Settings settings = Settings::fromConfig();
+    CHECK(settings.tuning == defaultTuning());
+    CHECK(settings.tuningFromRank0);
+    CHECK(settings.tuningOrigin == fmt::format("defaults ({}: no table for this machine at {}; "
+                                               "tutti-bench tune --save writes one)",
+                                               where, path));
+    std::filesystem::create_directories(cache.dir() + "/tutti");
+    std::ofstream(path) << "direct_min_bytes = 2M\nslots = 4\n";
+    settings = Settings::fromConfig();
+    CHECK(settings.tuning.directMinBytes == size_t{2} << 20);
+    CHECK(settings.slots == 4);
+    CHECK(settings.tuningFromRank0);
+    CHECK(settings.tuningOrigin == fmt::format("{} ({})", where, path));
+    std::ofstream(path) << "direct_min_bytes = 2X\n";
+    CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
+               Contains(fmt::format("{} ({}): line 1: direct_min_bytes = 2X", where, path)));
+  }
   const ScopedEnv noXdg("XDG_CACHE_HOME", ""), home("HOME", cache.dir() + "/home");
   CHECK(machineTuningPath().rfind(cache.dir() + "/home/.cache/tutti/tuning-", 0) == 0);
+}
+
+// What init sends from rank 0 to the ranks that take its table reads back as that table, its FIFO
+// geometry with it unless TUTTI_CHUNK_BYTES / TUTTI_SLOTS say otherwise; a damaged one is refused.
+TEST_CASE("rank 0's table travels whole to the ranks that take it") {
+  Tuning table = defaultTuning();
+  table.oneShotMaxBytes = 3 << 20;
+  table.directPullInPlace = {1 << 20, 5 << 20};
+  table.tcpGBs = 0.75;
+  table.slotBytes = 64 << 10;
+  const std::string sent = encodeTuning({table, "TUTTI_TUNING_FILE=auto (/x/tuning-CPU)"});
+  const TuningSource got = decodeTuning(sent, "rank 1: rank 0's tuning table");
+  CHECK(got.table == table);
+  CHECK(got.origin == "rank 0's: TUTTI_TUNING_FILE=auto (/x/tuning-CPU)");
+  Settings settings = Settings::fromConfig();
+  settings.useTuning(got);
+  CHECK(settings.tuning == table);
+  CHECK(settings.slotBytes == size_t{64} << 10);
+  const ScopedEnv chunk("TUTTI_CHUNK_BYTES", "8K");
+  settings.useTuning(got);
+  CHECK(settings.slotBytes == size_t{8} << 10);
+  for (const std::string& damaged : {std::string("no newline"), sent + "slots = many\n"})
+    CHECK_THAT(tests::messageOf(ErrorCode::kRemote,
+                                [&] { decodeTuning(damaged, "rank 1: rank 0's tuning table"); }),
+               Contains("rank 1: rank 0's tuning table"));
 }
