@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -39,30 +41,34 @@ Sweep sweepOf(const Results& results) {
   return sweep;
 }
 
-// Whether `name` was faster than each of `rivals` at `bytes`.
-bool fastest(const std::map<std::string, Times>& times, const std::string& name,
-             std::initializer_list<const char*> rivals, size_t bytes) {
-  return std::all_of(rivals.begin(), rivals.end(), [&](const char* rival) {
-    return times.at(name).at(bytes) < times.at(rival).at(bytes);
-  });
+// How much faster `name` ran than the fastest of `rivals` at `bytes`, as log(rival / name):
+// positive where it won. Logs, so that gains and losses at different sizes weigh alike, and one
+// noisy sample cannot outweigh many clean ones.
+double gain(const std::map<std::string, Times>& times, const std::string& name,
+            std::initializer_list<const char*> rivals, size_t bytes) {
+  double rival = std::numeric_limits<double>::infinity();
+  for (const char* other : rivals) rival = std::min(rival, times.at(other).at(bytes));
+  return std::log(rival / times.at(name).at(bytes));
 }
 
-// The longest run of consecutive measured sizes where direct beat the ring and the tree;
-// nullopt when it never did.
+// The run of consecutive measured sizes where direct gained most over the ring and the tree in
+// all (the fewest sizes among equals); nullopt where no run gained.
 std::optional<runtime::SizeRange> directWins(const Sweep& sweep,
                                              const std::map<std::string, Times>& times) {
-  std::optional<runtime::SizeRange> best, run;
-  auto span = [&sweep](const runtime::SizeRange& range) {
-    return std::count_if(sweep.sizes.begin(), sweep.sizes.end(),
-                         [&](size_t bytes) { return range.holds(bytes); });
-  };
-  for (const size_t bytes : sweep.sizes) {
-    if (!fastest(times, "direct", {"ring", "tree"}, bytes)) {
-      run.reset();
-      continue;
+  std::optional<runtime::SizeRange> best;
+  double bestGain = 0;
+  size_t bestSpan = 0;
+  for (size_t first = 0; first < sweep.sizes.size(); ++first) {
+    double sum = 0;
+    for (size_t last = first; last < sweep.sizes.size(); ++last) {
+      sum += gain(times, "direct", {"ring", "tree"}, sweep.sizes[last]);
+      const size_t span = last - first + 1;
+      if (sum > bestGain || (best && sum == bestGain && span < bestSpan)) {
+        best = runtime::SizeRange{sweep.sizes[first], sweep.sizes[last]};
+        bestGain = sum;
+        bestSpan = span;
+      }
     }
-    run = run ? runtime::SizeRange{run->least, bytes} : runtime::SizeRange{bytes, bytes};
-    if (!best || span(*run) > span(*best)) best = run;
   }
   return best;
 }
@@ -73,13 +79,17 @@ Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
   const Sweep sweep = sweepOf(results);
   Crossovers out{base, {}};
   runtime::Tuning& table = out.table;
-  // One-shot: up to the last size of the first run where it beat the others, in both placements.
+  // One-shot: up to the size where it gained most over the ring and the tree in all, both
+  // placements counted (the smallest among equals).
   table.oneShotMaxBytes = 0;
+  double sum = 0, best = 0;
   for (const size_t bytes : sweep.sizes) {
-    if (!fastest(sweep.outOfPlace, "oneshot", {"ring", "tree"}, bytes) ||
-        !fastest(sweep.inPlace, "oneshot", {"ring", "tree"}, bytes))
-      break;
-    table.oneShotMaxBytes = bytes;
+    sum += gain(sweep.outOfPlace, "oneshot", {"ring", "tree"}, bytes) +
+           gain(sweep.inPlace, "oneshot", {"ring", "tree"}, bytes);
+    if (sum > best) {
+      best = sum;
+      table.oneShotMaxBytes = bytes;
+    }
   }
   if (table.oneShotMaxBytes == 0)
     out.notes.push_back(

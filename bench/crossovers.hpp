@@ -1,7 +1,9 @@
 // tutti-bench tune: the tuning table's sizes read off a sweep of the fixed all-reduce algorithms
-// (allreduce --algo all, ordinary buffers): where one-shot stops being the fastest, and where the
-// direct all-reduce (forced on every rank, so pulling through the kernel at every size) beats
-// the ring and the tree, out of place and in place. The other keys come from `base`.
+// (allreduce --algo all, ordinary buffers): up to where one-shot runs, and where the direct
+// all-reduce (forced on every rank, so pulling through the kernel at every size) replaces the
+// ring and the tree, out of place and in place. Each is where the algorithm gained most over the
+// ring and the tree, summed over the sizes as log time ratios: a lone noisy sample moves no
+// threshold that many sizes agree on. The other keys come from `base`.
 #pragma once
 
 #include <string>

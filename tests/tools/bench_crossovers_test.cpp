@@ -1,7 +1,7 @@
-// tutti-bench tune's reading of a sweep (bench/crossovers.hpp): one-shot's limit where it stops
-// being the fastest in both placements, direct's ranges as its longest run of wins over the ring
-// and the tree (a lone win elsewhere ignored), in place only with 2 ranks, the other keys from
-// the base table; a sweep without an algorithm is refused.
+// tutti-bench tune's reading of a sweep (bench/crossovers.hpp): one-shot's limit and direct's
+// ranges where they gained most over the ring and the tree (a lone win elsewhere ignored, a lone
+// noisy loss among wins too), direct in place only with 2 ranks, the other keys from the base
+// table; a sweep without an algorithm is refused.
 #include <catch2/catch.hpp>
 #include <map>
 #include <stdexcept>
@@ -62,6 +62,18 @@ TEST_CASE("tune reads the crossovers off a sweep of the fixed algorithms") {
   REQUIRE(found.notes.size() == 1);
   CHECK(found.notes[0] ==
         "4 ranks: direct pulls in place only with 2, direct_pull_in_place is kept");
+}
+
+TEST_CASE("one noisy sample does not move a threshold that many sizes agree on") {
+  std::map<size_t, std::pair<std::string, std::string>> fastest;
+  for (size_t bytes = 8; bytes <= 64 * M; bytes *= 4)
+    fastest[bytes] = bytes <= M ? std::pair{"oneshot", "oneshot"} : std::pair{"ring", "ring"};
+  fastest[32] = {"oneshot", "ring"};     // one-shot lost once, in place, at a small size
+  fastest[16 * M] = {"direct", "ring"};  // direct won once, among losses
+  const Crossovers found = crossovers(sweep(2, fastest), tutti::runtime::defaultTuning());
+  CHECK(found.table.oneShotMaxBytes == 512 * K);  // the last size up to 1M
+  CHECK(found.table.directPullOutOfPlace == SizeRange{16 * M, 16 * M});
+  CHECK(found.table.directPullInPlace == SizeRange{0, 0});
 }
 
 TEST_CASE("tune says what the sweep never showed") {
