@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 namespace tutti::bench {
@@ -73,6 +74,60 @@ std::optional<runtime::SizeRange> directWins(const Sweep& sweep,
   return best;
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// The cost model's link figures from the ring's times out of place, which the model prices as
+// 2(n-1) steps and 2(n-1)/n of the bytes: the step from sizes of 4 KiB and less, where the bytes
+// hardly count, then the bandwidth from 1 MiB up, then the step again without the bytes' share.
+// Medians: a noisy size moves neither. Written to the transport's keys (shm for shm, or the
+// default on one host; tcp for tcp, or the default across hosts); a note where the sweep cannot
+// tell.
+void fitLinkCosts(const Sweep& sweep, const Results& results, runtime::Tuning& table,
+                  std::vector<std::string>& notes) {
+  const auto has = [&](const char* name) {
+    return std::find(results.transports.begin(), results.transports.end(), name) !=
+           results.transports.end();
+  };
+  std::set<std::string> hosts;
+  for (const RankInfo& rank : results.ranks) hosts.insert(rank.host);
+  const bool tcp = has("tcp") || (has("default") && hosts.size() > 1);
+  const bool shm = has("shm") || (has("default") && hosts.size() <= 1);
+  if (tcp == shm) {
+    notes.push_back(fmt::format("transports {}: the cost model's link figures are kept",
+                                fmt::join(results.transports, ",")));
+    return;
+  }
+  const double n = results.nranks, steps = 2 * (n - 1), share = 2 * (n - 1) / n;
+  const Times& ring = sweep.outOfPlace.at("ring");
+  std::vector<double> small, large;
+  for (const size_t bytes : sweep.sizes)
+    (bytes <= 4096 ? small : large).push_back(static_cast<double>(bytes));
+  std::erase_if(large, [](double bytes) { return bytes < (1 << 20); });
+  if (small.empty() || large.empty()) {
+    notes.push_back(
+        "the sweep lacks sizes of 4K and less or of 1M and more: the cost model's "
+        "link figures are kept");
+    return;
+  }
+  const auto us = [&](double bytes) { return ring.at(static_cast<size_t>(bytes)) * 1e6; };
+  const auto stepUs = [&](double usPerByte) {
+    std::vector<double> each;
+    for (const double bytes : small)
+      each.push_back((us(bytes) - share * bytes * usPerByte) / steps);
+    return std::max(median(each), 0.01);
+  };
+  std::vector<double> perByte;
+  const double roughStep = stepUs(0);
+  for (const double bytes : large)
+    perByte.push_back(std::max(us(bytes) - steps * roughStep, 0.0) / (share * bytes));
+  const double usPerByte = std::max(median(perByte), 1e-8);
+  (tcp ? table.tcpStepUs : table.shmStepUs) = stepUs(usPerByte);
+  (tcp ? table.tcpGBs : table.shmGBs) = std::min(1 / (usPerByte * 1000), 1e5);
+}
+
 }  // namespace
 
 Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
@@ -105,6 +160,7 @@ Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
     table.directPullOutOfPlace = never;
     out.notes.push_back("direct never beat the ring and the tree out of place: it will not pull");
   }
+  fitLinkCosts(sweep, results, table, out.notes);
   if (results.nranks == 2) {
     const auto wins = directWins(sweep, sweep.inPlace);
     table.directPullInPlace = wins ? *wins : never;

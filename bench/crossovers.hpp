@@ -3,7 +3,8 @@
 // all-reduce (forced on every rank, so pulling through the kernel at every size) replaces the
 // ring and the tree, out of place and in place. Each is where the algorithm gained most over the
 // ring and the tree, summed over the sizes as log time ratios: a lone noisy sample moves no
-// threshold that many sizes agree on. The other keys come from `base`.
+// threshold that many sizes agree on. The cost model's step latency and bandwidth of the sweep's
+// transport are fitted to the ring's times. The other keys come from `base`.
 #pragma once
 
 #include <string>

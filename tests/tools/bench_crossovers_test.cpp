@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "bench/crossovers.hpp"
 
@@ -54,13 +55,14 @@ TEST_CASE("tune reads the crossovers off a sweep of the fixed algorithms") {
   expected.directPullOutOfPlace = {256 * K, 2 * M};
   expected.directPullInPlace = {2 * M, 16 * M};
   CHECK(found.table == expected);
-  CHECK(found.notes.empty());
+  REQUIRE(found.notes.size() == 1);  // a sweep of no transport: the link figures are kept
+  CHECK(found.notes[0] == "transports : the cost model's link figures are kept");
 
   found = crossovers(sweep(4, fastest), base);
   expected.directPullInPlace = base.directPullInPlace;
   CHECK(found.table == expected);
-  REQUIRE(found.notes.size() == 1);
-  CHECK(found.notes[0] ==
+  REQUIRE(found.notes.size() == 2);
+  CHECK(found.notes[1] ==
         "4 ranks: direct pulls in place only with 2, direct_pull_in_place is kept");
 }
 
@@ -83,7 +85,36 @@ TEST_CASE("tune says what the sweep never showed") {
   CHECK(found.table.directPullOutOfPlace == SizeRange{0, 0});
   CHECK(found.table.directPullInPlace == SizeRange{0, 0});
   CHECK(found.table.directMinBytes == tutti::runtime::defaultTuning().directMinBytes);
-  CHECK(found.notes.size() == 3);
+  CHECK(found.notes.size() == 4);
+}
+
+// The ring priced as the cost model prices it: 2(n-1) steps and 2(n-1)/n of the bytes, plus noise
+// at one small and one large size.
+TEST_CASE("tune fits the cost model's step and bandwidth to the ring's times") {
+  const double stepUs = 7, gbs = 3, n = 4;
+  std::map<size_t, std::pair<std::string, std::string>> fastest;
+  for (size_t bytes = 8; bytes <= 64 * M; bytes *= 4) fastest[bytes] = {"ring", "ring"};
+  Results results = sweep(4, fastest);
+  for (ResultRow& row : results.rows)
+    if (row.algorithm == "ring")
+      row.outOfPlace.seconds =
+          (2 * (n - 1) * stepUs + 2 * (n - 1) / n * static_cast<double>(row.bytes) / (gbs * 1000)) *
+          1e-6 * (row.bytes == 32 || row.bytes == 8 * M ? 5 : 1);
+  results.ranks = {{0, 0, 1, "h"}, {1, 1, 2, "h"}};
+  const Tuning base = tutti::runtime::defaultTuning();
+  for (const auto& [transport, step, bandwidth, other, otherStep] :
+       {std::tuple{"default", &Tuning::shmStepUs, &Tuning::shmGBs, &Tuning::tcpGBs,
+                   &Tuning::tcpStepUs},
+        std::tuple{"tcp", &Tuning::tcpStepUs, &Tuning::tcpGBs, &Tuning::shmGBs,
+                   &Tuning::shmStepUs}}) {
+    INFO(transport);
+    results.transports = {transport};
+    const Tuning found = crossovers(results, base).table;
+    CHECK(found.*step == Approx(stepUs).epsilon(0.01));
+    CHECK(found.*bandwidth == Approx(gbs).epsilon(0.01));
+    CHECK(found.*other == base.*other);
+    CHECK(found.*otherStep == base.*otherStep);
+  }
 }
 
 TEST_CASE("tune refuses a sweep without every fixed algorithm") {
