@@ -147,10 +147,10 @@ Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
     }
   }
   if (table.oneShotMaxBytes == 0)
-    out.notes.push_back(
-        fmt::format("one-shot was not the fastest even at {} B: it is left for "
-                    "empty messages only",
-                    sweep.sizes.front()));
+    out.notes.push_back(fmt::format(
+        "one-shot gained over the ring and the tree at no run of sizes from {} B: it is left for "
+        "empty messages only",
+        sweep.sizes.front()));
   // Direct never reaches sizes below direct_min_bytes, so an empty range is 0..0.
   const runtime::SizeRange never{0, 0};
   if (const auto wins = directWins(sweep, sweep.outOfPlace)) {
@@ -158,14 +158,17 @@ Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
     table.directMinBytes = wins->least;
   } else {
     table.directPullOutOfPlace = never;
-    out.notes.push_back("direct never beat the ring and the tree out of place: it will not pull");
+    out.notes.push_back(
+        "direct gained over the ring and the tree at no run of sizes out of place: it will not "
+        "pull");
   }
   fitLinkCosts(sweep, results, table, out.notes);
   if (results.nranks == 2) {
     const auto wins = directWins(sweep, sweep.inPlace);
     table.directPullInPlace = wins ? *wins : never;
     if (!wins)
-      out.notes.push_back("direct never beat the ring and the tree in place: it will not pull");
+      out.notes.push_back(
+          "direct gained over the ring and the tree at no run of sizes in place: it will not pull");
   } else {
     out.notes.push_back(
         fmt::format("{} ranks: direct pulls in place only with 2, direct_pull_in_place is kept",

@@ -84,11 +84,19 @@ int runTune(int argc, char** argv, const std::string& self) {
         throw std::runtime_error("--save: neither XDG_CACHE_HOME nor HOME is set");
       std::filesystem::create_directories(std::filesystem::path(o.output).parent_path());
     }
-    const runtime::TuningSource base = runtime::tuningInForce();
+    // --save adds the sweep's rank count to this machine's table (the first sweep is every
+    // count's too); -o writes the sweep's table alone, over the one in force.
+    std::error_code missing;
+    const bool adding = o.save && std::filesystem::exists(o.output, missing);
+    const runtime::TuningSource base =
+        adding ? runtime::TuningSource{runtime::readTuningFile(o.output, o.output), o.output}
+               : runtime::tuningInForce();
     const std::string json = o.from.empty() ? o.output + ".json" : o.from;
     if (o.from.empty()) sweep(o, self, json);
     const Results results = readJson(json);
-    const Crossovers found = crossovers(results, base.table);
+    const Crossovers found = crossovers(results, base.table.forRanks(results.nranks));
+    runtime::TuningTable table = adding ? base.table : runtime::TuningTable{found.table, {}};
+    if (o.save) table.byRanks[results.nranks] = found.table;
     std::string header = fmt::format(
         "tutti-bench tune: {} ranks, transports {}, CPU {}, {:%Y-%m-%d %H:%M} UTC\n"
         "sweep {} (allreduce --algo all, float32 sum, ordinary buffers); other keys from {}",
@@ -97,13 +105,14 @@ int runTune(int argc, char** argv, const std::string& self) {
         base.origin);
     for (const std::string& note : found.notes) header += "\n" + note;
     std::ofstream file(o.output);
-    file << runtime::formatTuningFile(found.table, header);
+    file << runtime::formatTuningFile(table, header);
     if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", o.output));
     if (o.save)
       fmt::print(
-          "tutti-bench tune: wrote {}, this machine's table: in force where TUTTI_TUNING_FILE is "
-          "unset or auto (see its picks with tutti-info algorithms)\n",
-          o.output);
+          "tutti-bench tune: wrote {}, this machine's table, now with its part for {} ranks: in "
+          "force where TUTTI_TUNING_FILE is unset or auto (see its picks with tutti-info "
+          "algorithms --ranks {})\n",
+          o.output, results.nranks, results.nranks);
     else
       fmt::print(
           "tutti-bench tune: wrote {} (use it with TUTTI_TUNING_FILE={}; see its picks with "

@@ -55,6 +55,7 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
   comm->rank_ = rank;
   comm->peers_ = std::move(peers);
   comm->settings_ = settings;
+  comm->settings_.planFor(static_cast<int>(comm->peers_.size()));
   comm->timeoutMs_.store(settings.timeout.count(), std::memory_order_relaxed);
   comm->recorder_ = std::make_unique<FlightRecorder>(settings.flightRecorderEntries);
   comm->engine_ = std::make_unique<Engine>(
@@ -85,7 +86,7 @@ std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string
       std::count_if(comm->peers_.begin(), comm->peers_.end(),
                     [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
   comm->oversubscribed_ = comm->localSize_ > availableCores();
-  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport, settings.tuning, ringOrder);
+  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport, comm->settings_.tuning, ringOrder);
   if (rank == 0) {
     logChannels(comm->cpuRing_);
     dumpTopology();

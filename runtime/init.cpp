@@ -30,7 +30,7 @@ std::unique_ptr<Communicator> joinWorld(JobBootstrap job, PeerInfo self, int nra
   // jobs on one host never collide.
   if (rank == 0) {
     store->set("world/tag", Secret::random().hex().substr(0, 12));
-    store->set("world/tuning", encodeTuning({settings.tuning, settings.tuningOrigin}));
+    store->set("world/tuning", encodeTuning({settings.tuningTable, settings.tuningOrigin}));
   } else if (settings.tuningFromRank0) {
     // Hosts of other CPU models, or with and without a saved table, would plan differently.
     settings.useTuning(decodeTuning(store->get("world/tuning", deadline),

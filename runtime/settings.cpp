@@ -40,14 +40,24 @@ std::string Settings::agreed() const {
       slotBytes, slots, int(checkCalls), transport.text(),
       algorithm ? algorithm->name : kAutoAlgorithm, gpuKernels ? "kernels" : "staged", gpuChannels);
   for (const TuningKey& key : tuningKeys())
-    words += fmt::format(" TUTTI_TUNING_FILE:{}={}", key.name, formatTuningValue(tuning, key));
+    words +=
+        fmt::format(" TUTTI_TUNING_FILE:{}={}", key.name, formatTuningValue(tuningTable.any, key));
+  for (const auto& [ranks, section] : tuningTable.byRanks)
+    for (const TuningKey& key : tuningKeys())
+      words += fmt::format(" TUTTI_TUNING_FILE[ranks_{}]:{}={}", ranks, key.name,
+                           formatTuningValue(section, key));
   return words;
 }
 
 void Settings::useTuning(TuningSource source) {
-  tuning = source.table;
+  tuningTable = std::move(source.table);
   tuningOrigin = std::move(source.origin);
   tuningFromRank0 = source.fromRank0;
+  planFor(0);
+}
+
+void Settings::planFor(int ranks) {
+  tuning = tuningTable.forRanks(ranks);
   slotBytes = config::getString("TUTTI_CHUNK_BYTES").empty()
                   ? tuning.slotBytes
                   : static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));

@@ -26,10 +26,11 @@ const char* choiceName(DirectBuffers buffers);
 
 struct Settings {
   // TUTTI_TUNING_FILE's table; where it came from; whether init trades it for rank 0's
-  // (tuning_file.hpp).
-  Tuning tuning = defaultTuning();
+  // (tuning_file.hpp); the part of it that a communicator of its size plans from (planFor).
+  TuningTable tuningTable;
   std::string tuningOrigin = "defaults";
   bool tuningFromRank0 = false;
+  Tuning tuning = defaultTuning();
   // TUTTI_CHUNK_BYTES and TUTTI_SLOTS, else the table's.
   size_t slotBytes = 0;
   int slots = 0;
@@ -55,9 +56,11 @@ struct Settings {
 
   // Validates the TUTTI_* variables; a bad value is kInvalidArgument naming the variable.
   static Settings fromConfig();
-  // Plans from `source`'s table, its FIFO geometry where TUTTI_CHUNK_BYTES and TUTTI_SLOTS are
-  // unset.
+  // Plans from `source`'s table (its part for every rank count until planFor), its FIFO
+  // geometry where TUTTI_CHUNK_BYTES and TUTTI_SLOTS are unset.
   void useTuning(TuningSource source);
+  // Plans from the table's part for communicators of `ranks` ranks.
+  void planFor(int ranks);
   // What must be alike on every rank, as space-separated "VARIABLE=value" words: ranks with other
   // FIFO geometries, transports, forced algorithms or tuning tables (the table in force, from a
   // file or not, as "TUTTI_TUNING_FILE:key=value" words) would wait for messages never sent;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "base/config.hpp"
 #include "base/error.hpp"
 
@@ -53,6 +55,11 @@ const TuningKey& tuningKeyOf(size_t Tuning::*field) {
     if (const auto* size = std::get_if<size_t Tuning::*>(&key.field); size && *size == field)
       return key;
   raise(ErrorCode::kInternal, "a size field of the tuning table has no key");
+}
+
+const Tuning& TuningTable::forRanks(int ranks) const {
+  const auto above = byRanks.upper_bound(ranks);
+  return above == byRanks.begin() ? any : std::prev(above)->second;
 }
 
 std::string formatBytes(size_t bytes) {

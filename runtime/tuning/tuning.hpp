@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -43,6 +44,18 @@ struct Tuning {
 
 // tutti's own table (tuning_defaults.cpp).
 const Tuning& defaultTuning();
+
+// A table for every rank count and, where a sweep measured one, for that count: 2 ranks on 2
+// cores want one-shot up to 64M where 4 want it to 64K, and a step of 0.6 us where 4 pay 7.
+struct TuningTable {
+  Tuning any = defaultTuning();
+  std::map<int, Tuning> byRanks;  // a file's [ranks N] sections, each over `any`
+
+  // The section of the most ranks not above `ranks` (the nearest measured count below), else
+  // `any`.
+  const Tuning& forRanks(int ranks) const;
+  bool operator==(const TuningTable&) const = default;
+};
 
 // One key of the table as files and tutti-info write it: its name, the field it holds, the
 // range a file may give it, its unit and meaning.

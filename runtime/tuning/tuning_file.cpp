@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "base/config.hpp"
 #include "base/error.hpp"
@@ -87,6 +88,20 @@ const TuningKey* findKey(const std::string& name) {
   return nullptr;
 }
 
+constexpr int kMostRanks = 1 << 24;  // TUTTI_WORLD_SIZE's limit
+
+// N of a "[ranks N]" line; nullopt for anything else.
+std::optional<int> sectionRanks(const std::string& content) {
+  if (content.back() != ']') return std::nullopt;
+  std::istringstream words(content.substr(1, content.size() - 2));
+  std::string word, rest;
+  long ranks = 0;
+  if (!(words >> word >> ranks) || word != "ranks" || words >> rest || ranks < 1 ||
+      ranks > kMostRanks)
+    return std::nullopt;
+  return static_cast<int>(ranks);
+}
+
 std::string keyNames() {
   std::string names;
   for (const TuningKey& key : tuningKeys())
@@ -96,20 +111,42 @@ std::string keyNames() {
 
 }  // namespace
 
-Tuning parseTuning(const std::string& text, const std::string& where) {
-  Tuning tuning = defaultTuning();
-  std::map<std::string, int> given;  // key -> its line
+TuningTable parseTuning(const std::string& text, const std::string& where) {
+  // The lines of the part before any section (rank count 0), then of each [ranks N] section.
+  struct Assignment {
+    int number;
+    const TuningKey* key;
+    std::string value;
+  };
+  std::map<int, std::vector<Assignment>> parts{{0, {}}};
+  std::map<int, int> sectionLine;    // rank count -> the line of its header
+  std::map<std::string, int> given;  // key -> its line, in the current part
+  int section = 0;
   std::istringstream lines(text);
   std::string raw;
   for (int number = 1; std::getline(lines, raw); ++number) {
     const std::string content = trimmed(raw.substr(0, raw.find('#')));
     if (content.empty()) continue;
+    if (content.front() == '[') {
+      const std::optional<int> ranks = sectionRanks(content);
+      if (!ranks)
+        raise(ErrorCode::kInvalidArgument,
+              "{}: line {}: '{}' is not a section of a rank count, [ranks N] with N from 1 to {}",
+              where, number, content, kMostRanks);
+      if (const auto [first, fresh] = sectionLine.emplace(*ranks, number); !fresh)
+        raise(ErrorCode::kInvalidArgument,
+              "{}: line {}: [ranks {}] is given twice (first on line {})", where, number, *ranks,
+              first->second);
+      section = *ranks;
+      parts[section];
+      given.clear();
+      continue;
+    }
     const size_t equals = content.find('=');
     if (equals == std::string::npos)
       raise(ErrorCode::kInvalidArgument, "{}: line {}: '{}' is not 'key = value'", where, number,
             content);
     const std::string name = trimmed(content.substr(0, equals));
-    const std::string value = trimmed(content.substr(equals + 1));
     const TuningKey* key = findKey(name);
     if (!key)
       raise(ErrorCode::kInvalidArgument, "{}: line {}: unknown key '{}' (the keys: {})", where,
@@ -117,24 +154,40 @@ Tuning parseTuning(const std::string& text, const std::string& where) {
     if (const auto [first, fresh] = given.emplace(name, number); !fresh)
       raise(ErrorCode::kInvalidArgument, "{}: line {}: {} is given twice (first on line {})", where,
             number, name, first->second);
-    setKey(tuning, {where, number, *key, value});
+    parts[section].push_back({number, key, trimmed(content.substr(equals + 1))});
   }
-  return tuning;
+  TuningTable table;
+  for (const auto& [ranks, assignments] : parts) {
+    Tuning& tuning = ranks == 0 ? table.any : (table.byRanks[ranks] = table.any);
+    for (const Assignment& line : assignments)
+      setKey(tuning, {where, line.number, *line.key, line.value});
+  }
+  return table;
 }
 
-std::string formatTuningFile(const Tuning& tuning, const std::string& header) {
+std::string formatTuningFile(const TuningTable& table, const std::string& header) {
   std::string out;
   std::istringstream lines(header);
   for (std::string line; std::getline(lines, line);) out += trimmed("# " + line) + "\n";
   for (const TuningKey& key : tuningKeys())
     out += fmt::format("\n# {} ({})\n{} = {}\n", key.doc, key.unit, key.name,
-                       formatTuningValue(tuning, key));
+                       formatTuningValue(table.any, key));
+  for (const auto& [ranks, tuning] : table.byRanks) {
+    out += fmt::format(
+        "\n# communicators of {} ranks and more (to the next section): these keys over those "
+        "above\n[ranks {}]\n",
+        ranks, ranks);
+    for (const TuningKey& key : tuningKeys())
+      if (const std::string value = formatTuningValue(tuning, key);
+          value != formatTuningValue(table.any, key))
+        out += fmt::format("{} = {}\n", key.name, value);
+  }
   return out;
 }
 
 TuningSource tuningInForce() {
   std::string file = config::getString("TUTTI_TUNING_FILE");
-  if (file == kDefaultTuning) return {defaultTuning(), "TUTTI_TUNING_FILE=defaults"};
+  if (file == kDefaultTuning) return {TuningTable{}, "TUTTI_TUNING_FILE=defaults"};
   std::string where = "TUTTI_TUNING_FILE=" + file;
   const bool machine = file.empty() || file == kMachineTuning;
   if (machine) {
@@ -143,7 +196,7 @@ TuningSource tuningInForce() {
     std::error_code error;
     if (file.empty() || !std::filesystem::exists(file, error))
       return {
-          defaultTuning(),
+          TuningTable{},
           fmt::format("defaults ({}: no table for this machine{}; tutti-bench tune --save "
                       "writes one)",
                       where,
@@ -151,15 +204,19 @@ TuningSource tuningInForce() {
           true};
     where += " (" + file + ")";
   }
-  std::ifstream in(file);
+  return {readTuningFile(file, where), where, machine};
+}
+
+TuningTable readTuningFile(const std::string& path, const std::string& where) {
+  std::ifstream in(path);
   if (!in.is_open())
     raise(ErrorCode::kInvalidArgument, "{}: cannot open it: {}", where, std::strerror(errno));
   std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error))
+  if (!std::filesystem::is_regular_file(path, error))
     raise(ErrorCode::kInvalidArgument, "{}: not a file", where);
   std::stringstream text;
   text << in.rdbuf();
-  return {parseTuning(text.str(), where), where, machine};
+  return parseTuning(text.str(), where);
 }
 
 std::string encodeTuning(const TuningSource& source) {

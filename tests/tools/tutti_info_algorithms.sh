@@ -92,7 +92,29 @@ XDG_CACHE_HOME="$dir/cache" "$bench" tune --from "$dir/tuned.json" --save >"$dir
   { cat "$dir/log"; fail "tune --save exited non-zero"; }
 grep -q "TUTTI_TUNING_FILE is unset or auto" "$dir/log" || fail "tune --save does not say how it is used: $(cat "$dir/log")"
 saved=$(ls "$dir"/cache/tutti/tuning-*) || fail "tune --save wrote nothing under XDG_CACHE_HOME"
-diff <(grep -v '^#' "$dir/tuned") <(grep -v '^#' "$saved") || fail "tune --save wrote another table"
+# The machine's first table serves every rank count, and is the sweep's rank count's section.
+diff <(grep -v '^#' "$dir/tuned"; printf '\n[ranks 2]\n') <(grep -v '^#' "$saved") ||
+  fail "tune --save wrote another table"
+# A sweep at another rank count adds its section and keeps the rest (here the same sweep told
+# it was of 4 ranks, direct made the fastest at its smallest size only: a range of one size).
+python3 - "$dir/tuned.json" "$dir/tuned4.json" <<'PY'
+import json, sys
+sweep = json.load(open(sys.argv[1]))
+sweep["configuration"]["nranks"] = 4
+smallest = min(row["bytes"] for row in sweep["rows"])
+for row in sweep["rows"]:
+    if row["algorithm"] == "direct":
+        for placement in ("out_of_place", "in_place"):
+            row[placement]["time_us"] *= 0.001 if row["bytes"] == smallest else 1000
+json.dump(sweep, open(sys.argv[2], "w"))
+PY
+XDG_CACHE_HOME="$dir/cache" "$bench" tune --from "$dir/tuned4.json" --save >"$dir/log" 2>&1 ||
+  { cat "$dir/log"; fail "tune --save of a 4-rank sweep exited non-zero"; }
+grep -q "^\[ranks 2\]$" "$saved" && grep -q "^\[ranks 4\]$" "$saved" ||
+  fail "tune --save did not keep 2 ranks' section and add 4's: $(cat "$saved")"
+XDG_CACHE_HOME="$dir/cache" "$info" algorithms --ranks 4 |
+  grep -q "^ *direct_pull_out_of_place  *64K\.\.64K " ||
+  fail "tutti-info at 4 ranks does not plan from 4 ranks' section: $(cat "$saved")"
 XDG_CACHE_HOME="$dir/cache" TUTTI_TUNING_FILE=auto "$info" algorithms >"$dir/out" ||
   fail "algorithms with auto exited $?"
 grep -qx "tuning table: TUTTI_TUNING_FILE=auto ($saved)" "$dir/out" || fail "auto's source: $(head -1 "$dir/out")"

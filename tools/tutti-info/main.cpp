@@ -73,7 +73,8 @@ struct AlgorithmsQuery {
 // and the planner's own decisions for the query's all-reduces.
 void printAlgorithms(const AlgorithmsQuery& query) {
   using namespace tutti::runtime;
-  const Settings settings = Settings::fromConfig();
+  Settings settings = Settings::fromConfig();
+  settings.planFor(query.ranks);
   fmt::print("tuning table: {}\n", settings.tuningOrigin);
   for (const TuningKey& key : tuningKeys())
     fmt::print("  {:<32} {:<10} {} ({})\n", key.name, formatTuningValue(settings.tuning, key),

@@ -50,7 +50,7 @@ std::string refusal(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a tuning file sets the keys it names; the others keep the defaults") {
-  const Tuning tuning = parseTuning(
+  const TuningTable table = parseTuning(
       "# from a sweep\n"
       "\n"
       "oneshot_max_bytes = 32K   # one-shot's limit\n"
@@ -67,21 +67,69 @@ TEST_CASE("a tuning file sets the keys it names; the others keep the defaults") 
   expected.tcpStepUs = 40;
   expected.slotBytes = 1 << 20;
   expected.slots = 16;
-  CHECK(tuning == expected);
-  CHECK(parseTuning("", "empty") == defaultTuning());
+  CHECK(table.any == expected);
+  CHECK(table.byRanks.empty());
+  CHECK(parseTuning("", "empty") == TuningTable{});
+}
+
+// Sections by rank count: a communicator of n ranks plans from the section of the most ranks not
+// above n (its keys over those before any section), and from the keys before any section below
+// the first section.
+TEST_CASE("a tuning file's [ranks N] sections apply from N ranks to the next section") {
+  const TuningTable table = parseTuning(
+      "oneshot_max_bytes = 32K\n"
+      "shm_step_us = 2\n"
+      "[ranks 2]\n"
+      "oneshot_max_bytes = 64M  # 2 ranks: one-shot all the way\n"
+      "[ranks 8]\n"
+      "  [ranks 4]  \n"
+      "shm_step_us = 7\n"
+      "slots = 4\n",
+      "tuning.txt");
+  Tuning any = defaultTuning();
+  any.oneShotMaxBytes = 32 << 10;
+  any.shmStepUs = 2;
+  CHECK(table.any == any);
+  REQUIRE(table.byRanks.size() == 3);
+  Tuning two = any, four = any;
+  two.oneShotMaxBytes = 64 << 20;
+  four.shmStepUs = 7;
+  four.slots = 4;
+  CHECK(table.byRanks.at(2) == two);
+  CHECK(table.byRanks.at(4) == four);
+  CHECK(table.byRanks.at(8) == any);
+  CHECK(table.forRanks(1) == any);
+  CHECK(table.forRanks(2) == two);
+  CHECK(table.forRanks(3) == two);
+  CHECK(table.forRanks(4) == four);
+  CHECK(table.forRanks(7) == four);
+  CHECK(table.forRanks(64) == any);
+  CHECK(parseTuning(formatTuningFile(table, "sections"), "file") == table);
+  Settings settings = Settings::fromConfig();
+  settings.useTuning({table, "tuning.txt"});
+  settings.planFor(5);
+  CHECK(settings.tuning == four);
+  CHECK(settings.slots == 4);
+  settings.planFor(2);
+  CHECK(settings.slots == static_cast<int>(defaultTuning().slots));
+  CHECK_THAT(settings.agreed(), Contains(" TUTTI_TUNING_FILE[ranks_2]:oneshot_max_bytes=64M "));
 }
 
 TEST_CASE("the file written from a table reads back as that table") {
-  Tuning tuning = defaultTuning();
-  CHECK(parseTuning(formatTuningFile(tuning, "defaults\nsecond line"), "file") == tuning);
+  TuningTable table;
+  Tuning& tuning = table.any;
+  CHECK(parseTuning(formatTuningFile(table, "defaults\nsecond line"), "file") == table);
   tuning.oneShotMaxBytes = 12345;
   tuning.directPullInPlace = {3 << 20, 3 << 20};
   tuning.shmStepUs = 0.125;
   tuning.tcpGBs = 1.75;
-  const std::string text = formatTuningFile(tuning, "tutti-bench tune");
+  table.byRanks[4] = tuning;
+  table.byRanks[4].slots = 3;
+  const std::string text = formatTuningFile(table, "tutti-bench tune");
   CHECK_THAT(text, Contains("# tutti-bench tune\n") && Contains("oneshot_max_bytes = 12345\n") &&
-                       Contains("direct_pull_in_place = 3M..3M\n"));
-  CHECK(parseTuning(text, "file") == tuning);
+                       Contains("direct_pull_in_place = 3M..3M\n") &&
+                       Contains("\n[ranks 4]\nslots = 3\n"));
+  CHECK(parseTuning(text, "file") == table);
 }
 
 TEST_CASE("a bad tuning file is refused, naming the line and the key") {
@@ -100,7 +148,15 @@ TEST_CASE("a bad tuning file is refused, naming the line and the key") {
       std::make_pair("direct_pull_in_place = 4M\n", "direct_pull_in_place = 4M: not a range"),
       std::make_pair("direct_pull_in_place = 16M..4M\n", "its least size exceeds its most"),
       std::make_pair("direct_pull_in_place = 4M..x\n", "direct_pull_in_place = 4M..x: not a size"),
-      std::make_pair("slots = 8\n\nslots = 4\n", "line 3: slots is given twice (first on line 1)"));
+      std::make_pair("slots = 8\n\nslots = 4\n", "line 3: slots is given twice (first on line 1)"),
+      std::make_pair("[ranks 2]\nslots = 8\nslots = 4\n", "line 3: slots is given twice"),
+      std::make_pair("[ranks 2]\n[ranks 2]\n",
+                     "line 2: [ranks 2] is given twice (first on line 1)"),
+      std::make_pair("[ranks 0]\n", "line 1: '[ranks 0]' is not a section of a rank count"),
+      std::make_pair("[ranks 2x]\n", "line 1: '[ranks 2x]' is not a section"),
+      std::make_pair("[nodes 2]\n", "line 1: '[nodes 2]' is not a section"),
+      std::make_pair("[ranks 2\n", "line 1: '[ranks 2' is not a section"),
+      std::make_pair("[ranks 2]\nslots = 99\n", "line 2: slots = 99: out of range"));
   INFO(text);
   CHECK_THAT(refusal(text), Contains(says));
 }
@@ -186,18 +242,20 @@ TEST_CASE(
 // What init sends from rank 0 to the ranks that take its table reads back as that table, its FIFO
 // geometry with it unless TUTTI_CHUNK_BYTES / TUTTI_SLOTS say otherwise; a damaged one is refused.
 TEST_CASE("rank 0's table travels whole to the ranks that take it") {
-  Tuning table = defaultTuning();
-  table.oneShotMaxBytes = 3 << 20;
-  table.directPullInPlace = {1 << 20, 5 << 20};
-  table.tcpGBs = 0.75;
-  table.slotBytes = 64 << 10;
+  TuningTable table;
+  table.any.oneShotMaxBytes = 3 << 20;
+  table.any.directPullInPlace = {1 << 20, 5 << 20};
+  table.any.tcpGBs = 0.75;
+  table.any.slotBytes = 64 << 10;
+  table.byRanks[4] = table.any;
+  table.byRanks[4].shmStepUs = 7.25;
   const std::string sent = encodeTuning({table, "TUTTI_TUNING_FILE=auto (/x/tuning-CPU)"});
   const TuningSource got = decodeTuning(sent, "rank 1: rank 0's tuning table");
   CHECK(got.table == table);
   CHECK(got.origin == "rank 0's: TUTTI_TUNING_FILE=auto (/x/tuning-CPU)");
   Settings settings = Settings::fromConfig();
   settings.useTuning(got);
-  CHECK(settings.tuning == table);
+  CHECK(settings.tuning == table.any);
   CHECK(settings.slotBytes == size_t{64} << 10);
   const ScopedEnv chunk("TUTTI_CHUNK_BYTES", "8K");
   settings.useTuning(got);
