@@ -79,14 +79,9 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// The cost model's link figures from the ring's times out of place, which the model prices as
-// 2(n-1) steps and 2(n-1)/n of the bytes: the step from sizes of 4 KiB and less, where the bytes
-// hardly count, then the bandwidth from 1 MiB up, then the step again without the bytes' share.
-// Medians: a noisy size moves neither. Written to the transport's keys (shm for shm, or the
-// default on one host; tcp for tcp, or the default across hosts); a note where the sweep cannot
-// tell.
-void fitLinkCosts(const Sweep& sweep, const Results& results, runtime::Tuning& table,
-                  std::vector<std::string>& notes) {
+// The link the sweep's ranks used: shm for shm, or the default on one host; tcp for tcp, or the
+// default across hosts; nullopt where it cannot tell (ucx).
+std::optional<bool> overTcp(const Results& results) {
   const auto has = [&](const char* name) {
     return std::find(results.transports.begin(), results.transports.end(), name) !=
            results.transports.end();
@@ -95,11 +90,16 @@ void fitLinkCosts(const Sweep& sweep, const Results& results, runtime::Tuning& t
   for (const RankInfo& rank : results.ranks) hosts.insert(rank.host);
   const bool tcp = has("tcp") || (has("default") && hosts.size() > 1);
   const bool shm = has("shm") || (has("default") && hosts.size() <= 1);
-  if (tcp == shm) {
-    notes.push_back(fmt::format("transports {}: the cost model's link figures are kept",
-                                fmt::join(results.transports, ",")));
-    return;
-  }
+  if (tcp == shm) return std::nullopt;
+  return tcp;
+}
+
+// The cost model's link figures from the ring's times out of place, which the model prices as
+// 2(n-1) steps and 2(n-1)/n of the bytes: the step from sizes of 4 KiB and less, where the bytes
+// hardly count, then the bandwidth from 1 MiB up, then the step again without the bytes' share.
+// Medians: a noisy size moves neither. A note where the sweep cannot tell.
+void fitLinkCosts(const Sweep& sweep, const Results& results, bool tcp, runtime::Tuning& table,
+                  std::vector<std::string>& notes) {
   const double n = results.nranks, steps = 2 * (n - 1), share = 2 * (n - 1) / n;
   const Times& ring = sweep.outOfPlace.at("ring");
   std::vector<double> small, large;
@@ -128,29 +128,10 @@ void fitLinkCosts(const Sweep& sweep, const Results& results, runtime::Tuning& t
   (tcp ? table.tcpGBs : table.shmGBs) = std::min(1 / (usPerByte * 1000), 1e5);
 }
 
-}  // namespace
-
-Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
-  const Sweep sweep = sweepOf(results);
-  Crossovers out{base, {}};
-  runtime::Tuning& table = out.table;
-  // One-shot: up to the size where it gained most over the ring and the tree in all, both
-  // placements counted (the smallest among equals).
-  table.oneShotMaxBytes = 0;
-  double sum = 0, best = 0;
-  for (const size_t bytes : sweep.sizes) {
-    sum += gain(sweep.outOfPlace, "oneshot", {"ring", "tree"}, bytes) +
-           gain(sweep.inPlace, "oneshot", {"ring", "tree"}, bytes);
-    if (sum > best) {
-      best = sum;
-      table.oneShotMaxBytes = bytes;
-    }
-  }
-  if (table.oneShotMaxBytes == 0)
-    out.notes.push_back(fmt::format(
-        "one-shot gained over the ring and the tree at no run of sizes from {} B: it is left for "
-        "empty messages only",
-        sweep.sizes.front()));
+// Where direct (forced, so pulling at every size) gained over the ring and the tree, in both
+// placements (in place with 2 ranks only).
+void directRanges(const Sweep& sweep, int nranks, runtime::Tuning& table,
+                  std::vector<std::string>& notes) {
   // Direct never reaches sizes below direct_min_bytes, so an empty range is 0..0.
   const runtime::SizeRange never{0, 0};
   if (const auto wins = directWins(sweep, sweep.outOfPlace)) {
@@ -158,22 +139,57 @@ Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
     table.directMinBytes = wins->least;
   } else {
     table.directPullOutOfPlace = never;
-    out.notes.push_back(
+    notes.push_back(
         "direct gained over the ring and the tree at no run of sizes out of place: it will not "
         "pull");
   }
-  fitLinkCosts(sweep, results, table, out.notes);
-  if (results.nranks == 2) {
+  if (nranks == 2) {
     const auto wins = directWins(sweep, sweep.inPlace);
     table.directPullInPlace = wins ? *wins : never;
     if (!wins)
-      out.notes.push_back(
+      notes.push_back(
           "direct gained over the ring and the tree at no run of sizes in place: it will not pull");
   } else {
-    out.notes.push_back(
-        fmt::format("{} ranks: direct pulls in place only with 2, direct_pull_in_place is kept",
-                    results.nranks));
+    notes.push_back(fmt::format(
+        "{} ranks: direct pulls in place only with 2, direct_pull_in_place is kept", nranks));
   }
+}
+
+}  // namespace
+
+Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
+  const Sweep sweep = sweepOf(results);
+  Crossovers out{base, {}};
+  runtime::Tuning& table = out.table;
+  const std::optional<bool> tcp = overTcp(results);
+  // One-shot: up to the size where it gained most over the ring and the tree in all, both
+  // placements counted (the smallest among equals).
+  size_t& oneShotMax = tcp.value_or(false) ? table.tcpOneShotMaxBytes : table.oneShotMaxBytes;
+  oneShotMax = 0;
+  double sum = 0, best = 0;
+  for (const size_t bytes : sweep.sizes) {
+    sum += gain(sweep.outOfPlace, "oneshot", {"ring", "tree"}, bytes) +
+           gain(sweep.inPlace, "oneshot", {"ring", "tree"}, bytes);
+    if (sum > best) {
+      best = sum;
+      oneShotMax = bytes;
+    }
+  }
+  if (oneShotMax == 0)
+    out.notes.push_back(fmt::format(
+        "one-shot gained over the ring and the tree at no run of sizes from {} B: it is left for "
+        "empty messages only",
+        sweep.sizes.front()));
+  if (!tcp)
+    out.notes.push_back(fmt::format("transports {}: the cost model's link figures are kept",
+                                    fmt::join(results.transports, ",")));
+  else
+    fitLinkCosts(sweep, results, *tcp, table, out.notes);
+  // The planner's direct algorithms run over shared memory only.
+  if (tcp.value_or(false))
+    out.notes.push_back("over TCP: the direct algorithms' keys are kept (they run over shm only)");
+  else
+    directRanges(sweep, results.nranks, table, out.notes);
   return out;
 }
 

@@ -42,7 +42,8 @@ struct Algorithm {
   Collective collective;
   const char* name;
   // The tuning table's largest and smallest message it applies to (nullptr: no bound), and
-  // whether only communicators of one host over shm.
+  // whether only communicators of one host over shm. maxBytes over shared memory; over TCP
+  // tcpMaxBytes where set (maxBytesOf).
   size_t Tuning::*maxBytes;
   size_t Tuning::*minBytes;
   bool sharedMemoryOnly;
@@ -50,6 +51,12 @@ struct Algorithm {
   // and per-byte time beta (us/byte) of the transport.
   double (*costUs)(size_t bytes, const RankShape& shape, double alpha, double beta);
   void (*run)(OpContext& ctx, const CollectiveArgs& args);
+  size_t Tuning::*tcpMaxBytes = nullptr;
+
+  // The bound on its size over shared memory or not (nullptr: none).
+  size_t Tuning::*maxBytesOf(bool sharedMemory) const {
+    return !sharedMemory && tcpMaxBytes ? tcpMaxBytes : maxBytes;
+  }
 };
 
 const std::vector<Algorithm>& algorithms();

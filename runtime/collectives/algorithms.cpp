@@ -82,7 +82,7 @@ const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
       // One-shot sends the whole buffer to every peer: worth it only while latency dominates.
       {Collective::kAllReduce, "oneshot", &Tuning::oneShotMaxBytes, nullptr, false,
-       oneShotAllReduceCost, allreduceOneShot},
+       oneShotAllReduceCost, allreduceOneShot, &Tuning::tcpOneShotMaxBytes},
       {Collective::kAllReduce, "ring", nullptr, nullptr, false, ringAllReduceCost, allreduceRing},
       {Collective::kAllReduce, "tree", nullptr, nullptr, false, treeAllReduceCost, allreduceTree},
       // Below direct_min_bytes ordinary buffers, which most are, gain nothing from the direct
@@ -118,8 +118,9 @@ RankShape RankShape::flat(int ranks) {
 
 Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes,
                   const RankShape& shape, bool sharedMemory, const LinkModel& link) {
-  if (algorithm.maxBytes && bytes > tuning.*algorithm.maxBytes)
-    return {false, algorithm.maxBytes, 0};
+  if (const auto maxBytes = algorithm.maxBytesOf(sharedMemory);
+      maxBytes && bytes > tuning.*maxBytes)
+    return {false, maxBytes, 0};
   if (algorithm.minBytes && bytes < tuning.*algorithm.minBytes)
     return {false, algorithm.minBytes, 0};
   if (algorithm.sharedMemoryOnly && !sharedMemory) return {false, nullptr, 0};

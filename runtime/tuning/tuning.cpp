@@ -25,6 +25,8 @@ const std::vector<TuningKey>& tuningKeys() {
   static const std::vector<TuningKey> keys = {
       {"oneshot_max_bytes", &Tuning::oneShotMaxBytes, 0, kLargestBytes, "bytes",
        "largest all-reduce one-shot takes (every rank sends its whole buffer to every peer)"},
+      {"tcp_oneshot_max_bytes", &Tuning::tcpOneShotMaxBytes, 0, kLargestBytes, "bytes",
+       "the same for communicators whose ranks reach each other over TCP"},
       {"direct_min_bytes", &Tuning::directMinBytes, 0, kLargestBytes, "bytes",
        "smallest message the direct algorithms take (reading peers' buffers in place over shm)"},
       {"direct_pull_out_of_place", &Tuning::directPullOutOfPlace, 0, kLargestBytes, "bytes",

@@ -20,8 +20,11 @@ struct SizeRange {
 };
 
 struct Tuning {
-  // All-reduce: one-shot's largest message, and the smallest the direct algorithms take.
+  // All-reduce: one-shot's largest message over shared memory and over TCP (where the ring's
+  // pipelined slots overlap what one-shot's whole-buffer sends cannot), and the smallest message
+  // the direct algorithms take.
   size_t oneShotMaxBytes;
+  size_t tcpOneShotMaxBytes;
   size_t directMinBytes;
   // Where direct all-reduce's pull (outputs read through the kernel) beats the ring, out of
   // place and in place (in place only with 2 ranks).

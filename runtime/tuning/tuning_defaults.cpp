@@ -31,6 +31,7 @@ namespace tutti::runtime {
 const Tuning& defaultTuning() {
   static const Tuning table{
       .oneShotMaxBytes = 64 << 10,
+      .tcpOneShotMaxBytes = 64 << 10,
       .directMinBytes = 256 << 10,
       .directPullOutOfPlace = {256 << 10, 8 << 20},
       .directPullInPlace = {4 << 20, 16 << 20},

@@ -89,8 +89,9 @@ TEST_CASE("tune says what the sweep never showed") {
 }
 
 // The ring priced as the cost model prices it: 2(n-1) steps and 2(n-1)/n of the bytes, plus noise
-// at one small and one large size.
-TEST_CASE("tune fits the cost model's step and bandwidth to the ring's times") {
+// at one small and one large size; over shm, then over TCP, whose keys take what was measured.
+TEST_CASE(
+    "tune fits the cost model's step and bandwidth to the ring's times, over the link swept") {
   const double stepUs = 7, gbs = 3, n = 4;
   std::map<size_t, std::pair<std::string, std::string>> fastest;
   for (size_t bytes = 8; bytes <= 64 * M; bytes *= 4) fastest[bytes] = {"ring", "ring"};
@@ -114,6 +115,12 @@ TEST_CASE("tune fits the cost model's step and bandwidth to the ring's times") {
     CHECK(found.*bandwidth == Approx(gbs).epsilon(0.01));
     CHECK(found.*other == base.*other);
     CHECK(found.*otherStep == base.*otherStep);
+    // The ring won everywhere: one-shot's limit over the swept link is 0, the other's kept; the
+    // direct algorithms (shm only) keep their keys after a sweep over TCP.
+    const bool tcp = std::string(transport) == "tcp";
+    CHECK((tcp ? found.tcpOneShotMaxBytes : found.oneShotMaxBytes) == 0);
+    CHECK((tcp ? found.oneShotMaxBytes : found.tcpOneShotMaxBytes) == base.oneShotMaxBytes);
+    CHECK((found.directPullOutOfPlace == base.directPullOutOfPlace) == tcp);
   }
 }
 

@@ -83,7 +83,9 @@ TEST_CASE("the planner's choice applies and never returns to an algorithm it lef
                             " bytes: " + picked.name + " " + what);
           };
           if (picked.collective != collective) note("is another collective's");
-          if (picked.maxBytes && bytes > table.*picked.maxBytes) note("is past its largest size");
+          if (const auto maxBytes = picked.maxBytesOf(links.sharedMemory);
+              maxBytes && bytes > table.*maxBytes)
+            note("is past its largest size");
           if (picked.minBytes && bytes < table.*picked.minBytes) note("is below its smallest size");
           if (picked.sharedMemoryOnly && !links.sharedMemory) note("needs shared memory");
           if (picked.name == current) continue;

@@ -54,7 +54,7 @@ TEST_CASE("unset variables give the defaults of the table") {
   CHECK(settings.agreed() ==
         "TUTTI_CHUNK_BYTES=262144 TUTTI_SLOTS=8 TUTTI_CHECK_CALLS=0 TUTTI_TRANSPORT=auto "
         "TUTTI_ALGO=auto TUTTI_GPU_PATH=kernels TUTTI_GPU_CHANNELS=8 "
-        "TUTTI_TUNING_FILE:oneshot_max_bytes=64K "
+        "TUTTI_TUNING_FILE:oneshot_max_bytes=64K TUTTI_TUNING_FILE:tcp_oneshot_max_bytes=64K "
         "TUTTI_TUNING_FILE:direct_min_bytes=256K "
         "TUTTI_TUNING_FILE:direct_pull_out_of_place=256K..8M "
         "TUTTI_TUNING_FILE:direct_pull_in_place=4M..16M "
