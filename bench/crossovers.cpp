@@ -9,9 +9,12 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <variant>
 
 namespace tutti::bench {
 namespace {
+
+using runtime::Tuning;
 
 // Seconds per size of one algorithm, in one placement.
 using Times = std::map<size_t, double>;
@@ -22,9 +25,16 @@ struct Sweep {
 };
 
 Sweep sweepOf(const Results& results) {
+  if (results.nranks < 2)
+    throw std::runtime_error(
+        fmt::format("the sweep ran {} rank(s): crossovers need 2 or more", results.nranks));
   Sweep sweep;
   for (const ResultRow& row : results.rows) {
     if (row.collective != "allreduce") continue;
+    for (const double seconds : {row.outOfPlace.seconds, row.inPlace.seconds})
+      if (!(seconds > 0) || !std::isfinite(seconds))
+        throw std::runtime_error(fmt::format("the sweep's {} row at {} bytes has a time of {} s",
+                                             row.algorithm, row.bytes, seconds));
     sweep.outOfPlace[row.algorithm][row.bytes] = row.outOfPlace.seconds;
     sweep.inPlace[row.algorithm][row.bytes] = row.inPlace.seconds;
   }
@@ -98,7 +108,7 @@ std::optional<bool> overTcp(const Results& results) {
 // 2(n-1) steps and 2(n-1)/n of the bytes: the step from sizes of 4 KiB and less, where the bytes
 // hardly count, then the bandwidth from 1 MiB up, then the step again without the bytes' share.
 // Medians: a noisy size moves neither. A note where the sweep cannot tell.
-void fitLinkCosts(const Sweep& sweep, const Results& results, bool tcp, runtime::Tuning& table,
+void fitLinkCosts(const Sweep& sweep, const Results& results, bool tcp, Tuning& table,
                   std::vector<std::string>& notes) {
   const double n = results.nranks, steps = 2 * (n - 1), share = 2 * (n - 1) / n;
   const Times& ring = sweep.outOfPlace.at("ring");
@@ -124,14 +134,22 @@ void fitLinkCosts(const Sweep& sweep, const Results& results, bool tcp, runtime:
   for (const double bytes : large)
     perByte.push_back(std::max(us(bytes) - steps * roughStep, 0.0) / (share * bytes));
   const double usPerByte = std::max(median(perByte), 1e-8);
-  (tcp ? table.tcpStepUs : table.shmStepUs) = stepUs(usPerByte);
-  (tcp ? table.tcpGBs : table.shmGBs) = std::min(1 / (usPerByte * 1000), 1e5);
+  // Within the keys' ranges, so that the file reads back.
+  const auto fit = [](double Tuning::*field, double value) {
+    for (const runtime::TuningKey& key : runtime::tuningKeys())
+      if (const auto* real = std::get_if<double Tuning::*>(&key.field); real && *real == field)
+        return std::clamp(value, key.min, key.max);
+    return value;
+  };
+  const auto step = tcp ? &Tuning::tcpStepUs : &Tuning::shmStepUs;
+  const auto gbs = tcp ? &Tuning::tcpGBs : &Tuning::shmGBs;
+  table.*step = fit(step, stepUs(usPerByte));
+  table.*gbs = fit(gbs, 1 / (usPerByte * 1000));
 }
 
 // Where direct (forced, so pulling at every size) gained over the ring and the tree, in both
 // placements (in place with 2 ranks only).
-void directRanges(const Sweep& sweep, int nranks, runtime::Tuning& table,
-                  std::vector<std::string>& notes) {
+void directRanges(const Sweep& sweep, int nranks, Tuning& table, std::vector<std::string>& notes) {
   // Direct never reaches sizes below direct_min_bytes, so an empty range is 0..0.
   const runtime::SizeRange never{0, 0};
   if (const auto wins = directWins(sweep, sweep.outOfPlace)) {

@@ -104,9 +104,16 @@ int runTune(int argc, char** argv, const std::string& self) {
         fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())), json,
         base.origin);
     for (const std::string& note : found.notes) header += "\n" + note;
-    std::ofstream file(o.output);
-    file << runtime::formatTuningFile(table, header);
-    if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", o.output));
+    // Read back before it replaces anything, and renamed into place: a job starting meanwhile
+    // reads the old table or the new one, never half of one.
+    const std::string text = runtime::formatTuningFile(table, header);
+    runtime::parseTuning(text, o.output);
+    const std::string written = o.output + ".new";
+    std::ofstream file(written);
+    file << text;
+    if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", written));
+    file.close();
+    std::filesystem::rename(written, o.output);
     if (o.save)
       fmt::print(
           "tutti-bench tune: wrote {}, this machine's table, now with its part for {} ranks: in "

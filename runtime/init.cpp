@@ -3,6 +3,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/log.hpp"
 #include "runtime/bootstrap/pmix_share.hpp"
 
 namespace tutti::runtime {
@@ -19,6 +20,21 @@ bootstrap::Claim claimOf(const PeerInfo& self, int nranks, const std::string& jo
   return bootstrap::Claim{self.rank, nranks, describe(self), jobId};
 }
 
+// Where the world's rank 0 leaves its tuning table for the ranks that take it (newcomers of a
+// grow too: the members planned from it).
+constexpr char kRank0Tuning[] = "world/tuning";
+
+// A rank on its machine's table plans from rank 0's instead: hosts of other CPU models, or with
+// and without a saved table, would plan differently. Its record then says so.
+void takeRank0Tuning(bootstrap::Store& store, Settings& settings, PeerInfo& self,
+                     const Deadline& deadline) {
+  if (!settings.tuningFromRank0) return;
+  settings.useTuning(decodeTuning(store.get(kRank0Tuning, deadline),
+                                  fmt::format("rank {}: rank 0's tuning table", self.rank)));
+  self.agreedSettings = settings.agreed();
+  log::info("rank {}: plans from rank 0's tuning table ({})", self.rank, settings.tuningOrigin);
+}
+
 // Joins the job through the store, allgathers who everyone is, and connects.
 std::unique_ptr<Communicator> joinWorld(JobBootstrap job, PeerInfo self, int nranks,
                                         Settings settings) {
@@ -30,12 +46,9 @@ std::unique_ptr<Communicator> joinWorld(JobBootstrap job, PeerInfo self, int nra
   // jobs on one host never collide.
   if (rank == 0) {
     store->set("world/tag", Secret::random().hex().substr(0, 12));
-    store->set("world/tuning", encodeTuning({settings.tuningTable, settings.tuningOrigin}));
-  } else if (settings.tuningFromRank0) {
-    // Hosts of other CPU models, or with and without a saved table, would plan differently.
-    settings.useTuning(decodeTuning(store->get("world/tuning", deadline),
-                                    fmt::format("rank {}: rank 0's tuning table", rank)));
-    self.agreedSettings = settings.agreed();
+    store->set(kRank0Tuning, encodeTuning({settings.tuningTable, settings.tuningOrigin}));
+  } else {
+    takeRank0Tuning(*store, settings, self, deadline);
   }
   const std::string tag = "w" + store->get("world/tag", deadline);
   const auto records =
@@ -86,12 +99,13 @@ std::unique_ptr<Communicator> initGrowing(const bootstrap::UniqueId& id, int ran
           "rank {}: the id is not a grow token (tutti_comm_grow_id makes one; "
           "tutti_get_unique_id's ids start worlds)",
           rank);
-  const Settings settings = Settings::fromConfig();
+  Settings settings = Settings::fromConfig();
   const Deadline deadline = Deadline::after(settings.timeout);
-  const PeerInfo self = PeerInfo::local(rank, settings);
+  PeerInfo self = PeerInfo::local(rank, settings);
   JobBootstrap job{nullptr, nullptr, SockAddr::resolve(id.host, id.port), id.secret};
   job.store =
       bootstrap::connectStore(job.rendezvous, id.secret, deadline, claimOf(self, newSize, ""));
+  takeRank0Tuning(*job.store, settings, self, deadline);
   std::istringstream growing(job.store->get("grow/" + id.joinKey, deadline));
   std::string tag;
   int round = 0, members = 0;

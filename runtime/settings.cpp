@@ -37,7 +37,8 @@ std::string Settings::agreed() const {
   std::string words = fmt::format(
       "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
       "TUTTI_ALGO={} TUTTI_GPU_PATH={} TUTTI_GPU_CHANNELS={}",
-      slotBytes, slots, int(checkCalls), transport.text(),
+      slotBytesVariable ? std::to_string(*slotBytesVariable) : "unset",
+      slotsVariable ? std::to_string(*slotsVariable) : "unset", int(checkCalls), transport.text(),
       algorithm ? algorithm->name : kAutoAlgorithm, gpuKernels ? "kernels" : "staged", gpuChannels);
   for (const TuningKey& key : tuningKeys())
     words +=
@@ -58,16 +59,17 @@ void Settings::useTuning(TuningSource source) {
 
 void Settings::planFor(int ranks) {
   tuning = tuningTable.forRanks(ranks);
-  slotBytes = config::getString("TUTTI_CHUNK_BYTES").empty()
-                  ? tuning.slotBytes
-                  : static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
-  slots = static_cast<int>(
-      config::getString("TUTTI_SLOTS").empty() ? tuning.slots : config::getInt("TUTTI_SLOTS"));
+  slotBytes = slotBytesVariable.value_or(tuning.slotBytes);
+  slots = slotsVariable.value_or(static_cast<int>(tuning.slots));
 }
 
 Settings Settings::fromConfig() {
   config::validateAll();
   Settings settings;
+  if (!config::getString("TUTTI_CHUNK_BYTES").empty())
+    settings.slotBytesVariable = static_cast<size_t>(config::getInt("TUTTI_CHUNK_BYTES"));
+  if (!config::getString("TUTTI_SLOTS").empty())
+    settings.slotsVariable = static_cast<int>(config::getInt("TUTTI_SLOTS"));
   settings.useTuning(tuningInForce());
   settings.socketsPerPeer = static_cast<int>(config::getInt("TUTTI_NSOCKS"));
   settings.socketInterfaces = bootstrap::InterfaceSpec::fromEnv();

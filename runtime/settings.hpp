@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,10 @@ struct Settings {
   std::string tuningOrigin = "defaults";
   bool tuningFromRank0 = false;
   Tuning tuning = defaultTuning();
-  // TUTTI_CHUNK_BYTES and TUTTI_SLOTS, else the table's.
+  // TUTTI_CHUNK_BYTES and TUTTI_SLOTS as set (read once, at fromConfig), and the FIFO geometry:
+  // theirs, else the table's part for the communicator's size.
+  std::optional<size_t> slotBytesVariable;
+  std::optional<int> slotsVariable;
   size_t slotBytes = 0;
   int slots = 0;
   int socketsPerPeer = 1;
@@ -57,11 +61,12 @@ struct Settings {
   // Validates the TUTTI_* variables; a bad value is kInvalidArgument naming the variable.
   static Settings fromConfig();
   // Plans from `source`'s table (its part for every rank count until planFor), its FIFO
-  // geometry where TUTTI_CHUNK_BYTES and TUTTI_SLOTS are unset.
+  // geometry where TUTTI_CHUNK_BYTES and TUTTI_SLOTS were unset.
   void useTuning(TuningSource source);
   // Plans from the table's part for communicators of `ranks` ranks.
   void planFor(int ranks);
-  // What must be alike on every rank, as space-separated "VARIABLE=value" words: ranks with other
+  // What must be alike on every rank, as space-separated "VARIABLE=value" words (TUTTI_CHUNK_BYTES
+  // and TUTTI_SLOTS as set, or "unset": the table, compared whole, decides): ranks with other
   // FIFO geometries, transports, forced algorithms or tuning tables (the table in force, from a
   // file or not, as "TUTTI_TUNING_FILE:key=value" words) would wait for messages never sent;
   // ranks checking calls for signatures the others never send.

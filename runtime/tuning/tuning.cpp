@@ -59,9 +59,14 @@ const TuningKey& tuningKeyOf(size_t Tuning::*field) {
   raise(ErrorCode::kInternal, "a size field of the tuning table has no key");
 }
 
-const Tuning& TuningTable::forRanks(int ranks) const {
+int TuningTable::sectionFor(int ranks) const {
   const auto above = byRanks.upper_bound(ranks);
-  return above == byRanks.begin() ? any : std::prev(above)->second;
+  return above == byRanks.begin() ? 0 : std::prev(above)->first;
+}
+
+const Tuning& TuningTable::forRanks(int ranks) const {
+  const int section = sectionFor(ranks);
+  return section == 0 ? any : byRanks.at(section);
 }
 
 std::string formatBytes(size_t bytes) {
@@ -75,8 +80,10 @@ std::string formatTuningValue(const Tuning& tuning, const TuningKey& key) {
   const bool bytes = std::string_view(key.unit) == "bytes";
   if (const auto* size = std::get_if<size_t Tuning::*>(&key.field))
     return bytes ? formatBytes(tuning.*(*size)) : fmt::format("{}", tuning.*(*size));
+  // The shortest text that reads back as the same double: ranks that take rank 0's table from
+  // this text plan from rank 0's very numbers.
   if (const auto* real = std::get_if<double Tuning::*>(&key.field))
-    return fmt::format("{:g}", tuning.*(*real));
+    return fmt::format("{}", tuning.*(*real));
   const SizeRange& range = tuning.*std::get<SizeRange Tuning::*>(key.field);
   return fmt::format("{}..{}", formatBytes(range.least), formatBytes(range.most));
 }

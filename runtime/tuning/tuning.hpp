@@ -55,8 +55,9 @@ struct TuningTable {
   std::map<int, Tuning> byRanks;  // a file's [ranks N] sections, each over `any`
 
   // The section of the most ranks not above `ranks` (the nearest measured count below), else
-  // `any`.
+  // `any`; its N, or 0 for `any`.
   const Tuning& forRanks(int ranks) const;
+  int sectionFor(int ranks) const;
   bool operator==(const TuningTable&) const = default;
 };
 
@@ -74,7 +75,7 @@ const std::vector<TuningKey>& tuningKeys();
 const TuningKey& tuningKeyOf(size_t Tuning::*field);
 
 // A key's value as a file writes it: sizes with K/M/G where exact ("64K", "8M"), ranges as
-// "256K..8M", numbers as %g.
+// "256K..8M", numbers as the shortest text that reads back as the same double.
 std::string formatTuningValue(const Tuning& tuning, const TuningKey& key);
 std::string formatBytes(size_t bytes);
 

@@ -174,8 +174,8 @@ std::string formatTuningFile(const TuningTable& table, const std::string& header
                        formatTuningValue(table.any, key));
   for (const auto& [ranks, tuning] : table.byRanks) {
     out += fmt::format(
-        "\n# communicators of {} ranks and more (to the next section): these keys over those "
-        "above\n[ranks {}]\n",
+        "\n# communicators of {} ranks and more, up to the next section: these keys over those "
+        "before any section\n[ranks {}]\n",
         ranks, ranks);
     for (const TuningKey& key : tuningKeys())
       if (const std::string value = formatTuningValue(tuning, key);

@@ -59,11 +59,13 @@ echo "oneshot_max_bytes = 16K" >"$dir/host0/$table"
 echo "oneshot_max_bytes = 128K" >"$dir/host1/$table"
 expect_agreement() {  # rank 0's and rank 1's environments
   local rank
-  run_pair "$1" "$2"
+  run_pair "TUTTI_DEBUG=INFO $1" "TUTTI_DEBUG=INFO $2"
   for rank in 0 1; do
     wait "${pids[$rank]}" ||
       { echo "rank $rank failed with rank 0's '$1' and rank 1's '$2':"; cat "$dir/$rank.log"; status=1; }
   done
+  grep -q "rank 1: plans from rank 0's tuning table" "$dir/1.log" ||
+    { echo "rank 1 did not take rank 0's table with rank 0's '$1' and rank 1's '$2':"; cat "$dir/1.log"; status=1; }
 }
 expect_agreement "XDG_CACHE_HOME=$dir/host0" "XDG_CACHE_HOME=$dir/host1"
 expect_agreement "XDG_CACHE_HOME=$dir/host0" "XDG_CACHE_HOME=$dir/host1 TUTTI_TUNING_FILE=auto"

@@ -124,9 +124,16 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("tune refuses a sweep without every fixed algorithm") {
+TEST_CASE("tune refuses a sweep without every fixed algorithm, of one rank, or with a time of 0") {
   Results results = sweep(2, {{8, {"ring", "ring"}}});
   std::erase_if(results.rows, [](const ResultRow& row) { return row.algorithm == "tree"; });
   CHECK_THROWS_WITH(crossovers(results, tutti::runtime::defaultTuning()),
                     Catch::Contains("no all-reduce rows of tree"));
+  // A rank alone has no crossovers, and a time of nothing would be a gain of infinity.
+  CHECK_THROWS_WITH(crossovers(sweep(1, {{8, {"ring", "ring"}}}), tutti::runtime::defaultTuning()),
+                    Catch::Contains("the sweep ran 1 rank(s): crossovers need 2 or more"));
+  results = sweep(2, {{8, {"ring", "ring"}}, {64, {"ring", "ring"}}});
+  results.rows[5].inPlace.seconds = 0;
+  CHECK_THROWS_WITH(crossovers(results, tutti::runtime::defaultTuning()),
+                    Catch::Contains("row at 64 bytes has a time of 0 s"));
 }

@@ -115,6 +115,11 @@ grep -q "^\[ranks 2\]$" "$saved" && grep -q "^\[ranks 4\]$" "$saved" ||
 XDG_CACHE_HOME="$dir/cache" "$info" algorithms --ranks 4 |
   grep -q "^ *direct_pull_out_of_place  *64K\.\.64K " ||
   fail "tutti-info at 4 ranks does not plan from 4 ranks' section: $(cat "$saved")"
+for ranks_section in 3:2 4:4 9:4; do
+  XDG_CACHE_HOME="$dir/cache" "$info" algorithms --ranks "${ranks_section%:*}" >"$dir/out"
+  grep -qx "  for ${ranks_section%:*} ranks: its \[ranks ${ranks_section#*:}\] section" "$dir/out" ||
+    fail "tutti-info at ${ranks_section%:*} ranks names another section: $(head -2 "$dir/out")"
+done
 XDG_CACHE_HOME="$dir/cache" TUTTI_TUNING_FILE=auto "$info" algorithms >"$dir/out" ||
   fail "algorithms with auto exited $?"
 grep -qx "tuning table: TUTTI_TUNING_FILE=auto ($saved)" "$dir/out" || fail "auto's source: $(head -1 "$dir/out")"

@@ -76,6 +76,10 @@ void printAlgorithms(const AlgorithmsQuery& query) {
   Settings settings = Settings::fromConfig();
   settings.planFor(query.ranks);
   fmt::print("tuning table: {}\n", settings.tuningOrigin);
+  if (const int section = settings.tuningTable.sectionFor(query.ranks); section != 0)
+    fmt::print("  for {} ranks: its [ranks {}] section\n", query.ranks, section);
+  else if (!settings.tuningTable.byRanks.empty())
+    fmt::print("  for {} ranks: its keys before any section\n", query.ranks);
   for (const TuningKey& key : tuningKeys())
     fmt::print("  {:<32} {:<10} {} ({})\n", key.name, formatTuningValue(settings.tuning, key),
                key.doc, key.unit);

@@ -180,12 +180,16 @@ TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never h
     CHECK_FALSE(settings.tuningFromRank0);
     CHECK(settings.slotBytes == size_t{64} << 10);
     CHECK(settings.slots == 4);
-    CHECK_THAT(settings.agreed(), Contains("TUTTI_CHUNK_BYTES=65536 TUTTI_SLOTS=4 ") &&
+    CHECK_THAT(settings.agreed(), Contains("TUTTI_CHUNK_BYTES=unset TUTTI_SLOTS=unset ") &&
+                                      Contains(" TUTTI_TUNING_FILE:slot_bytes=64K ") &&
                                       Contains(" TUTTI_TUNING_FILE:direct_min_bytes=1M "));
-    const ScopedEnv chunk("TUTTI_CHUNK_BYTES", "8K"), slots("TUTTI_SLOTS", "2");
+    const ScopedEnv chunk("TUTTI_CHUNK_BYTES", "8K"), slots("TUTTI_SLOTS", "4");
     settings = Settings::fromConfig();
     CHECK(settings.slotBytes == size_t{8} << 10);
-    CHECK(settings.slots == 2);
+    CHECK(settings.slots == 4);
+    // Set, even to the table's value, is told apart from unset: a section for another rank
+    // count could give the unset rank another geometry.
+    CHECK_THAT(settings.agreed(), Contains("TUTTI_CHUNK_BYTES=8192 TUTTI_SLOTS=4 "));
   }
   SECTION("a file good but for its last line is refused whole") {
     const TempFile file("oneshot_max_bytes = 1M\nslots = 65\n");
@@ -248,7 +252,7 @@ TEST_CASE("rank 0's table travels whole to the ranks that take it") {
   table.any.tcpGBs = 0.75;
   table.any.slotBytes = 64 << 10;
   table.byRanks[4] = table.any;
-  table.byRanks[4].shmStepUs = 7.25;
+  table.byRanks[4].shmStepUs = 7.123456789012;  // more digits than %g keeps: they travel too
   const std::string sent = encodeTuning({table, "TUTTI_TUNING_FILE=auto (/x/tuning-CPU)"});
   const TuningSource got = decodeTuning(sent, "rank 1: rank 0's tuning table");
   CHECK(got.table == table);
@@ -258,7 +262,10 @@ TEST_CASE("rank 0's table travels whole to the ranks that take it") {
   CHECK(settings.tuning == table.any);
   CHECK(settings.slotBytes == size_t{64} << 10);
   const ScopedEnv chunk("TUTTI_CHUNK_BYTES", "8K");
+  settings = Settings::fromConfig();
   settings.useTuning(got);
+  CHECK(settings.slotBytes == size_t{8} << 10);
+  settings.planFor(4);
   CHECK(settings.slotBytes == size_t{8} << 10);
   for (const std::string& damaged : {std::string("no newline"), sent + "slots = many\n"})
     CHECK_THAT(tests::messageOf(ErrorCode::kRemote,
