@@ -8,7 +8,8 @@
 #     rail eth1 named, and host h3 on it; the job's network (eth0) healthy;
 #   h3's link on rail eth1 cut (its switch port down) -> exit 1, rail eth1 named as failed.
 # Thresholds are loosened for a loaded 2-core machine, where a healthy pair's latency varies 100x:
-# bandwidth at 40% of the median (a slowed path is ~15x slower here), latency not judged (the
+# bandwidth at 20% of the median (a slowed path is 15-100x slower here; CI, compiling beside the
+# test, measured a healthy pair at 35% of the median), latency not judged (the
 # verdict logic's unit test covers it). No timing is asserted beyond "the slowed one is found". Skipped (exit 77) where namespaces cannot
 # be made or tc is missing.
 #   h3 given another topology (TUTTI_TOPO_FILE: a GPU missing, a GPU's PCIe link x8) than the
@@ -41,7 +42,7 @@ run() {
       TUTTI_RANK=$((k - 1)) TUTTI_WORLD_SIZE=4 \
       TUTTI_ADDR=192.0.2.1 TUTTI_PORT=$port TUTTI_SECRET="$secret" TUTTI_TIMEOUT=${timeout:-120} \
       "$validate" --name "h$k" --bytes 1048576 --messages 4 --ping-pongs 20 \
-      --allreduce-bytes 1048576 --min-bandwidth-fraction 0.4 --max-latency-factor 1000 \
+      --allreduce-bytes 1048576 --min-bandwidth-fraction 0.2 --max-latency-factor 1000 \
       --rails "${rails:-auto}" ${extra:-} \
       --json "$log-$name.json" --svg "$log-$name.svg" >"$log-$name-$k.out" 2>&1 &
     pids+=($!)
