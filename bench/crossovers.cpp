@@ -136,10 +136,8 @@ void fitLinkCosts(const Sweep& sweep, const Results& results, bool tcp, Tuning& 
   const double usPerByte = std::max(median(perByte), 1e-8);
   // Within the keys' ranges, so that the file reads back.
   const auto fit = [](double Tuning::*field, double value) {
-    for (const runtime::TuningKey& key : runtime::tuningKeys())
-      if (const auto* real = std::get_if<double Tuning::*>(&key.field); real && *real == field)
-        return std::clamp(value, key.min, key.max);
-    return value;
+    const runtime::TuningKey& key = runtime::tuningKeyOf(field);
+    return std::clamp(value, key.min, key.max);
   };
   const auto step = tcp ? &Tuning::tcpStepUs : &Tuning::shmStepUs;
   const auto gbs = tcp ? &Tuning::tcpGBs : &Tuning::shmGBs;

@@ -114,17 +114,16 @@ int runTune(int argc, char** argv, const std::string& self) {
     if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", written));
     file.close();
     std::filesystem::rename(written, o.output);
-    if (o.save)
-      fmt::print(
-          "tutti-bench tune: wrote {}, this machine's table, now with its part for {} ranks: in "
-          "force where TUTTI_TUNING_FILE is unset or auto (see its picks with tutti-info "
-          "algorithms --ranks {})\n",
-          o.output, results.nranks, results.nranks);
-    else
-      fmt::print(
-          "tutti-bench tune: wrote {} (use it with TUTTI_TUNING_FILE={}; see its picks with "
-          "TUTTI_TUNING_FILE={} tutti-info algorithms)\n",
-          o.output, o.output, o.output);
+    const std::string use =
+        o.save ? fmt::format(
+                     "this machine's table, now with its part for {} ranks: in force "
+                     "where TUTTI_TUNING_FILE is unset or auto",
+                     results.nranks)
+               : fmt::format("use it with TUTTI_TUNING_FILE={}", o.output);
+    const std::string picks =
+        o.save ? fmt::format("tutti-info algorithms --ranks {}", results.nranks)
+               : fmt::format("TUTTI_TUNING_FILE={} tutti-info algorithms", o.output);
+    fmt::print("tutti-bench tune: wrote {} ({}; see its picks with {})\n", o.output, use, picks);
     for (const std::string& note : found.notes) fmt::print("  {}\n", note);
     return 0;
   } catch (const std::exception& e) {

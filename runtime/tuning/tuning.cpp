@@ -52,11 +52,22 @@ const std::vector<TuningKey>& tuningKeys() {
   return keys;
 }
 
-const TuningKey& tuningKeyOf(size_t Tuning::*field) {
+namespace {
+
+template <typename Field>
+const TuningKey& keyHolding(Field field) {
   for (const TuningKey& key : tuningKeys())
-    if (const auto* size = std::get_if<size_t Tuning::*>(&key.field); size && *size == field)
-      return key;
-  raise(ErrorCode::kInternal, "a size field of the tuning table has no key");
+    if (const auto* held = std::get_if<Field>(&key.field); held && *held == field) return key;
+  raise(ErrorCode::kInternal, "a field of the tuning table has no key");
+}
+
+}  // namespace
+
+const TuningKey& tuningKeyOf(size_t Tuning::*field) {
+  return keyHolding(field);
+}
+const TuningKey& tuningKeyOf(double Tuning::*field) {
+  return keyHolding(field);
 }
 
 int TuningTable::sectionFor(int ranks) const {

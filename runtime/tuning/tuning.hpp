@@ -71,8 +71,9 @@ struct TuningKey {
   const char* doc;
 };
 const std::vector<TuningKey>& tuningKeys();
-// The key of a size field, for messages; kInternal for a field with none.
+// The key of a field, for messages and ranges; kInternal for a field with none.
 const TuningKey& tuningKeyOf(size_t Tuning::*field);
+const TuningKey& tuningKeyOf(double Tuning::*field);
 
 // A key's value as a file writes it: sizes with K/M/G where exact ("64K", "8M"), ranges as
 // "256K..8M", numbers as the shortest text that reads back as the same double.

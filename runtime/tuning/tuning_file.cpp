@@ -88,7 +88,9 @@ const TuningKey* findKey(const std::string& name) {
   return nullptr;
 }
 
-constexpr int kMostRanks = 1 << 24;  // TUTTI_WORLD_SIZE's limit
+int mostRanks() {
+  return static_cast<int>(config::find("TUTTI_WORLD_SIZE").max);
+}
 
 // N of a "[ranks N]" line; nullopt for anything else.
 std::optional<int> sectionRanks(const std::string& content) {
@@ -97,7 +99,7 @@ std::optional<int> sectionRanks(const std::string& content) {
   std::string word, rest;
   long ranks = 0;
   if (!(words >> word >> ranks) || word != "ranks" || words >> rest || ranks < 1 ||
-      ranks > kMostRanks)
+      ranks > mostRanks())
     return std::nullopt;
   return static_cast<int>(ranks);
 }
@@ -132,7 +134,7 @@ TuningTable parseTuning(const std::string& text, const std::string& where) {
       if (!ranks)
         raise(ErrorCode::kInvalidArgument,
               "{}: line {}: '{}' is not a section of a rank count, [ranks N] with N from 1 to {}",
-              where, number, content, kMostRanks);
+              where, number, content, mostRanks());
       if (const auto [first, fresh] = sectionLine.emplace(*ranks, number); !fresh)
         raise(ErrorCode::kInvalidArgument,
               "{}: line {}: [ranks {}] is given twice (first on line {})", where, number, *ranks,
