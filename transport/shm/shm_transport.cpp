@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/prefault.hpp"
 #include "transport/detail/options.hpp"
 #include "transport/peer_memory.hpp"
 #include "transport/shm/departure_note.hpp"
@@ -99,6 +100,13 @@ class ShmTransport final : public Transport {
   }
 
   void connected() override {
+    // Every peer has allocated its FIFOs by now: their pages are mapped here before any message
+    // needs them (base/prefault.hpp).
+    for (const auto& link : links_)
+      if (link) {
+        prefault(link->incoming.data(), link->incoming.bytes());
+        prefault(link->outgoing.data(), link->outgoing.bytes());
+      }
     segment_.unlink();
     for (const std::string& name : peerNames_) unlinkSegmentName(name);
     peerNames_.clear();
