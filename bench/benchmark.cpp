@@ -20,6 +20,7 @@
 #include "bench/nccl_tests_report.hpp"
 #include "bench/plot.hpp"
 #include "bench/sweep.hpp"
+#include "runtime/tuning/tuning_file.hpp"
 
 namespace tutti::bench {
 namespace {
@@ -73,7 +74,8 @@ int finishNcclTests(const BenchOptions& o, SweepOutcome& sweep, std::vector<Rank
 }  // namespace
 
 int runBenchmark(const BenchOptions& given, const Results* baseline) {
-  const BenchOptions options = resolveDevice(given);
+  BenchOptions options = resolveDevice(given);
+  options.tuning = runtime::tuningInForce().origin;
   const CollectiveSpec* spec = findCollective(options.collective);
   if (!spec) throw std::runtime_error("unknown collective " + options.collective);
   Comm comm(options);

@@ -63,6 +63,7 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
                       : o.algorithms.size() > 1 ? "all"
                                                 : o.algorithms[0].c_str(),
                       o.transport.empty() ? "default" : o.transport.c_str(), o.buffers.c_str());
+  if (!o.tuning.empty()) out += "# tutti: tuning table " + o.tuning + "\n";
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {
     out += printfString("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s %s]\n", r.rank, 0,

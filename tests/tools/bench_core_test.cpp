@@ -183,6 +183,11 @@ TEST_CASE("the preamble lists the settings and every rank", "[bench][report]") {
         std::string::npos);
   CHECK(text.find("#  Rank  1 Group  0 Pid   1235 on       host device  1 [cpu shm]\n") !=
         std::string::npos);
+  CHECK(text.find("tuning table") == std::string::npos);
+  p.options.tuning = "TUTTI_TUNING_FILE=defaults";
+  text = formatPreamble(p.options, {{0, 0, 1234, "host"}});
+  CHECK(text.find("# tutti: algorithm auto, transport default, buffers host\n"
+                  "# tutti: tuning table TUTTI_TUNING_FILE=defaults\n") != std::string::npos);
 }
 
 TEST_CASE("each rank's line names the transport it uses to its peers", "[bench][report]") {
