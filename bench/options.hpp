@@ -58,7 +58,7 @@ struct BenchOptions {
   std::string transport;  // --transport shm|tcp: TUTTI_TRANSPORT for this job (empty: as set)
   std::string buffers = "host";  // --buffers host|registered; "cuda" once --device picks the GPU
   // The tuning table in force on rank 0, as the runtime names it (every rank plans from rank 0's
-  // unless TUTTI_TUNING_FILE names a file); empty: not looked up.
+  // unless TUTTI_TUNING_FILE names a file or `defaults`); empty: not looked up.
   std::string tuning;
   // --device: cpu, cuda (GPU memory, staged by tutti), or auto: cuda where this host has a GPU
   // and --buffers is host, as nccl-tests always runs on GPUs (resolved by resolveDevice).

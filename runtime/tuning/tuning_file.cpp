@@ -26,11 +26,15 @@ std::string trimmed(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
 }
 
+// A finite number, zero or normal: a subnormal one (hex text reaches them without an error)
+// would be written back in decimal, which strtod refuses, so ranks taking rank 0's table would
+// fail on what rank 0 accepted.
 std::optional<double> parseNumber(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double value = std::strtod(text.c_str(), &end);
-  if (errno != 0 || end == text.c_str() || *end != '\0' || !std::isfinite(value))
+  if (errno != 0 || end == text.c_str() || *end != '\0' || !std::isfinite(value) ||
+      std::fpclassify(value) == FP_SUBNORMAL)
     return std::nullopt;
   return value;
 }

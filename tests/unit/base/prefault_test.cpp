@@ -25,14 +25,21 @@ size_t pageBytes() {
   return static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-// Fresh pages, never touched before the test (as a FIFO's slots are at connect).
+// Fresh pages, never touched before the test (as a FIFO's slots are at connect), between two
+// inaccessible guard pages (no merging with a neighbouring mapping) and without huge pages or
+// large folios (a fault then backs exactly its own page, which the residency test relies on).
 struct FreshPages {
   explicit FreshPages(size_t pages) : bytes(pages * pageBytes()) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const size_t page = pageBytes();
+    void* p = mmap(nullptr, bytes + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     REQUIRE(p != MAP_FAILED);
-    data = static_cast<std::byte*>(p);
+    guarded = static_cast<std::byte*>(p);
+    data = guarded + page;
+    REQUIRE(mprotect(data, bytes, PROT_READ | PROT_WRITE) == 0);
+    REQUIRE(madvise(data, bytes, MADV_NOHUGEPAGE) == 0);
   }
-  ~FreshPages() { munmap(data, bytes); }
+  ~FreshPages() { munmap(guarded, bytes + 2 * pageBytes()); }
+  std::byte* guarded;
   std::byte* data;
   size_t bytes;
 };
@@ -58,7 +65,7 @@ TEST_CASE("prefault leaves every byte as it was, at any offset and length") {
 TEST_CASE("prefault backs every page of the range and none beyond it") {
   const size_t page = pageBytes();
   FreshPages pages(6);
-  // Pages 1 and 2, from one word into page 1 to mid page 3 (whose first word lies inside).
+  // From one word into page 1 to mid page 3 (whose first word lies inside): pages 1 to 3.
   prefault(pages.data + page + 4, 2 * page + page / 2);
   std::vector<unsigned char> resident(6);
   REQUIRE(mincore(pages.data, pages.bytes, resident.data()) == 0);

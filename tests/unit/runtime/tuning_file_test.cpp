@@ -145,6 +145,8 @@ TEST_CASE("a bad tuning file is refused, naming the line and the key") {
       std::make_pair("shm_gbs = fast\n", "shm_gbs = fast: not a number"),
       std::make_pair("shm_gbs = 0\n", "shm_gbs = 0: out of range"),
       std::make_pair("tcp_step_us = nan\n", "tcp_step_us = nan: not a number"),
+      // Subnormal: written back in decimal it would not read again.
+      std::make_pair("shm_step_us = 0x1p-1030\n", "shm_step_us = 0x1p-1030: not a number"),
       std::make_pair("direct_pull_in_place = 4M\n", "direct_pull_in_place = 4M: not a range"),
       std::make_pair("direct_pull_in_place = 16M..4M\n", "its least size exceeds its most"),
       std::make_pair("direct_pull_in_place = 4M..x\n", "direct_pull_in_place = 4M..x: not a size"),
