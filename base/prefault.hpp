@@ -13,8 +13,8 @@ namespace tutti {
 
 // Writes every page of [address, address + bytes) that holds an aligned 32-bit word of it (all
 // of them for page-aligned ranges) without changing what it holds: an atomic OR of zero into one
-// such word per page, so a peer that writes the same memory meanwhile loses
-// nothing. Memory with no backing yet gets it: callers touch only what they will use.
+// such word per page, so a peer that writes the same memory meanwhile loses nothing. Memory with
+// no backing yet gets it: callers touch only what they will use.
 void prefault(void* address, size_t bytes);
 
 }  // namespace tutti

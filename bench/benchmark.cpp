@@ -75,7 +75,6 @@ int finishNcclTests(const BenchOptions& o, SweepOutcome& sweep, std::vector<Rank
 
 int runBenchmark(const BenchOptions& given, const Results* baseline) {
   BenchOptions options = resolveDevice(given);
-  options.tuning = runtime::tuningInForce().origin;
   const CollectiveSpec* spec = findCollective(options.collective);
   if (!spec) throw std::runtime_error("unknown collective " + options.collective);
   Comm comm(options);
@@ -108,6 +107,8 @@ int runBenchmark(const BenchOptions& given, const Results* baseline) {
   }
   if (comm.rank() == 0 && !options.quiet) {
     for (const auto& note : options.notes) std::fprintf(stderr, "%s\n", note.c_str());
+    // Rank 0's table: the one every rank plans from (init had it read already, so it reads).
+    options.tuning = runtime::tuningInForce().origin;
     std::fputs(formatPreamble(options, ranks).c_str(), stdout);
     std::fflush(stdout);
   }
