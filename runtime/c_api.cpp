@@ -331,14 +331,14 @@ tuttiResult_t tutti_comm_size(tuttiComm_t comm, int* size) {
 tuttiResult_t tutti_comm_local_rank(tuttiComm_t comm, int* localRank) {
   return guard([&] {
     checkOut(localRank, "local_rank");
-    *localRank = commOf(comm).localRank();
+    *localRank = commOf(comm).members().localRank();
   });
 }
 
 tuttiResult_t tutti_comm_local_size(tuttiComm_t comm, int* localSize) {
   return guard([&] {
     checkOut(localSize, "local_size");
-    *localSize = commOf(comm).localSize();
+    *localSize = commOf(comm).members().localSize();
   });
 }
 

@@ -1,12 +1,8 @@
 #include "runtime/communicator.hpp"
 
-#include <sched.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <sstream>
 
-#include "base/config.hpp"
 #include "base/shm_leftovers.hpp"
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/observe/dump_signal.hpp"
@@ -16,82 +12,31 @@
 #include "runtime/topology_plan.hpp"
 
 namespace tutti::runtime {
-namespace {
 
-int availableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-}
-
-// The words of `a` and `b` (space-separated, in the same order) that differ, each side's joined.
-std::pair<std::string, std::string> differingWords(const std::string& a, const std::string& b) {
-  std::istringstream inA(a), inB(b);
-  std::string wordA, wordB, onlyA, onlyB;
-  auto append = [](std::string& to, const std::string& word) {
-    to += (to.empty() ? "" : " ") + (word.empty() ? std::string("(nothing)") : word);
-  };
-  while (true) {
-    const bool gotA = static_cast<bool>(inA >> wordA), gotB = static_cast<bool>(inB >> wordB);
-    if (!gotA && !gotB) break;
-    if (!gotA) wordA.clear();
-    if (!gotB) wordB.clear();
-    if (wordA == wordB) continue;
-    append(onlyA, wordA);
-    append(onlyB, wordB);
-  }
-  return {onlyA, onlyB};
-}
-
-}  // namespace
+Communicator::Communicator(JobBootstrap job, const Settings& settings, Membership members)
+    : job_(std::move(job)),
+      settings_(settings),
+      members_(std::move(members)),
+      timeout_(settings.timeout),
+      recorder_(std::make_unique<FlightRecorder>(settings.flightRecorderEntries)),
+      engine_(std::make_unique<Engine>([this](const Error& error) { recordFailure(error); })) {}
 
 std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string tag, int rank,
                                                    std::vector<PeerInfo> peers,
                                                    const Settings& settings,
                                                    const std::vector<int>& ringOrder) {
-  std::unique_ptr<Communicator> comm(new Communicator());
-  comm->job_ = std::move(job);
-  comm->tag_ = std::move(tag);
-  comm->rank_ = rank;
-  comm->peers_ = std::move(peers);
-  comm->settings_ = settings;
-  comm->settings_.planFor(static_cast<int>(comm->peers_.size()));
-  comm->timeoutMs_.store(settings.timeout.count(), std::memory_order_relaxed);
-  comm->recorder_ = std::make_unique<FlightRecorder>(settings.flightRecorderEntries);
-  comm->engine_ = std::make_unique<Engine>(
-      [raw = comm.get()](const Error& error) { raw->recordFailure(error); });
-  const PeerInfo& self = comm->peers_[static_cast<size_t>(rank)];
-  for (const PeerInfo& peer : comm->peers_) {
-    if (const auto [theirs, mine] = differingWords(peer.agreedSettings, self.agreedSettings);
-        theirs != mine)
-      raise(ErrorCode::kInvalidUsage,
-            "rank {}: settings differ between ranks: rank {} ({}) uses {}, rank {} uses {}; set "
-            "them alike on every rank",
-            rank, peer.rank, describe(peer), theirs, rank, mine);
-    // Ranks on different rings would wait for data from different neighbours. Records carry a
-    // fingerprint, not the order: n ranks each fetching n orders of n ranks would not scale. Each
-    // rank names its own value.
-    if (peer.ringOrderHash != self.ringOrderHash)
-      raise(ErrorCode::kInvalidUsage,
-            "rank {}: settings differ between ranks: rank {} ({}) uses another TUTTI_RING_ORDER "
-            "than rank {}, which uses TUTTI_RING_ORDER='{}'{}; set it alike on every rank",
-            rank, peer.rank, describe(peer), rank, formatRanks(settings.ringOrder),
-            settings.ringOrder.empty() ? " (unset)" : "");
-  }
-  for (const PeerInfo& peer : comm->peers_) {
-    if (peer.hostId != self.hostId) continue;
-    if (peer.rank < rank) ++comm->localRank_;
-  }
-  comm->localSize_ = static_cast<int>(
-      std::count_if(comm->peers_.begin(), comm->peers_.end(),
-                    [&](const PeerInfo& peer) { return peer.hostId == self.hostId; }));
-  comm->oversubscribed_ = comm->localSize_ > availableCores();
-  comm->cpuRing_ = planCpuRing(comm->peers_, settings.transport, comm->settings_.tuning, ringOrder);
+  Settings planned = settings;
+  planned.planFor(static_cast<int>(peers.size()));
+  Membership members(std::move(tag), rank, std::move(peers), planned, ringOrder);
   if (rank == 0) {
-    logChannels(comm->cpuRing_);
+    logChannels(members.ring());
     dumpTopology();
   }
+  std::unique_ptr<Communicator> comm(new Communicator(std::move(job), planned, std::move(members)));
   comm->connect();
+  comm->device_ = std::make_unique<DeviceSide>(DeviceSide::Links{
+      comm->members_, comm->job_, comm->settings_, comm->timeout_, comm->failure_,
+      *comm->peerWatch_, [raw = comm.get()](const Error& error) { raw->recordFailure(error); }});
   comm->connected_ = true;
   if (!settings.dumpDir.empty()) watchForDumpSignal(comm.get());
   return comm;
@@ -101,12 +46,12 @@ void Communicator::connect() {
   const int n = size();
   const Deadline deadline = Deadline::after(settings_.timeout);
   Connections::Plan plan;
-  plan.rank = rank_;
-  for (const PeerInfo& peer : peers_) plan.reach.push_back(peer.reach());
+  plan.rank = rank();
+  for (const PeerInfo& peer : members_.peers()) plan.reach.push_back(peer.reach());
   plan.selection = settings_.transport;
-  plan.options.rank = rank_;
+  plan.options.rank = rank();
   plan.options.nranks = n;
-  plan.options.jobTag = tag_;
+  plan.options.jobTag = tag();
   plan.options.secret = job_.secret;
   plan.options.slotBytes = settings_.slotBytes;
   plan.options.slots = settings_.slots;
@@ -114,16 +59,14 @@ void Communicator::connect() {
   plan.bindHost = [&] {
     return bootstrap::chooseAddress(settings_.socketInterfaces, &job_.rendezvous).host();
   };
-  plan.describe = [&](int peer) {
-    return fmt::format("rank {} ({})", peer, describe(peers_[static_cast<size_t>(peer)]));
-  };
+  plan.describe = [&](int peer) { return members_.describePeer(peer); };
   // No rank announces anything before its communicator exists: only deaths are seen in init.
   // A member killed before every peer mapped its segments leaves their names in /dev/shm (no
   // launcher may be there to sweep them, and the survivors may go on: shrink), so they go first.
   const auto raiseGone = [&](int peer) {
-    removeSharedMemory(segmentNamePrefix(job_.secret) + tag_ + "-" + std::to_string(peer) + "-");
-    raise(ErrorCode::kRemote, "rank {}: rank {} ({}) is gone: its process exited in init", rank_,
-          peer, describe(peers_[static_cast<size_t>(peer)]));
+    removeSharedMemory(segmentNamePrefix(job_.secret) + tag() + "-" + std::to_string(peer) + "-");
+    raise(ErrorCode::kRemote, "rank {}: {} is gone: its process exited in init", rank(),
+          members_.describePeer(peer));
   };
   const auto failIfPeerGone = [&](PeerWatch& watch) {
     if (const auto trouble = watch.look(-1, false)) raiseGone(trouble->peer);
@@ -131,13 +74,14 @@ void Communicator::connect() {
   // While connecting, before any transport can carry notes: the address exchange, and a transport
   // that waits for a peer (ucx's hello), give up as soon as a local peer is gone, not at the
   // timeout (a survivor of a shrink may die while the new communicator is made).
-  PeerWatch connecting(rank_, peers_, std::vector<transport::Transport*>(peers_.size()), job_.store,
-                       tag_);
+  PeerWatch connecting(rank(), members_.peers(),
+                       std::vector<transport::Transport*>(members_.peers().size()), job_.store,
+                       tag());
   const std::function<void()> checkPeers = [&] { failIfPeerGone(connecting); };
   plan.options.checkPeers = checkPeers;
   bool exchanged = false;  // past it, a failure may come from a peer that gave up
   plan.exchange = [&](const std::string& mine) {
-    auto all = bootstrap::allgather(*job_.store, tag_ + "/addresses", rank_, n, mine, deadline,
+    auto all = bootstrap::allgather(*job_.store, tag() + "/addresses", rank(), n, mine, deadline,
                                     checkPeers);
     exchanged = true;
     return all;
@@ -153,12 +97,12 @@ void Communicator::connect() {
     if (const std::vector<int> gone = connecting.gonePeers(); !gone.empty()) raiseGone(gone[0]);
     throw;
   }
-  peerWatch_ =
-      std::make_unique<PeerWatch>(rank_, peers_, connections_->noteCarriers(), job_.store, tag_);
+  peerWatch_ = std::make_unique<PeerWatch>(rank(), members_.peers(), connections_->noteCarriers(),
+                                           job_.store, tag());
   // A peer that died before this barrier leaves the others waiting with their shm segments still
   // named (connected() unlinks them); a launcher that then kills them would leak the names, so
   // they give up as soon as a local peer is gone.
-  bootstrap::barrier(*job_.store, tag_ + "/connected", n, deadline,
+  bootstrap::barrier(*job_.store, tag() + "/connected", n, deadline,
                      [&] { failIfPeerGone(*peerWatch_); });
   connections_->connected();
 }
@@ -168,14 +112,12 @@ Communicator::~Communicator() {
   // Operations still queued finish (or fail) before the connections go away.
   if (engine_) engine_->drain();
   engine_.reset();
-  deviceRing_.reset();
-  // Streams may still hold staging buffers (their last host function returns them).
-  stagingPool_.close(timeout());
+  device_.reset();
   // In good order: peers still finishing their last operation must not take this rank's exit
   // for a death. A failed communicator has announced its failure already.
   if (peerWatch_)
-    peerWatch_->announce(
-        transport::Departure{transport::Departure::State::kFinished, 0, lastCollective(), {}});
+    peerWatch_->announce(transport::Departure{
+        transport::Departure::State::kFinished, 0, counts_.lastCollective(), {}});
   if (connected_) writeTrace(*this);
 }
 
@@ -183,21 +125,11 @@ void Communicator::setAlgorithm(const std::string& algorithm) {
   failure_.throwIfRetired();
   const std::vector<std::string> choices = allReduceChoices();
   if (std::find(choices.begin(), choices.end(), algorithm) == choices.end())
-    raise(ErrorCode::kInvalidArgument, "rank {}: algorithm '{}' is not one of {}", rank_, algorithm,
-          fmt::join(choices, ", "));
+    raise(ErrorCode::kInvalidArgument, "rank {}: algorithm '{}' is not one of {}", rank(),
+          algorithm, fmt::join(choices, ", "));
   const Algorithm* forced = allReduceChoice(algorithm);
   // Through the engine, so that operations already issued keep the algorithm they were issued with.
   engine_->run([&] { settings_.algorithm = forced; });
-}
-
-void Communicator::setTimeout(std::chrono::milliseconds timeout) {
-  // TUTTI_TIMEOUT's range, in milliseconds; below a second is allowed.
-  constexpr int64_t maxMs = config::kTimeoutMaxSeconds * 1000;
-  if (timeout.count() < 1 || timeout.count() > maxMs)
-    raise(ErrorCode::kInvalidArgument,
-          "rank {}: timeout_ms {} is out of range [1, {}] (1 ms to TUTTI_TIMEOUT's maximum)", rank_,
-          timeout.count(), maxMs);
-  timeoutMs_.store(timeout.count(), std::memory_order_relaxed);
 }
 
 void Communicator::recordFailure(const Error& error) {
@@ -205,8 +137,8 @@ void Communicator::recordFailure(const Error& error) {
   // abort() has announced itself already (the first announcement wins).
   if (peerWatch_)
     peerWatch_->announce(transport::Departure{transport::Departure::State::kFailed,
-                                              static_cast<int32_t>(error.code()), lastCollective(),
-                                              error.what()});
+                                              static_cast<int32_t>(error.code()),
+                                              counts_.lastCollective(), error.what()});
   const char* reason = "error";
   switch (error.code()) {
     case ErrorCode::kTimeout: reason = "timeout"; break;
@@ -223,10 +155,10 @@ void Communicator::abort() {
   failure_.markAborted();
   // So that the peers fail naming this rank rather than time out.
   if (peerWatch_)
-    peerWatch_->announce(
-        transport::Departure{transport::Departure::State::kAborted, 0, lastCollective(), {}});
-  recordFailure(
-      Error(ErrorCode::kInvalidUsage, fmt::format("rank {}: the communicator was aborted", rank_)));
+    peerWatch_->announce(transport::Departure{
+        transport::Departure::State::kAborted, 0, counts_.lastCollective(), {}});
+  recordFailure(Error(ErrorCode::kInvalidUsage,
+                      fmt::format("rank {}: the communicator was aborted", rank())));
 }
 
 Settings Communicator::childSettings(const ChildConfig& config) const {
@@ -243,7 +175,7 @@ void Communicator::checkChildConfig(const ChildConfig& config) const {
   try {
     bootstrap::chooseAddress(childSettings(config).socketInterfaces, &job_.rendezvous);
   } catch (const Error& error) {
-    raise(error.code(), "rank {}: {}", rank_, error.what());
+    raise(error.code(), "rank {}: {}", rank(), error.what());
   }
 }
 
@@ -254,16 +186,16 @@ std::unique_ptr<Communicator> Communicator::childOf(const std::vector<int>& memb
   std::vector<int> newRanks(static_cast<size_t>(size()), -1);  // by this communicator's rank
   for (int member : members) {
     newRanks[static_cast<size_t>(member)] = static_cast<int>(peers.size());
-    PeerInfo info = peers_[static_cast<size_t>(member)];
+    PeerInfo info = peer(member);
     info.rank = static_cast<int>(peers.size());
     peers.push_back(info);
   }
-  const int newRank = newRanks[static_cast<size_t>(rank_)];
+  const int newRank = newRanks[static_cast<size_t>(rank())];
   if (newRank < 0) return nullptr;
   // A given ring stays given: the members in its order. A planned one is planned afresh.
   std::vector<int> ringOrder;
-  if (cpuRing_.given)
-    for (int onRing : cpuRing_.order)
+  if (members_.ring().given)
+    for (int onRing : members_.ring().order)
       if (const int member = newRanks[static_cast<size_t>(onRing)]; member >= 0)
         ringOrder.push_back(member);
   return create(job_, childTag, newRank, std::move(peers), settings, ringOrder);
@@ -274,9 +206,9 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Chil
   const int n = size();
   const Settings settings = childSettings(config);
   const Deadline deadline = Deadline::after(settings.timeout);
-  const std::string prefix = tag_ + "/split" + std::to_string(splits_++);
+  const std::string prefix = tag() + "/split" + std::to_string(rounds_.splits++);
   const auto all = bootstrap::allgather(
-      *job_.store, prefix, rank_, n, std::to_string(color) + " " + std::to_string(key), deadline);
+      *job_.store, prefix, rank(), n, std::to_string(color) + " " + std::to_string(key), deadline);
   struct Member {
     int key;
     int rank;
@@ -286,7 +218,7 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Chil
     std::istringstream in(all[static_cast<size_t>(peer)]);
     int peerColor = 0, peerKey = 0;
     if (!(in >> peerColor >> peerKey))
-      raise(ErrorCode::kRemote, "rank {}: malformed split record from rank {}", rank_, peer);
+      raise(ErrorCode::kRemote, "rank {}: malformed split record from rank {}", rank(), peer);
     if (color >= 0 && peerColor == color) members.push_back({peerKey, peer});
   }
   if (color < 0) return nullptr;
@@ -296,7 +228,8 @@ std::unique_ptr<Communicator> Communicator::split(int color, int key, const Chil
   std::vector<int> ranks;
   for (const Member& member : members) ranks.push_back(member.rank);
   // Tags name shm segments too, so they use no '/'.
-  return childOf(ranks, tag_ + ".s" + std::to_string(splits_ - 1) + "c" + std::to_string(color),
+  return childOf(ranks,
+                 tag() + ".s" + std::to_string(rounds_.splits - 1) + "c" + std::to_string(color),
                  settings);
 }
 
@@ -304,9 +237,9 @@ std::unique_ptr<Communicator> Communicator::shrink(const std::vector<int>& exclu
                                                    bool excludeGone) {
   failure_.throwIfRetired();
   const Settings settings = childSettings();
-  const int round = shrinks_++;
+  const int round = rounds_.shrinks++;
   const ShrinkRound agreement{
-      *job_.store, tag_ + "/shrink" + std::to_string(round), rank_, size(),
+      *job_.store, tag() + "/shrink" + std::to_string(round), rank(), size(),
       excludeGone ? std::function([this] { return peerWatch_->gonePeers(); }) : nullptr};
   const ShrinkDecision decision =
       agreeOnExcluded(agreement, excluded, Deadline::after(settings.timeout));
@@ -314,18 +247,18 @@ std::unique_ptr<Communicator> Communicator::shrink(const std::vector<int>& exclu
   for (int rank = 0; rank < size(); ++rank)
     if (!std::binary_search(decision.excluded.begin(), decision.excluded.end(), rank))
       survivors.push_back(rank);
-  auto child = childOf(survivors, tag_ + ".k" + std::to_string(round), settings);
+  auto child = childOf(survivors, tag() + ".k" + std::to_string(round), settings);
   if (!child)
     raise(ErrorCode::kInvalidUsage,
           "rank {}: this rank is excluded from the shrunk communicator: the survivors (decided by "
           "rank {}) exclude ranks {}",
-          rank_, decision.decidedBy, formatRanks(decision.excluded));
+          rank(), decision.decidedBy, formatRanks(decision.excluded));
   const std::optional<Error> before = failure();
   failure_.retire(Error(
       ErrorCode::kInvalidUsage,
       fmt::format("rank {}: this communicator was shrunk (tutti_comm_shrink excluded ranks {}) "
                   "into one of {} ranks, in which this rank is rank {}; use that one{}",
-                  rank_, decision.excluded.empty() ? "none" : formatRanks(decision.excluded),
+                  rank(), decision.excluded.empty() ? "none" : formatRanks(decision.excluded),
                   child->size(), child->rank(),
                   before ? fmt::format(" (it had failed before: {})", before->what()) : "")));
   return child;

@@ -88,7 +88,7 @@ void watch(Communicator& comm, gpu::DeviceRing& ring, const gpu::KernelRun& run,
       break;  // not even the abort flag ended it (a stream that never gets there): leave it
     }
     // Spin first (the small messages' latency), then back off.
-    if (polls < 2000 && !comm.oversubscribed())
+    if (polls < 2000 && !comm.members().oversubscribed())
       std::this_thread::yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -103,7 +103,7 @@ void watch(Communicator& comm, gpu::DeviceRing& ring, const gpu::KernelRun& run,
 // the failure is the communicator's.
 gpu::DeviceRing& connectedRing(Communicator& comm, int device, bool tree) {
   try {
-    gpu::DeviceRing& ring = comm.deviceRing(device);
+    gpu::DeviceRing& ring = comm.device().ring(device);
     if (tree) ring.connectTree(Deadline::after(comm.timeout()));
     return ring;
   } catch (const Error& error) {
@@ -118,16 +118,16 @@ bool runsAsKernels(const Communicator& comm, const CollectiveCall& call) {
   if (!comm.settings().gpuKernels || comm.size() < 2 || call.collective == Collective::kAllToAll)
     return false;
   // The device tree has no link proxies: across hosts a forced tree is the host's, staged.
-  if (treeForced(comm, call) && comm.localSize() != comm.size()) return false;
+  if (treeForced(comm, call) && comm.members().localSize() != comm.size()) return false;
   return gpu::whyNoKernels().empty();
 }
 
 bool gpusRunKernels(Communicator& comm, int device) {
-  return comm.kernelPlan(device).declined.empty();
+  return comm.device().kernelPlan(device).declined.empty();
 }
 
 bool kernelsConnected(Communicator& comm, const CollectiveCall& call) {
-  const gpu::DeviceRing* ring = comm.connectedDeviceRing();
+  const gpu::DeviceRing* ring = comm.device().connectedRing();
   return ring && (!treeForced(comm, call) || ring->treeConnected());
 }
 

@@ -11,7 +11,7 @@ bootstrap::UniqueId Communicator::growId() {
   failure_.throwIfRetired();
   bootstrap::UniqueId id{job_.rendezvous.host(), job_.rendezvous.port(), job_.secret,
                          Secret::random().hex().substr(0, 16)};
-  job_.store->set("grow/" + id.joinKey, fmt::format("{} {} {}", tag_, grows_, size()),
+  job_.store->set("grow/" + id.joinKey, fmt::format("{} {} {}", tag(), rounds_.grows, size()),
                   Deadline::after(timeout()));
   return id;
 }
@@ -19,15 +19,14 @@ bootstrap::UniqueId Communicator::growId() {
 void Communicator::checkGrowSize(int newSize) const {
   if (newSize <= size())
     raise(ErrorCode::kInvalidArgument,
-          "rank {}: new_size {} is not larger than the communicator's {} ranks", rank_, newSize,
+          "rank {}: new_size {} is not larger than the communicator's {} ranks", rank(), newSize,
           size());
 }
 
 std::unique_ptr<Communicator> Communicator::grow(int newSize) {
   failure_.throwIfRetired();
   throwIfFailed();
-  return grown(job_, tag_, grows_++, rank_, newSize, peers_[static_cast<size_t>(rank_)],
-               childSettings());
+  return grown(job_, tag(), rounds_.grows++, rank(), newSize, peer(rank()), childSettings());
 }
 
 std::unique_ptr<Communicator> Communicator::grown(JobBootstrap job, const std::string& tag,

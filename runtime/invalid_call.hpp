@@ -11,7 +11,7 @@ namespace tutti::runtime {
 [[noreturn]] inline void invalidCall(const Communicator& comm, const char* what,
                                      const std::string& problem) {
   raise(ErrorCode::kInvalidArgument, "rank {}: {} #{}: {}", comm.rank(), what,
-        comm.lastSequence() + 1, problem);
+        comm.counts().lastSequence() + 1, problem);
 }
 
 }  // namespace tutti::runtime

@@ -378,7 +378,7 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
   const BufferUse use = bufferUse(call, comm.size(), comm.rank());
   const auto device = devicePlacement(comm, collectiveName(call.collective), use);
   comm.throwIfFailed();
-  const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+  const uint64_t sequence = comm.counts().nextSequence(), ordinal = comm.counts().nextCollective();
   const OpSignature signature = signatureOf(call, bytes, ordinal);
   if (!device)
     return issue(comm, sequence, signature, collectiveTask(comm, call, bytes, sequence, ordinal),
@@ -395,7 +395,7 @@ std::shared_ptr<Request> launchNow(Communicator& comm, const CollectiveCall& cal
         {&comm, sequence, {}, {}, nullptr, {}, KernelCall{call, device->device, sequence}, {}});
     return nullptr;
   }
-  auto staged = std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device);
+  auto staged = std::make_shared<const StagedBuffers>(comm.device().stagingPool(), use, *device);
   return issue(comm, sequence, signature,
                stagedCollectiveTask(comm, call, bytes, sequence, ordinal, std::move(staged)),
                async);
@@ -419,8 +419,8 @@ void runBarrier(Communicator& comm, uint64_t sequence, uint64_t ordinal) {
 
 std::shared_ptr<Request> barrierNow(Communicator& comm, bool async) {
   comm.throwIfFailed();
-  const uint64_t sequence = comm.nextSequence();
-  const uint64_t ordinal = comm.nextCollective();
+  const uint64_t sequence = comm.counts().nextSequence();
+  const uint64_t ordinal = comm.counts().nextCollective();
   auto task = [&comm, sequence, ordinal] {
     recorded(comm, sequence, [&] { runBarrier(comm, sequence, ordinal); });
   };
@@ -469,12 +469,13 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
   const auto device = devicePlacement(comm, what, use);
   comm.throwIfFailed();
   auto staged =
-      device ? std::make_shared<const StagedBuffers>(comm.stagingPool(), use, *device) : nullptr;
+      device ? std::make_shared<const StagedBuffers>(comm.device().stagingPool(), use, *device)
+             : nullptr;
   if (staged) {
     sendBuffer = staged->map(sendBuffer);
     recvBuffer = staged->map(recvBuffer);
   }
-  const uint64_t sequence = comm.nextSequence();
+  const uint64_t sequence = comm.counts().nextSequence();
   GroupItem item{
       &comm, sequence, {{isSend, peer, sendBuffer, recvBuffer, bytes, source}}, {}, staged, {}, {}};
   const OpSignature signature{what, count, static_cast<int>(dtype), -1, peer, bytes, 0};
@@ -530,7 +531,7 @@ std::shared_ptr<const StagedBuffers> stageOnStream(Communicator& comm, const cha
   target = checkOnStream(comm, what, use, stream);
   if (use.read.bytes == 0 && use.written.bytes == 0) return nullptr;
   return std::make_shared<const StagedBuffers>(
-      comm.stagingPool(), use,
+      comm.device().stagingPool(), use,
       gpu::BufferKind{gpu::MemoryKind::kDevice, target.device, target.context});
 }
 
@@ -540,7 +541,7 @@ using StagedList = std::vector<std::shared_ptr<const StagedBuffers>>;
 // signal, the wait, every copy out, the release.
 gpu::StreamOrder enqueueOnStream(Communicator& comm, const gpu::StreamTarget& target,
                                  const StagedList& staged) {
-  gpu::StreamOrder order(comm.stagingPool(), target, std::make_shared<StagedList>(staged));
+  gpu::StreamOrder order(comm.device().stagingPool(), target, std::make_shared<StagedList>(staged));
   std::vector<gpu::StreamCopy> in, out;
   for (const auto& buffers : staged) {
     const BufferUse& use = buffers->use();
@@ -613,7 +614,7 @@ void issueOnStream(Communicator& comm, const char* what, const gpu::StreamTarget
 void aloneOnStream(Communicator& comm, const CollectiveCall& call, size_t bytes, void* stream) {
   const gpu::StreamTarget target = checkOnStream(comm, collectiveName(call.collective),
                                                  bufferUse(call, comm.size(), comm.rank()), stream);
-  const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+  const uint64_t sequence = comm.counts().nextSequence(), ordinal = comm.counts().nextCollective();
   comm.recorder().queued(sequence, signatureOf(call, bytes, ordinal), true);
   recorded(comm, sequence, [&] {
     comm.recorder().started(sequence, "self");
@@ -631,7 +632,8 @@ void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* str
     const gpu::StreamTarget target =
         checkOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), stream);
     if (gpusRunKernels(comm, target.device)) {
-      const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+      const uint64_t sequence = comm.counts().nextSequence(),
+                     ordinal = comm.counts().nextCollective();
       runAsKernels(comm, call, target.device, sequence, signatureOf(call, bytes, ordinal), true,
                    target.stream);
       return;
@@ -641,7 +643,7 @@ void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* str
   auto staged =
       stageOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), target, stream);
   if (!staged) return;
-  const uint64_t sequence = comm.nextSequence(), ordinal = comm.nextCollective();
+  const uint64_t sequence = comm.counts().nextSequence(), ordinal = comm.counts().nextCollective();
   GroupItem item{&comm,   sequence,
                  {},      collectiveTask(comm, onStaging(call, *staged), bytes, sequence, ordinal),
                  nullptr, {},
@@ -658,7 +660,7 @@ void sendRecvOnStreamNow(Communicator& comm, bool isSend, const void* sendBuffer
   auto staged = stageOnStream(comm, what, use, target, stream);
   if (!staged) return;
   const size_t bytes = isSend ? use.read.bytes : use.written.bytes;
-  const uint64_t sequence = comm.nextSequence();
+  const uint64_t sequence = comm.counts().nextSequence();
   GroupItem item{
       &comm, sequence, {{isSend, peer, staged->map(sendBuffer), staged->map(recvBuffer), bytes}},
       {},    nullptr,  {},

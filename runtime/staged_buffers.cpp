@@ -41,7 +41,7 @@ void checkDevices(Communicator& comm, const char* what, const std::vector<Touche
     if (!first) first = &t;
   }
   if (!first) return;
-  const int bound = comm.bindDevice(first->kind.device);
+  const int bound = comm.device().bindDevice(first->kind.device);
   if (bound != first->kind.device)
     invalidCall(comm, what,
                 fmt::format("{}, but this communicator's device buffers are on device {} (its "

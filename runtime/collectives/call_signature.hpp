@@ -23,7 +23,7 @@ struct CallSignature {
   int32_t root = 0;
   uint64_t count = 0;
   uint64_t sequence = 0;   // the communicator's operation number, send/recv included: for messages
-  uint64_t ordinal = 0;    // its collectives' number (Communicator::nextCollective): compared
+  uint64_t ordinal = 0;    // its collectives' number (OperationCounts::nextCollective): compared
   uint64_t algorithm = 0;  // its index in algorithms()
 
   // All but the sequence number, which differs between ranks that sent or received apart.

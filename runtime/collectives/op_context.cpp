@@ -53,7 +53,7 @@ Stall::Stall(OpContext& ctx, transport::Conn* conn)
     : ctx_(ctx),
       wakingConn_(conn && conn->wakesSleepers() && ctx.group.connections.wakeFd() < 0 ? conn
                                                                                       : nullptr),
-      backoff_(ctx.comm_.oversubscribed(), wakingConn_ != nullptr) {}
+      backoff_(ctx.comm_.members().oversubscribed(), wakingConn_ != nullptr) {}
 
 void Stall::pause(int peer, const char* what) {
   if ((backoff_.rounds() & 63) == 0) {
@@ -200,7 +200,7 @@ std::chrono::milliseconds OpContext::timeout() const {
 }
 
 int& OpContext::anySourceStart() {
-  return comm_.anySourceStart();
+  return comm_.counts().anySourceStart();
 }
 
 }  // namespace tutti::runtime

@@ -31,7 +31,7 @@ struct OpSignature {
   int op;     // kernels::RedOp
   int root;   // root of a rooted collective, peer of a send/recv
   uint64_t bytes;
-  // Its number among the communicator's collectives (Communicator::nextCollective), alike on
+  // Its number among the communicator's collectives (OperationCounts::nextCollective), alike on
   // every rank for the same call where operation numbers are not (send/recv between some ranks
   // only); 0 for a send/recv.
   uint64_t collectiveSeq;

@@ -99,7 +99,7 @@ void writeTrace(const Communicator& comm) {
   if (pattern.empty()) return;
   try {
     const std::string path =
-        tracePath(pattern, comm.rank(), comm.tag(), comm.tag() == comm.jobId());
+        tracePath(pattern, comm.rank(), comm.tag(), comm.tag() == comm.members().jobId());
     writeReportFile(path, traceJson(comm), "trace");
   } catch (const std::exception& error) {
     log::warn("could not write the trace for {}: {}", pattern, error.what());
