@@ -7,11 +7,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/crossovers.hpp"
 #include "bench/json_report.hpp"
+#include "bench/streaming_stores.hpp"
 #include "runtime/tuning/machine_tuning.hpp"
 #include "runtime/tuning/tuning_file.hpp"
 #include "tools/launch/launch.hpp"
@@ -23,15 +25,18 @@ struct TuneOptions {
   int ranks = 0;
   std::string minBytes = "8", maxBytes = "64M", factor = "2", iters = "20", warmup = "5";
   std::string transport;
-  std::string output, from;
+  std::string output, from, fromStreaming;
   bool save = false;
 };
 
-// Runs the sweep over o.ranks local ranks of `self`, its results written to `json`.
-void sweep(const TuneOptions& o, const std::string& self, const std::string& json) {
+// Runs the sweep over o.ranks local ranks of `self`, its results written to `json`, under the
+// tuning file `tuning` when one is given.
+void sweep(const TuneOptions& o, const std::string& self, const std::string& json,
+           const std::string& tuning = {}) {
   launch::Options launch;
   launch.nranks = o.ranks;
   launch.launcherName = "tutti-bench tune";
+  if (!tuning.empty()) launch.extraEnv = {{"TUTTI_TUNING_FILE", tuning}};
   launch.argv = {self, "allreduce", "--algo", "all",   "-b", o.minBytes, "-e", o.maxBytes,
                  "-f", o.factor,    "-n",     o.iters, "-w", o.warmup,   "-J", json};
   if (!o.transport.empty()) launch.argv.insert(launch.argv.end(), {"--transport", o.transport});
@@ -39,6 +44,30 @@ void sweep(const TuneOptions& o, const std::string& self, const std::string& jso
   if (exitCode != 0)
     throw std::runtime_error(fmt::format("the sweep's ranks exited {} (the sweep: {})", exitCode,
                                          fmt::join(launch.argv, " ")));
+}
+
+// Writes `table` to `path` with every section's shm_streaming_min_bytes set to `minBytes`.
+void writeWithStreaming(runtime::TuningTable table, size_t minBytes, const std::string& path) {
+  table.any.shmStreamingMinBytes = minBytes;
+  for (auto& [ranks, section] : table.byRanks) section.shmStreamingMinBytes = minBytes;
+  std::ofstream file(path);
+  file << runtime::formatTuningFile(table, "tutti-bench tune: one of its sweeps' tables");
+  if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", path));
+}
+
+// Over shared memory: the sweep once with plain stores (into `json`) and once with streaming
+// stores at every size (into `streamingJson`), each under `base` with its streaming threshold set.
+void sweepBothStores(const TuneOptions& o, const std::string& self, const std::string& json,
+                     const std::string& streamingJson, const runtime::TuningTable& base,
+                     size_t never) {
+  const std::string plainTable = o.output + ".plain-stores";
+  const std::string streamingTable = o.output + ".streaming-stores";
+  writeWithStreaming(base, never, plainTable);
+  writeWithStreaming(base, 0, streamingTable);
+  sweep(o, self, json, plainTable);
+  sweep(o, self, streamingJson, streamingTable);
+  std::filesystem::remove(plainTable);
+  std::filesystem::remove(streamingTable);
 }
 
 }  // namespace
@@ -60,6 +89,10 @@ int runTune(int argc, char** argv, const std::string& self) {
   app.add_option("--from", o.from,
                  "read this sweep (allreduce --algo all -J) instead of running one")
       ->excludes(ranks);
+  app.add_option("--from-streaming", o.fromStreaming,
+                 "with --from: the same sweep with streaming stores at every size (what tune "
+                 "writes beside its sweep as FILE.streaming.json), to choose where they run")
+      ->needs("--from");
   app.add_option("-b,--minbytes", o.minBytes, "smallest size")->capture_default_str();
   app.add_option("-e,--maxbytes", o.maxBytes, "largest size")->capture_default_str();
   app.add_option("-f,--stepfactor", o.factor, "size factor between steps")->capture_default_str();
@@ -92,9 +125,32 @@ int runTune(int argc, char** argv, const std::string& self) {
         adding ? runtime::TuningSource{runtime::readTuningFile(o.output, o.output), o.output}
                : runtime::tuningInForce();
     const std::string json = o.from.empty() ? o.output + ".json" : o.from;
-    if (o.from.empty()) sweep(o, self, json);
-    const Results results = readJson(json);
-    const Crossovers found = crossovers(results, base.table.forRanks(results.nranks));
+    const std::string streamingJson =
+        o.from.empty() ? o.output + ".streaming.json" : o.fromStreaming;
+    // Streaming stores are a shared-memory matter: measured where the sweep's ranks use it.
+    const bool bothStores = o.from.empty() ? o.transport != "tcp" : !o.fromStreaming.empty();
+    const size_t never =
+        static_cast<size_t>(runtime::tuningKeyOf(&runtime::Tuning::shmStreamingMinBytes).max);
+    if (o.from.empty() && bothStores)
+      sweepBothStores(o, self, json, streamingJson, base.table, never);
+    else if (o.from.empty())
+      sweep(o, self, json);
+    Results results = readJson(json);
+    std::optional<size_t> streamingFrom;
+    if (bothStores) {
+      StreamingChoice choice = chooseStreaming(results, readJson(streamingJson), never);
+      results = std::move(choice.merged);
+      streamingFrom = choice.minBytes;
+    }
+    Crossovers found = crossovers(results, base.table.forRanks(results.nranks));
+    if (streamingFrom) {
+      found.table.shmStreamingMinBytes = *streamingFrom;
+      found.notes.push_back(fmt::format(
+          "shm_streaming_min_bytes {}: where streaming stores gained over plain ones ({})",
+          runtime::formatTuningValue(found.table,
+                                     runtime::tuningKeyOf(&runtime::Tuning::shmStreamingMinBytes)),
+          streamingJson));
+    }
     runtime::TuningTable table = adding ? base.table : runtime::TuningTable{found.table, {}};
     if (o.save) table.byRanks[results.nranks] = found.table;
     std::string header = fmt::format(

@@ -32,17 +32,26 @@ const char* opName(RedOp op);          // "sum", "prod", "min", "max", "avg"
 bool isValid(DataType dtype);
 bool isValid(RedOp op);
 
+// How the results are written. Streaming stores (non-temporal: x86's movnt) go to memory without
+// first reading each destination line into this core's cache, and leave no copy there: a slot that
+// a peer on another core reads next, then this core rewrites, costs no cache-line handoffs either
+// way. Whether that wins depends on the machine (tutti-bench tune measures it: the tuning key
+// shm_streaming_min_bytes). Where the CPU has none, they are plain stores. Either way every store
+// is visible to other cores once the call returns.
+enum class Stores { kCached, kStreaming };
+
 // For every i < count: v = srcs[0][i] op srcs[1][i] op ... op srcs[nsrcs-1][i], folded left to
 // right; v is written to each of dsts[0..ndsts-1]. avg folds as sum (avgFinish divides later).
 // Half types accumulate in float and round once at the end. Any pointer may be unaligned; a dst
 // may alias a src. nsrcs >= 1, ndsts >= 1.
 void reduce(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t count,
-            DataType dtype, RedOp op);
+            DataType dtype, RedOp op, Stores stores = Stores::kCached);
 
 // dst[i] = src[i] / divisor: the last step of avg (integers truncate toward zero, as NCCL).
 void avgFinish(void* dst, const void* src, size_t count, DataType dtype, int divisor);
 
 // Copies bytes to each of dsts[0..ndsts-1].
-void copy(void* const* dsts, int ndsts, const void* src, size_t bytes);
+void copy(void* const* dsts, int ndsts, const void* src, size_t bytes,
+          Stores stores = Stores::kCached);
 
 }  // namespace tutti::kernels

@@ -10,9 +10,20 @@
 // Elements are loaded and stored with memcpy: legal at any alignment (a cast of an unaligned
 // pointer to float* would be undefined behaviour), and compiled to plain unaligned vector moves,
 // which cost the same as aligned ones on aligned data. So there is one path, not two.
+//
+// Streaming stores (Stores::kStreaming) replace only the writes of a block to its destinations:
+// the block is computed in the local array as always, then streamed out 16 bytes at a time where
+// the destination is 16-byte aligned (slots and large buffers are), with plain stores for what is
+// not; a store fence at the end orders them before whatever publishes the result.
+#include <algorithm>
 #include <cassert>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #include "kernels/kernels.hpp"
 #include "kernels/ops.hpp"
@@ -23,6 +34,34 @@ namespace {
 constexpr size_t kBlock = 256;
 
 using Byte = unsigned char;
+
+// Writes `bytes` of `src` to `dst` the way `stores` says.
+void store(void* dst, const void* src, size_t bytes, Stores stores) {
+#if defined(__x86_64__)
+  if (stores == Stores::kStreaming) {
+    auto* to = static_cast<Byte*>(dst);
+    const auto* from = static_cast<const Byte*>(src);
+    const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(to) % 16) % 16);
+    std::memcpy(to, from, head);
+    size_t done = head;
+    for (; done + 16 <= bytes; done += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(to + done),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done)));
+    std::memcpy(to + done, from + done, bytes - done);
+    return;
+  }
+#endif
+  (void)stores;
+  std::memcpy(dst, src, bytes);
+}
+
+// Orders the streaming stores before the stores that follow (a slot's publication).
+void fence(Stores stores) {
+#if defined(__x86_64__)
+  if (stores == Stores::kStreaming) _mm_sfence();
+#endif
+  (void)stores;
+}
 
 template <typename T>
 T load(const Byte* p, size_t i) {
@@ -35,7 +74,7 @@ T load(const Byte* p, size_t i) {
 // compile-time len (full blocks); N == 0 takes len from the argument (the tail).
 template <typename T, typename Op, size_t N>
 void reduceBlock(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t first,
-                 size_t tailLen) {
+                 size_t tailLen, Stores stores) {
   using A = AccumT<T>;
   const size_t len = N > 0 ? N : tailLen;
   const size_t offset = first * sizeof(T);
@@ -49,24 +88,26 @@ void reduceBlock(void* const* dsts, int ndsts, const void* const* srcs, int nsrc
   }
   if constexpr (std::is_same_v<T, A>) {
     for (int d = 0; d < ndsts; ++d) {
-      std::memcpy(static_cast<Byte*>(dsts[d]) + offset, acc, len * sizeof(T));
+      store(static_cast<Byte*>(dsts[d]) + offset, acc, len * sizeof(T), stores);
     }
   } else {
     T out[kBlock];
     for (size_t i = 0; i < len; ++i) out[i] = Accum<T>::narrow(acc[i]);
     for (int d = 0; d < ndsts; ++d) {
-      std::memcpy(static_cast<Byte*>(dsts[d]) + offset, out, len * sizeof(T));
+      store(static_cast<Byte*>(dsts[d]) + offset, out, len * sizeof(T), stores);
     }
   }
 }
 
 template <typename T, typename Op>
-void reduceTyped(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t count) {
+void reduceTyped(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t count,
+                 Stores stores) {
   size_t first = 0;
   for (; first + kBlock <= count; first += kBlock) {
-    reduceBlock<T, Op, kBlock>(dsts, ndsts, srcs, nsrcs, first, kBlock);
+    reduceBlock<T, Op, kBlock>(dsts, ndsts, srcs, nsrcs, first, kBlock, stores);
   }
-  if (first < count) reduceBlock<T, Op, 0>(dsts, ndsts, srcs, nsrcs, first, count - first);
+  if (first < count) reduceBlock<T, Op, 0>(dsts, ndsts, srcs, nsrcs, first, count - first, stores);
+  fence(stores);
 }
 
 template <typename T>
@@ -82,13 +123,13 @@ void avgTyped(void* dst, const void* src, size_t count, int divisor) {
 }  // namespace
 
 void reduce(void* const* dsts, int ndsts, const void* const* srcs, int nsrcs, size_t count,
-            DataType dtype, RedOp op) {
+            DataType dtype, RedOp op, Stores stores) {
   assert(nsrcs >= 1 && ndsts >= 1);
   if (count == 0) return;
   bool valid = false;
   visitType(dtype, [&]<typename T>() {
-    valid =
-        visitOp(op, [&]<typename Op>() { reduceTyped<T, Op>(dsts, ndsts, srcs, nsrcs, count); });
+    valid = visitOp(
+        op, [&]<typename Op>() { reduceTyped<T, Op>(dsts, ndsts, srcs, nsrcs, count, stores); });
   });
   assert(valid && "reduce: invalid dtype or op");
   (void)valid;
@@ -102,11 +143,12 @@ void avgFinish(void* dst, const void* src, size_t count, DataType dtype, int div
   (void)valid;
 }
 
-void copy(void* const* dsts, int ndsts, const void* src, size_t bytes) {
+void copy(void* const* dsts, int ndsts, const void* src, size_t bytes, Stores stores) {
   if (bytes == 0) return;
   for (int d = 0; d < ndsts; ++d) {
-    if (dsts[d] != src) std::memcpy(dsts[d], src, bytes);
+    if (dsts[d] != src) store(dsts[d], src, bytes, stores);
   }
+  fence(stores);
 }
 
 }  // namespace tutti::kernels

@@ -28,13 +28,13 @@ void allreduceOneShot(OpContext& ctx, const CollectiveArgs& args) {
     for (int k = 1; k < n; ++k) {
       const int peer = modRank(r + k, n);
       void* slot = ctx.acquire(peer);
-      kernels::copy(&slot, 1, src + offset, bytes);
+      kernels::copy(&slot, 1, src + offset, bytes, ctx.stores);
       ctx.post(peer, bytes);
     }
     for (int peer = 0; peer < n; ++peer)
       inputs[static_cast<size_t>(peer)] = peer == r ? src + offset : ctx.peek(peer, bytes);
     void* out = dst + offset;
-    kernels::reduce(&out, 1, inputs, n, slice.count, ctx.dtype, ctx.op);
+    kernels::reduce(&out, 1, inputs, n, slice.count, ctx.dtype, ctx.op, ctx.stores);
     for (int peer = 0; peer < n; ++peer)
       if (peer != r) ctx.release(peer);
   }

@@ -91,7 +91,13 @@ void Stall::pause(int peer, const char* what) {
 }
 
 OpContext::OpContext(Communicator& comm, const OpDescription& description)
-    : OpDescription(description), group(comm.view()), comm_(comm) {}
+    : OpDescription(description),
+      group(comm.view()),
+      stores(group.connections.allShareMemory() &&
+                     bytes >= group.settings.tuning.shmStreamingMinBytes
+                 ? kernels::Stores::kStreaming
+                 : kernels::Stores::kCached),
+      comm_(comm) {}
 
 void OpContext::raiseTrouble(const PeerTrouble& trouble, const std::string& awaited) {
   if (comm_.aborted()) failAborted(awaited);

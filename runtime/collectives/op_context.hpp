@@ -69,6 +69,9 @@ class OpContext : public OpDescription {
   OpContext(Communicator& comm, const OpDescription& description);
 
   const GroupView group;
+  // How the data paths write slots and results: streaming stores where every peer is over shared
+  // memory and the operation holds at least the tuning table's shm_streaming_min_bytes.
+  const kernels::Stores stores;
 
   size_t typeSize() const { return kernels::typeSize(dtype); }
   // Whole elements that fit in one slot.

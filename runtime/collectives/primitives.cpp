@@ -33,14 +33,15 @@ void transfer(OpContext& ctx, const Step& step, size_t elems) {
   }
 
   if (ninputs > 1) {
-    kernels::reduce(outputs.data(), noutputs, inputs.data(), ninputs, elems, ctx.dtype, ctx.op);
+    kernels::reduce(outputs.data(), noutputs, inputs.data(), ninputs, elems, ctx.dtype, ctx.op,
+                    ctx.stores);
   } else {
     // A lone input that already is a destination (in-place) is not copied onto itself.
     int ncopies = 0;
     for (int i = 0; i < noutputs; ++i)
       if (outputs[static_cast<size_t>(i)] != inputs[0])
         outputs[static_cast<size_t>(ncopies++)] = outputs[static_cast<size_t>(i)];
-    if (ncopies > 0) kernels::copy(outputs.data(), ncopies, inputs[0], bytes);
+    if (ncopies > 0) kernels::copy(outputs.data(), ncopies, inputs[0], bytes, ctx.stores);
   }
   for (size_t i = 0; i < step.to.size(); ++i) {
     if (fromLocal[i])

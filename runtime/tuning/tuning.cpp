@@ -44,6 +44,9 @@ const std::vector<TuningKey>& tuningKeys() {
        "cost model and ring estimate: shared memory bandwidth per direction"},
       {"tcp_gbs", &Tuning::tcpGBs, 1e-3, 1e5, "GB/s",
        "cost model and ring estimate: TCP bandwidth per direction"},
+      {"shm_streaming_min_bytes", &Tuning::shmStreamingMinBytes, 0, kLargestBytes, "bytes",
+       "smallest all-reduce over shared memory whose results are written with streaming "
+       "(non-temporal) stores, sparing the cache-line handoffs between cores"},
       likeVariable("slot_bytes", &Tuning::slotBytes, "TUTTI_CHUNK_BYTES", "bytes",
                    "bytes per FIFO slot (TUTTI_CHUNK_BYTES wins when set)"),
       likeVariable("slots", &Tuning::slots, "TUTTI_SLOTS", "count",

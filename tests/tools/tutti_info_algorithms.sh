@@ -80,15 +80,21 @@ unset TUTTI_TUNING_FILE
 "$bench" tune --ranks 2 -b 64K -e 1M -f 4 -n 1 -w 0 -o "$dir/tuned" >"$dir/log" 2>&1 ||
   { cat "$dir/log"; fail "tutti-bench tune exited non-zero"; }
 grep -q "^# tutti-bench tune: 2 ranks, .*CPU " "$dir/tuned" || fail "tune's header: $(cat "$dir/tuned")"
-[ "$(grep -c '^[a-z_]* = ' "$dir/tuned")" = 13 ] || fail "tune wrote not every key: $(cat "$dir/tuned")"
+[ "$(grep -c '^[a-z_]* = ' "$dir/tuned")" = 14 ] || fail "tune wrote not every key: $(cat "$dir/tuned")"
 TUTTI_TUNING_FILE="$dir/tuned" "$info" algorithms >"$dir/out" 2>&1 ||
   { cat "$dir/out"; fail "TUTTI_TUNING_FILE refused what tune wrote"; }
-"$bench" tune --from "$dir/tuned.json" -o "$dir/again" >/dev/null || fail "tune --from exited $?"
+[ -s "$dir/tuned.streaming.json" ] || fail "tune wrote no sweep with streaming stores beside its own"
+grep -q "^shm_streaming_min_bytes = " "$dir/tuned" || fail "tune chose no streaming threshold"
+"$bench" tune --from-streaming "$dir/tuned.streaming.json" -o "$dir/x" >"$dir/log" 2>&1
+[ $? = 2 ] || fail "tune --from-streaming without --from: $(cat "$dir/log")"
+"$bench" tune --from "$dir/tuned.json" --from-streaming "$dir/tuned.streaming.json" -o "$dir/again" \
+  >/dev/null || fail "tune --from exited $?"
 diff <(grep -v '^#' "$dir/tuned") <(grep -v '^#' "$dir/again") || fail "tune --from read another table"
 "$bench" tune -o "$dir/x" >"$dir/log" 2>&1; [ $? = 2 ] || fail "tune without --ranks or --from"
 "$bench" tune --from "$dir/missing.json" -o "$dir/x" >"$dir/log" 2>&1
 [ $? = 1 ] && grep -q "missing.json" "$dir/log" || fail "tune --from a missing file: $(cat "$dir/log")"
-XDG_CACHE_HOME="$dir/cache" "$bench" tune --from "$dir/tuned.json" --save >"$dir/log" 2>&1 ||
+XDG_CACHE_HOME="$dir/cache" "$bench" tune --from "$dir/tuned.json" \
+  --from-streaming "$dir/tuned.streaming.json" --save >"$dir/log" 2>&1 ||
   { cat "$dir/log"; fail "tune --save exited non-zero"; }
 grep -q "TUTTI_TUNING_FILE is unset or auto" "$dir/log" || fail "tune --save does not say how it is used: $(cat "$dir/log")"
 saved=$(ls "$dir"/cache/tutti/tuning-*) || fail "tune --save wrote nothing under XDG_CACHE_HOME"

@@ -1,5 +1,6 @@
 // reduce() for every dtype x op against model.hpp's independent reference, over counts, numbers of
-// sources and destinations, alignments and aliasing. Inputs are seeded, so failures reproduce.
+// sources and destinations, alignments, aliasing and both kinds of stores (plain, streaming).
+// Inputs are seeded, so failures reproduce.
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
@@ -22,13 +23,14 @@ struct Shape {
   int ndsts;
   Layout layout;
   Mode mode;
+  Stores stores = Stores::kCached;
 };
 
 std::string describe(DataType dtype, RedOp op, const Shape& s) {
   std::ostringstream out;
   out << typeName(dtype) << " " << opName(op) << " count " << s.count << " nsrcs " << s.nsrcs
       << " ndsts " << s.ndsts << " layout " << static_cast<int>(s.layout) << " mode "
-      << static_cast<int>(s.mode);
+      << static_cast<int>(s.mode) << " streaming " << (s.stores == Stores::kStreaming);
   return out.str();
 }
 
@@ -62,7 +64,7 @@ int runCase(RedOp op, const Shape& s, uint64_t seed) {
   const bool aliased = s.layout == Layout::kAliased;
   if (aliased) dsts[0] = srcBufs[0].data();
 
-  reduce(dsts.data(), s.ndsts, srcs.data(), s.nsrcs, s.count, dataTypeOf<T>(), op);
+  reduce(dsts.data(), s.ndsts, srcs.data(), s.nsrcs, s.count, dataTypeOf<T>(), op, s.stores);
 
   int bad = 0;
   std::vector<T> x(s.nsrcs);
@@ -125,7 +127,8 @@ TEMPLATE_TEST_CASE("reduce: counts 0..1023 x nsrcs 1..5 x ndsts 1..2 x layouts",
       for (int ndsts = 1; ndsts <= 2; ++ndsts) {
         for (const Layout layout : {Layout::kAligned, Layout::kUnaligned, Layout::kAliased}) {
           for (const Mode mode : modesOf<TestType>()) {
-            shapes.push_back({count, nsrcs, ndsts, layout, mode});
+            for (const Stores stores : {Stores::kCached, Stores::kStreaming})
+              shapes.push_back({count, nsrcs, ndsts, layout, mode, stores});
           }
         }
       }
@@ -139,7 +142,9 @@ TEMPLATE_TEST_CASE("reduce: counts 0..1023 x nsrcs 1..5 x ndsts 1..2 x layouts",
 TEMPLATE_TEST_CASE("reduce: 2^16 + 3 elements", "[kernels][reduce]", TUTTI_ALL_DTYPES) {
   const size_t count = (size_t{1} << 16) + 3;
   std::vector<Shape> shapes = {{count, 3, 2, Layout::kUnaligned, Mode::kRandom},
-                               {count, 2, 1, Layout::kAliased, Mode::kRandom}};
+                               {count, 2, 1, Layout::kAliased, Mode::kRandom},
+                               {count, 2, 2, Layout::kAligned, Mode::kRandom, Stores::kStreaming},
+                               {count, 3, 1, Layout::kAliased, Mode::kRandom, Stores::kStreaming}};
   runGrid<TestType>(shapes);
 }
 

@@ -61,7 +61,8 @@ TEST_CASE("unset variables give the defaults of the table") {
         "TUTTI_TUNING_FILE:reduce_scatter_kernel_max_bytes=8M "
         "TUTTI_TUNING_FILE:direct_staged_bytes=128K TUTTI_TUNING_FILE:shm_step_us=0.3 "
         "TUTTI_TUNING_FILE:tcp_step_us=15 TUTTI_TUNING_FILE:shm_gbs=5 "
-        "TUTTI_TUNING_FILE:tcp_gbs=2 TUTTI_TUNING_FILE:slot_bytes=256K "
+        "TUTTI_TUNING_FILE:tcp_gbs=2 TUTTI_TUNING_FILE:shm_streaming_min_bytes=1024G "
+        "TUTTI_TUNING_FILE:slot_bytes=256K "
         "TUTTI_TUNING_FILE:slots=8");
 }
 

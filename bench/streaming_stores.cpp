@@ -1,0 +1,61 @@
+#include "bench/streaming_stores.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+namespace tutti::bench {
+namespace {
+
+// Per size, the fastest fixed algorithm's seconds out of place and in place.
+using Fastest = std::map<size_t, std::pair<double, double>>;
+
+Fastest fastestOf(const Results& results) {
+  Fastest fastest;
+  for (const ResultRow& row : results.rows) {
+    if (row.collective != "allreduce" || row.algorithm == "auto") continue;
+    const double infinity = std::numeric_limits<double>::infinity();
+    auto [at, added] = fastest.try_emplace(row.bytes, infinity, infinity);
+    at->second.first = std::min(at->second.first, row.outOfPlace.seconds);
+    at->second.second = std::min(at->second.second, row.inPlace.seconds);
+  }
+  return fastest;
+}
+
+}  // namespace
+
+StreamingChoice chooseStreaming(const Results& plain, const Results& streaming, size_t never) {
+  if (plain.nranks != streaming.nranks)
+    throw std::runtime_error(
+        fmt::format("the sweeps ran {} and {} ranks", plain.nranks, streaming.nranks));
+  const Fastest withPlain = fastestOf(plain), withStreaming = fastestOf(streaming);
+  std::vector<size_t> sizes;
+  for (const auto& [bytes, times] : withPlain)
+    if (bytes > 0 && withStreaming.count(bytes)) sizes.push_back(bytes);
+  if (sizes.empty()) throw std::runtime_error("the two sweeps share no size above 0 bytes");
+  // From the largest size down, so that among equal sums the fewest sizes stream.
+  size_t from = never;
+  double sum = 0, best = 0;
+  for (auto size = sizes.rbegin(); size != sizes.rend(); ++size) {
+    const auto [plainOut, plainIn] = withPlain.at(*size);
+    const auto [streamOut, streamIn] = withStreaming.at(*size);
+    sum += std::log(plainOut / streamOut) + std::log(plainIn / streamIn);
+    if (sum > best) {
+      best = sum;
+      from = *size;
+    }
+  }
+  StreamingChoice choice{from, plain};
+  choice.merged.rows.clear();
+  for (const Results* source : {&plain, &streaming})
+    for (const ResultRow& row : source->rows)
+      if ((row.bytes >= from) == (source == &streaming)) choice.merged.rows.push_back(row);
+  return choice;
+}
+
+}  // namespace tutti::bench
