@@ -89,21 +89,6 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// The link the sweep's ranks used: shm for shm, or the default on one host; tcp for tcp, or the
-// default across hosts; nullopt where it cannot tell (ucx).
-std::optional<bool> overTcp(const Results& results) {
-  const auto has = [&](const char* name) {
-    return std::find(results.transports.begin(), results.transports.end(), name) !=
-           results.transports.end();
-  };
-  std::set<std::string> hosts;
-  for (const RankInfo& rank : results.ranks) hosts.insert(rank.host);
-  const bool tcp = has("tcp") || (has("default") && hosts.size() > 1);
-  const bool shm = has("shm") || (has("default") && hosts.size() <= 1);
-  if (tcp == shm) return std::nullopt;
-  return tcp;
-}
-
 // The cost model's link figures from the ring's times out of place, which the model prices as
 // 2(n-1) steps and 2(n-1)/n of the bytes: the step from sizes of 4 KiB and less, where the bytes
 // hardly count, then the bandwidth from 1 MiB up, then the step again without the bytes' share.
@@ -172,6 +157,19 @@ void directRanges(const Sweep& sweep, int nranks, Tuning& table, std::vector<std
 }
 
 }  // namespace
+
+std::optional<bool> overTcp(const Results& results) {
+  const auto has = [&](const char* name) {
+    return std::find(results.transports.begin(), results.transports.end(), name) !=
+           results.transports.end();
+  };
+  std::set<std::string> hosts;
+  for (const RankInfo& rank : results.ranks) hosts.insert(rank.host);
+  const bool tcp = has("tcp") || (has("default") && hosts.size() > 1);
+  const bool shm = has("shm") || (has("default") && hosts.size() <= 1);
+  if (tcp == shm) return std::nullopt;
+  return tcp;
+}
 
 Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
   const Sweep sweep = sweepOf(results);

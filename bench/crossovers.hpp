@@ -7,6 +7,7 @@
 // transport are fitted to the ring's times. The other keys come from `base`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct Crossovers {
   runtime::Tuning table;
   std::vector<std::string> notes;  // what the sweep did not show, one line each
 };
+
+// The link the sweep's ranks used: shm for shm, or the default on one host; tcp for tcp, or the
+// default across hosts; nullopt where it cannot tell (ucx). True for tcp.
+std::optional<bool> overTcp(const Results& results);
 
 // Throws std::runtime_error when the rows lack an algorithm the table needs or share no size.
 Crossovers crossovers(const Results& results, const runtime::Tuning& base);

@@ -30,13 +30,13 @@ struct TuneOptions {
 };
 
 // Runs the sweep over o.ranks local ranks of `self`, its results written to `json`, under the
-// tuning file `tuning` when one is given.
+// tuning file `tuning`.
 void sweep(const TuneOptions& o, const std::string& self, const std::string& json,
-           const std::string& tuning = {}) {
+           const std::string& tuning) {
   launch::Options launch;
   launch.nranks = o.ranks;
   launch.launcherName = "tutti-bench tune";
-  if (!tuning.empty()) launch.extraEnv = {{"TUTTI_TUNING_FILE", tuning}};
+  launch.extraEnv = {{"TUTTI_TUNING_FILE", tuning}};
   launch.argv = {self, "allreduce", "--algo", "all",   "-b", o.minBytes, "-e", o.maxBytes,
                  "-f", o.factor,    "-n",     o.iters, "-w", o.warmup,   "-J", json};
   if (!o.transport.empty()) launch.argv.insert(launch.argv.end(), {"--transport", o.transport});
@@ -46,28 +46,71 @@ void sweep(const TuneOptions& o, const std::string& self, const std::string& jso
                                          fmt::join(launch.argv, " ")));
 }
 
-// Writes `table` to `path` with every section's shm_streaming_min_bytes set to `minBytes`.
-void writeWithStreaming(runtime::TuningTable table, size_t minBytes, const std::string& path) {
-  table.any.shmStreamingMinBytes = minBytes;
-  for (auto& [ranks, section] : table.byRanks) section.shmStreamingMinBytes = minBytes;
+void writeFile(const std::string& path, const std::string& text) {
   std::ofstream file(path);
-  file << runtime::formatTuningFile(table, "tutti-bench tune: one of its sweeps' tables");
+  file << text;
   if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", path));
 }
 
-// Over shared memory: the sweep once with plain stores (into `json`) and once with streaming
-// stores at every size (into `streamingJson`), each under `base` with its streaming threshold set.
-void sweepBothStores(const TuneOptions& o, const std::string& self, const std::string& json,
-                     const std::string& streamingJson, const runtime::TuningTable& base,
-                     size_t never) {
-  const std::string plainTable = o.output + ".plain-stores";
-  const std::string streamingTable = o.output + ".streaming-stores";
-  writeWithStreaming(base, never, plainTable);
-  writeWithStreaming(base, 0, streamingTable);
-  sweep(o, self, json, plainTable);
-  sweep(o, self, streamingJson, streamingTable);
-  std::filesystem::remove(plainTable);
-  std::filesystem::remove(streamingTable);
+// A table written for one sweep, removed however the sweep ends.
+class ScratchTable {
+ public:
+  // `table` with every section's shm_streaming_min_bytes set to `streamingFrom`.
+  ScratchTable(std::string path, runtime::TuningTable table, size_t streamingFrom)
+      : path_(std::move(path)) {
+    table.any.shmStreamingMinBytes = streamingFrom;
+    for (auto& [ranks, section] : table.byRanks) section.shmStreamingMinBytes = streamingFrom;
+    writeFile(path_,
+              runtime::formatTuningFile(table, "tutti-bench tune: one of its sweeps' tables"));
+  }
+  ~ScratchTable() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  ScratchTable(const ScratchTable&) = delete;
+  ScratchTable& operator=(const ScratchTable&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// What the crossovers are read off: the sweep with plain stores (run into `json`, or read from
+// --from) and, where it ran over shared memory, the choice of streaming stores: the same sweep
+// with streaming stores at every size (run, or read from --from-streaming), merged where they
+// gained (streaming_stores.hpp). --from alone keeps the table's choice.
+struct Measured {
+  Results results;
+  std::optional<size_t> streamingFrom;
+  std::string streamingJson;
+};
+
+Measured measure(const TuneOptions& o, const std::string& self, const std::string& json,
+                 const runtime::TuningTable& base) {
+  const size_t never =
+      static_cast<size_t>(runtime::tuningKeyOf(&runtime::Tuning::shmStreamingMinBytes).max);
+  Measured measured;
+  measured.streamingJson = o.from.empty() ? o.output + ".streaming.json" : o.fromStreaming;
+  if (o.from.empty()) {
+    const ScratchTable plain(o.output + ".plain-stores", base, never);
+    sweep(o, self, json, plain.path());
+  }
+  measured.results = readJson(json);
+  const bool overShm = overTcp(measured.results) == false;
+  if (!o.fromStreaming.empty() && !overShm)
+    throw std::runtime_error(
+        fmt::format("--from-streaming: {} ran over transports {}, not shared memory only", json,
+                    fmt::join(measured.results.transports, ",")));
+  if (!overShm || (!o.from.empty() && o.fromStreaming.empty())) return measured;
+  if (o.from.empty()) {
+    const ScratchTable streaming(o.output + ".streaming-stores", base, 0);
+    sweep(o, self, measured.streamingJson, streaming.path());
+  }
+  StreamingChoice choice =
+      chooseStreaming(measured.results, readJson(measured.streamingJson), never);
+  measured.results = std::move(choice.merged);
+  measured.streamingFrom = choice.minBytes;
+  return measured;
 }
 
 }  // namespace
@@ -125,31 +168,16 @@ int runTune(int argc, char** argv, const std::string& self) {
         adding ? runtime::TuningSource{runtime::readTuningFile(o.output, o.output), o.output}
                : runtime::tuningInForce();
     const std::string json = o.from.empty() ? o.output + ".json" : o.from;
-    const std::string streamingJson =
-        o.from.empty() ? o.output + ".streaming.json" : o.fromStreaming;
-    // Streaming stores are a shared-memory matter: measured where the sweep's ranks use it.
-    const bool bothStores = o.from.empty() ? o.transport != "tcp" : !o.fromStreaming.empty();
-    const size_t never =
-        static_cast<size_t>(runtime::tuningKeyOf(&runtime::Tuning::shmStreamingMinBytes).max);
-    if (o.from.empty() && bothStores)
-      sweepBothStores(o, self, json, streamingJson, base.table, never);
-    else if (o.from.empty())
-      sweep(o, self, json);
-    Results results = readJson(json);
-    std::optional<size_t> streamingFrom;
-    if (bothStores) {
-      StreamingChoice choice = chooseStreaming(results, readJson(streamingJson), never);
-      results = std::move(choice.merged);
-      streamingFrom = choice.minBytes;
-    }
+    const Measured measured = measure(o, self, json, base.table);
+    const Results& results = measured.results;
     Crossovers found = crossovers(results, base.table.forRanks(results.nranks));
-    if (streamingFrom) {
-      found.table.shmStreamingMinBytes = *streamingFrom;
+    if (measured.streamingFrom) {
+      found.table.shmStreamingMinBytes = *measured.streamingFrom;
       found.notes.push_back(fmt::format(
           "shm_streaming_min_bytes {}: where streaming stores gained over plain ones ({})",
           runtime::formatTuningValue(found.table,
                                      runtime::tuningKeyOf(&runtime::Tuning::shmStreamingMinBytes)),
-          streamingJson));
+          measured.streamingJson));
     }
     runtime::TuningTable table = adding ? base.table : runtime::TuningTable{found.table, {}};
     if (o.save) table.byRanks[results.nranks] = found.table;
@@ -165,10 +193,7 @@ int runTune(int argc, char** argv, const std::string& self) {
     const std::string text = runtime::formatTuningFile(table, header);
     runtime::parseTuning(text, o.output);
     const std::string written = o.output + ".new";
-    std::ofstream file(written);
-    file << text;
-    if (!file.flush()) throw std::runtime_error(fmt::format("{}: cannot write it", written));
-    file.close();
+    writeFile(written, text);
     std::filesystem::rename(written, o.output);
     const std::string use =
         o.save ? fmt::format(

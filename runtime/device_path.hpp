@@ -26,7 +26,7 @@ namespace tutti::runtime {
 // ring collective (not alltoall); a forced tree only where all ranks share a host (links to other
 // hosts go through the ring's link proxies, which the tree has not).
 bool runsAsKernels(const Communicator& comm, const CollectiveCall& call);
-// And whether the ranks' GPUs let them run (Communicator::kernelPlan: not when ranks share a GPU
+// And whether the ranks' GPUs let them run (DeviceSide::kernelPlan: not when ranks share a GPU
 // without MPS, or it cannot hold a channel for each): settled at the first call that passes
 // runsAsKernels, collective over the ranks; `device` is this rank's.
 bool gpusRunKernels(Communicator& comm, int device);

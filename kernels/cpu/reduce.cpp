@@ -13,9 +13,9 @@
 //
 // Streaming stores (Stores::kStreaming) replace only the writes of a block to its destinations:
 // the block is computed in the local array as always, then streamed out 16 bytes at a time where
-// the destination is 16-byte aligned (slots and large buffers are), with plain stores for what is
-// not; a store fence at the end orders them before whatever publishes the result.
-#include <algorithm>
+// the destination is 16-byte aligned (slots and large buffers are; others get plain stores), the
+// last bytes of an odd length plainly; a store fence at the end orders them before whatever
+// publishes the result.
 #include <cassert>
 #include <cstdint>
 #include <cstring>
@@ -35,15 +35,15 @@ constexpr size_t kBlock = 256;
 
 using Byte = unsigned char;
 
-// Writes `bytes` of `src` to `dst` the way `stores` says.
+// Writes `bytes` of `src` to `dst` the way `stores` says. Only a 16-byte aligned destination
+// streams: blocks are multiples of 16 bytes, so then every block starts aligned, while an
+// unaligned one would mix plain and streaming stores in the lines at each block's edges.
 void store(void* dst, const void* src, size_t bytes, Stores stores) {
 #if defined(__x86_64__)
-  if (stores == Stores::kStreaming) {
+  if (stores == Stores::kStreaming && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
     auto* to = static_cast<Byte*>(dst);
     const auto* from = static_cast<const Byte*>(src);
-    const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(to) % 16) % 16);
-    std::memcpy(to, from, head);
-    size_t done = head;
+    size_t done = 0;
     for (; done + 16 <= bytes; done += 16)
       _mm_stream_si128(reinterpret_cast<__m128i*>(to + done),
                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + done)));

@@ -128,7 +128,7 @@ class OpContext : public OpDescription {
   void recordAlgorithm(const char* instead);
   // The communicator's stall timeout now (tutti_comm_set_timeout may change it).
   std::chrono::milliseconds timeout() const;
-  // Communicator::anySourceStart: where a receive from any source looks first.
+  // OperationCounts::anySourceStart: where a receive from any source looks first.
   int& anySourceStart();
 
  private:

@@ -45,8 +45,9 @@ const std::vector<TuningKey>& tuningKeys() {
       {"tcp_gbs", &Tuning::tcpGBs, 1e-3, 1e5, "GB/s",
        "cost model and ring estimate: TCP bandwidth per direction"},
       {"shm_streaming_min_bytes", &Tuning::shmStreamingMinBytes, 0, kLargestBytes, "bytes",
-       "smallest all-reduce over shared memory whose results are written with streaming "
-       "(non-temporal) stores, sparing the cache-line handoffs between cores"},
+       "smallest collective over shared memory (by its whole buffer, as the planner counts) whose "
+       "slots and results the FIFO algorithms write with streaming (non-temporal) stores, sparing "
+       "the cache-line handoffs between cores; tune measures it on all-reduce"},
       likeVariable("slot_bytes", &Tuning::slotBytes, "TUTTI_CHUNK_BYTES", "bytes",
                    "bytes per FIFO slot (TUTTI_CHUNK_BYTES wins when set)"),
       likeVariable("slots", &Tuning::slots, "TUTTI_SLOTS", "count",

@@ -37,8 +37,9 @@ struct Tuning {
   // memory and of TCP. The topology may lower the bandwidth (ranks across CPU packages, NICs).
   double shmStepUs, tcpStepUs;
   double shmGBs, tcpGBs;
-  // The smallest all-reduce whose results are written with streaming stores (kernels::Stores)
-  // when every peer is over shared memory; larger than any message: never.
+  // The smallest collective (by the bytes the planner counts: its whole buffer) whose slots and
+  // results the FIFO algorithms write with streaming stores (kernels::Stores) when every peer is
+  // over shared memory; the key's maximum (1024G): never.
   size_t shmStreamingMinBytes;
   // Connection FIFOs: bytes per slot and slots per FIFO (TUTTI_CHUNK_BYTES and TUTTI_SLOTS,
   // when set, win).

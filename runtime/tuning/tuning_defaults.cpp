@@ -23,7 +23,7 @@
 //   through the kernel and the reduction (not swept).
 // - shm_step_us 0.3, tcp_step_us 15, shm_gbs 5, tcp_gbs 2: README "Measured" (shared memory
 //   about a memory copy's rate, TCP over loopback); they only need to rank the algorithms.
-// - shm_streaming_min_bytes 1T (never): streaming stores were measured later, on another machine
+// - shm_streaming_min_bytes 1024G (never): streaming stores were measured later, on another machine
 //   (docs/benchmarks.md, 2026-12-04); this one's gain is unknown, so its plain stores stay.
 // - slot_bytes 256K, slots 8: the first core runtime's FIFO geometry (not swept).
 #include "runtime/tuning/tuning.hpp"

@@ -74,10 +74,20 @@ TEST_CASE("streaming stores that gain from no size on are never used") {
   CHECK(choice.minBytes == 16 * M);
 }
 
-TEST_CASE("sweeps of different ranks or no common size are refused") {
-  const std::map<size_t, double> some = {{1 * K, 1.0}}, others = {{2 * K, 1.0}};
+TEST_CASE("sweeps that cannot be compared size by size are refused") {
+  const std::map<size_t, double> some = {{1 * K, 1.0}, {4 * K, 1.0}}, fewer = {{1 * K, 1.0}};
   CHECK_THROWS_WITH(chooseStreaming(sweep(2, some), sweep(4, some), kNever),
                     "the sweeps ran 2 and 4 ranks");
-  CHECK_THROWS_WITH(chooseStreaming(sweep(2, some), sweep(2, others), kNever),
-                    "the two sweeps share no size above 0 bytes");
+  CHECK_THROWS_WITH(chooseStreaming(sweep(2, some), sweep(2, fewer), kNever),
+                    "the sweep with plain stores has oneshot at 4096 bytes, the one with "
+                    "streaming stores not");
+  CHECK_THROWS_WITH(chooseStreaming(sweep(2, fewer), sweep(2, some), kNever),
+                    "the sweep with streaming stores has oneshot at 4096 bytes, the one with "
+                    "plain stores not");
+  Results broken = sweep(2, some);
+  broken.rows[3].inPlace.seconds = 0;
+  CHECK_THROWS_WITH(chooseStreaming(sweep(2, some), broken, kNever),
+                    "the sweep with streaming stores has a time of 0 s for direct at 1024 bytes");
+  CHECK_THROWS_WITH(chooseStreaming(sweep(2, {{0, 1.0}}), sweep(2, {{0, 1.0}}), kNever),
+                    "the sweeps have no all-reduce above 0 bytes");
 }

@@ -84,9 +84,19 @@ grep -q "^# tutti-bench tune: 2 ranks, .*CPU " "$dir/tuned" || fail "tune's head
 TUTTI_TUNING_FILE="$dir/tuned" "$info" algorithms >"$dir/out" 2>&1 ||
   { cat "$dir/out"; fail "TUTTI_TUNING_FILE refused what tune wrote"; }
 [ -s "$dir/tuned.streaming.json" ] || fail "tune wrote no sweep with streaming stores beside its own"
-grep -q "^shm_streaming_min_bytes = " "$dir/tuned" || fail "tune chose no streaming threshold"
+grep -q "^# shm_streaming_min_bytes .*: where streaming stores gained over plain ones" "$dir/tuned" ||
+  fail "tune's header does not say how it chose the streaming threshold"
+for scratch in plain-stores streaming-stores; do
+  [ ! -e "$dir/tuned.$scratch" ] || fail "tune left its sweep's table $dir/tuned.$scratch behind"
+done
 "$bench" tune --from-streaming "$dir/tuned.streaming.json" -o "$dir/x" >"$dir/log" 2>&1
 [ $? = 2 ] || fail "tune --from-streaming without --from: $(cat "$dir/log")"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["machine"]["transports"] = ["tcp"]; json.dump(s, open(sys.argv[2], "w"))' \
+  "$dir/tuned.json" "$dir/tcp.json"
+"$bench" tune --from "$dir/tcp.json" --from-streaming "$dir/tuned.streaming.json" -o "$dir/x" \
+  >"$dir/log" 2>&1
+[ $? = 1 ] && grep -q "ran over transports tcp, not shared memory only" "$dir/log" ||
+  fail "tune --from-streaming beside a sweep over TCP: $(cat "$dir/log")"
 "$bench" tune --from "$dir/tuned.json" --from-streaming "$dir/tuned.streaming.json" -o "$dir/again" \
   >/dev/null || fail "tune --from exited $?"
 diff <(grep -v '^#' "$dir/tuned") <(grep -v '^#' "$dir/again") || fail "tune --from read another table"

@@ -238,9 +238,9 @@ TEST_CASE("copy writes every destination, skips one that is the source", "[kerne
   copy(nullptr, 0, nullptr, 0);  // nothing to do, nothing touched
 }
 
-// Streaming stores write 16-byte pieces where the destination is aligned and plain stores for the
-// head before the first boundary and the tail after the last: every split of a destination at
-// each offset from a boundary, against the source's bytes, with nothing written outside.
+// Streaming stores write 16-byte pieces to a 16-byte aligned destination, the last bytes of an odd
+// length plainly, and plain stores anywhere else: lengths around 16 at each offset from a
+// boundary, against the source's bytes, with nothing written outside.
 TEST_CASE("a streaming copy writes exactly the destination, at any alignment", "[kernels][copy]") {
   for (size_t offset = 0; offset < 17; ++offset) {
     for (const size_t bytes : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{31},
