@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -73,10 +74,9 @@ StreamingChoice chooseStreaming(const Results& plain, const Results& streaming, 
     }
   }
   StreamingChoice choice{from, plain};
-  choice.merged.rows.clear();
-  for (const Results* source : {&plain, &streaming})
-    for (const ResultRow& row : source->rows)
-      if ((row.bytes >= from) == (source == &streaming)) choice.merged.rows.push_back(row);
+  std::erase_if(choice.merged.rows, [&](const ResultRow& row) { return row.bytes >= from; });
+  std::copy_if(streaming.rows.begin(), streaming.rows.end(), std::back_inserter(choice.merged.rows),
+               [&](const ResultRow& row) { return row.bytes >= from; });
   return choice;
 }
 

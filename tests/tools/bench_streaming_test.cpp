@@ -14,8 +14,14 @@ namespace {
 
 constexpr size_t K = 1 << 10, M = 1 << 20, kNever = size_t{1} << 40;
 
+// Each algorithm's time as a multiple of the ring's: the others twice it, auto (which the choice
+// must ignore) a tenth.
+double factorOf(const std::string& algorithm) {
+  return algorithm == "ring" ? 1 : algorithm == "auto" ? 0.1 : 2;
+}
+
 // A sweep of the four fixed algorithms and auto: per size, the ring takes `ring[bytes]` seconds
-// in both placements, the others twice that (auto, which the choice must ignore, a tenth).
+// in both placements, the others factorOf(algorithm) times that.
 Results sweep(int nranks, const std::map<size_t, double>& ring) {
   Results results;
   results.nranks = nranks;
@@ -25,8 +31,7 @@ Results sweep(int nranks, const std::map<size_t, double>& ring) {
       row.collective = "allreduce";
       row.algorithm = algorithm;
       row.bytes = bytes;
-      const double factor = algorithm == "ring" ? 1 : algorithm == "auto" ? 0.1 : 2;
-      row.outOfPlace.seconds = row.inPlace.seconds = seconds * factor;
+      row.outOfPlace.seconds = row.inPlace.seconds = seconds * factorOf(algorithm);
       results.rows.push_back(row);
     }
   return results;
@@ -47,8 +52,7 @@ TEST_CASE("streaming stores run from the size where they gained most, summed upw
   for (const ResultRow& row : choice.merged.rows) {
     INFO(row.algorithm << " at " << row.bytes);
     const double ring = row.bytes >= 256 * K ? streaming.at(row.bytes) : plain.at(row.bytes);
-    const double factor = row.algorithm == "ring" ? 1 : row.algorithm == "auto" ? 0.1 : 2;
-    CHECK(row.outOfPlace.seconds == ring * factor);
+    CHECK(row.outOfPlace.seconds == ring * factorOf(row.algorithm));
   }
   CHECK(choice.merged.rows.size() == plain.size() * 5);
   CHECK(choice.merged.nranks == 2);
@@ -65,9 +69,7 @@ TEST_CASE("streaming stores that gain from no size on are never used") {
   CHECK(choice.minBytes == kNever);
   CHECK(choice.merged.rows.size() == plain.size() * 5);
   for (const ResultRow& row : choice.merged.rows)
-    CHECK(row.outOfPlace.seconds == (row.algorithm == "ring"   ? 1.0
-                                     : row.algorithm == "auto" ? 0.1
-                                                               : 2.0));
+    CHECK(row.outOfPlace.seconds == factorOf(row.algorithm));
 
   streaming[16 * M] = 0.9;  // the largest size alone gains: it streams alone
   choice = chooseStreaming(sweep(4, plain), sweep(4, streaming), kNever);
