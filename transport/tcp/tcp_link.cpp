@@ -6,9 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "base/byte_codec.hpp"
 #include "base/log.hpp"
@@ -16,13 +14,8 @@
 namespace tutti::transport::tcp {
 namespace {
 
-constexpr size_t kAlign = 64;
 // Frames one sendmsg gathers (two iovecs each): small messages go out in few system calls.
 constexpr int kFramesPerWrite = 16;
-
-size_t strideOf(size_t slotBytes) {
-  return (slotBytes + kAlign - 1) / kAlign * kAlign;
-}
 
 // Into the slot's own header buffer: no allocation per message.
 void encodeHeader(uint8_t* header, size_t bytes, const Tag& tag) {
@@ -42,17 +35,6 @@ uint32_t decodeHeader(const uint8_t* header, Tag* tag, std::string_view what) {
 }
 
 }  // namespace
-
-SlotBuffer::SlotBuffer(size_t slots, size_t slotBytes)
-    : slots_(slots), stride_(strideOf(slotBytes)) {
-  void* p = std::aligned_alloc(kAlign, slots_ * stride_);
-  if (!p) raise(ErrorCode::kSystem, "tcp: cannot allocate {} slots of {} bytes", slots_, slotBytes);
-  data_.reset(static_cast<std::byte*>(p));
-}
-
-void SlotBuffer::Free::operator()(std::byte* p) const {
-  std::free(p);
-}
 
 void PendingWrites::add(TcpLink* link) {
   if (link->listed_) return;
@@ -111,7 +93,7 @@ void* TcpLink::Sender::tryAcquire() {
   TcpLink& l = link_;
   if (!l.hasFreeSendSlot()) return nullptr;
   l.acquired_ = true;
-  return l.sendSlots_.slot(l.posted_);
+  return l.sendSlots_.claim(l.posted_);
 }
 
 bool TcpLink::Sender::tryPostFrom(const void* data, size_t bytes, const Tag& tag) {
@@ -132,15 +114,15 @@ void TcpLink::Sender::post(size_t bytes, const Tag& tag) {
     raise(ErrorCode::kInvalidUsage, "tcp: post of {} bytes to {} exceeds the slot size {}", bytes,
           l.what_, l.slotBytes_);
   l.acquired_ = false;
-  l.enqueue(l.sendSlots_.slot(l.posted_), bytes, tag);
+  l.enqueue(l.sendSlots_.claim(l.posted_), bytes, tag);
 }
 
 void TcpLink::enqueue(const std::byte* data, size_t bytes, const Tag& tag) {
   const uint64_t frame = posted_;
-  const size_t slot = frame % slots_;
-  sendLength_[slot] = static_cast<uint32_t>(bytes);
-  sendData_[slot] = data;
-  encodeHeader(sendHeader_[slot].data(), bytes, tag);
+  const size_t entry = frame % slots_;
+  sendLength_[entry] = static_cast<uint32_t>(bytes);
+  sendData_[entry] = data;
+  encodeHeader(sendHeader_[entry].data(), bytes, tag);
   ++posted_;
   if (writeError_) return;  // thrown by the next tryAcquire
   if (writeSocket(static_cast<int>(frame % sockets_.size()))) pending_->add(this);
@@ -162,17 +144,17 @@ bool TcpLink::writeSocket(int index) {
     size_t total = 0;
     size_t skip = s.written;  // only the first frame is partly sent
     for (uint64_t f = s.nextWrite; f < posted_ && count + 2 <= 2 * kFramesPerWrite; f += step) {
-      const size_t slot = f % slots_;
+      const size_t entry = f % slots_;
       if (skip < kFrameHeaderBytes) {
-        iov[count++] = {sendHeader_[slot].data() + skip, kFrameHeaderBytes - skip};
+        iov[count++] = {sendHeader_[entry].data() + skip, kFrameHeaderBytes - skip};
         total += kFrameHeaderBytes - skip;
         skip = 0;
       } else {
         skip -= kFrameHeaderBytes;
       }
-      if (sendLength_[slot] > skip) {
-        iov[count++] = {const_cast<std::byte*>(sendData_[slot]) + skip, sendLength_[slot] - skip};
-        total += sendLength_[slot] - skip;
+      if (sendLength_[entry] > skip) {
+        iov[count++] = {const_cast<std::byte*>(sendData_[entry]) + skip, sendLength_[entry] - skip};
+        total += sendLength_[entry] - skip;
       }
       skip = 0;
     }
@@ -215,6 +197,7 @@ void TcpLink::frameSent(uint64_t frame) {
   sent_[frame % slots_] = true;
   while (freed_ < posted_ && sent_[freed_ % slots_]) {
     sent_[freed_ % slots_] = false;
+    sendSlots_.free(freed_);
     ++freed_;
   }
 }
@@ -272,7 +255,7 @@ void TcpLink::readSocket(int index) {
 std::byte* TcpLink::payloadTarget(const Socket& s) {
   if (s.nextRead == consumed_ && receiveTo_ && Envelope{s.length, s.tag} == receiveExpected_)
     return receiveTo_;
-  return recvSlots_.slot(s.nextRead);
+  return recvSlots_.claim(s.nextRead);
 }
 
 bool TcpLink::nextFrameComplete() {
@@ -289,7 +272,7 @@ const void* TcpLink::Receiver::tryPeek(Envelope* got) {
   if (!l.nextFrameComplete()) return nullptr;
   l.peeked_ = true;
   *got = l.recvEnvelope_[l.consumed_ % l.slots_];
-  return l.recvSlots_.slot(l.consumed_);
+  return l.recvSlots_.claim(l.consumed_);
 }
 
 bool TcpLink::Receiver::tryReceiveInto(void* dst, const Envelope& expected, Envelope* got) {
@@ -298,13 +281,14 @@ bool TcpLink::Receiver::tryReceiveInto(void* dst, const Envelope& expected, Enve
   l.receiveExpected_ = expected;
   if (!l.nextFrameComplete()) return false;
   l.receiveTo_ = nullptr;
-  const uint64_t slot = l.consumed_ % l.slots_;
-  *got = l.recvEnvelope_[slot];
+  const uint64_t entry = l.consumed_ % l.slots_;
+  *got = l.recvEnvelope_[entry];
   if (*got != expected) return true;  // left in its slot: the caller reports the mismatch
   if (!l.receivedInPlace_ && expected.bytes > 0)
-    std::memcpy(dst, l.recvSlots_.slot(l.consumed_), expected.bytes);
+    std::memcpy(dst, l.recvSlots_.claim(l.consumed_), expected.bytes);
   l.receivedInPlace_ = false;
-  l.complete_[slot] = false;
+  l.complete_[entry] = false;
+  l.recvSlots_.free(l.consumed_);
   ++l.consumed_;
   return true;
 }
@@ -332,6 +316,7 @@ void TcpLink::Receiver::release() {
     raise(ErrorCode::kInvalidUsage, "tcp: release of a slot from {} that was not peeked", l.what_);
   l.peeked_ = false;
   l.complete_[l.consumed_ % l.slots_] = false;
+  l.recvSlots_.free(l.consumed_);
   ++l.consumed_;
 }
 

@@ -1,13 +1,14 @@
 // The data path between this rank and one peer over tcp: socketsPerPeer non-blocking sockets
 // carrying frames [u32 length][Tag: 3 x u64][payload], integers little-endian, in both directions.
 //
-// Sending: `slots` local staging slots. tryAcquire hands out the next free one, post() queues
+// Sending: `slots` local staging slots (slot_pool.hpp: the one freed last is taken next).
+// tryAcquire hands out a free one, post() queues
 // its frame and writes what the socket takes at once; the rest goes out in later post(),
 // tryAcquire() and flushWrites() calls. A slot is free again only when its frame is entirely in
 // the kernel. Frame k (counting from 0) travels over socket k % nsockets, so each socket carries
 // an ordered subsequence and the receiver can put the stream back together.
-// Receiving: `slots` local slots; frame k lands in slot k % slots as soon as the frame before it
-// in that slot has been released, read from socket k % nsockets. tryPeek returns frame k only
+// Receiving: `slots` local slots; frame k lands in a free slot once frame k - slots has been
+// released, read from socket k % nsockets. tryPeek returns frame k only
 // when it is complete and all earlier ones were released. tryReceiveInto names where the next
 // frame (k = consumed_) should go instead: its payload is read straight into the caller's
 // memory when its size and tag match and none of it is in the slot yet, saving the copy out of the
@@ -24,31 +25,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "base/socket.hpp"
+#include "transport/tcp/slot_pool.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::transport::tcp {
-
-// Slot memory: 64-byte aligned so that kernels may use vector loads on it.
-class SlotBuffer {
- public:
-  SlotBuffer(size_t slots, size_t slotBytes);
-  std::byte* slot(uint64_t index) const { return data_.get() + (index % slots_) * stride_; }
-
- private:
-  struct Free {
-    void operator()(std::byte* p) const;
-  };
-  size_t slots_;
-  size_t stride_;
-  std::unique_ptr<std::byte, Free> data_;
-};
 
 class TcpLink;
 
@@ -160,9 +146,9 @@ class TcpLink {
   Sender sender_{*this};
   Receiver receiver_{*this};
 
-  // Sending side: frames [freed_, posted_) occupy slots; sent_[i] marks slot i's frame as
-  // fully written (frames complete out of order across sockets).
-  SlotBuffer sendSlots_;
+  // Sending side: frames [freed_, posted_) are queued; sent_[k % slots] marks frame k as fully
+  // written (frames complete out of order across sockets).
+  SlotPool sendSlots_;
   std::vector<uint32_t> sendLength_;
   std::vector<const std::byte*> sendData_;  // a staging slot, or the caller's memory
   std::vector<std::array<uint8_t, kFrameHeaderBytes>> sendHeader_;
@@ -172,8 +158,9 @@ class TcpLink {
   bool acquired_ = false;
   std::optional<Error> writeError_;
 
-  // Receiving side: frame consumed_ is the next tryPeek returns; complete_[i] marks slot i.
-  SlotBuffer recvSlots_;
+  // Receiving side: frame consumed_ is the next tryPeek returns; complete_[k % slots] marks
+  // frame k.
+  SlotPool recvSlots_;
   std::vector<Envelope> recvEnvelope_;
   std::vector<bool> complete_;
   uint64_t consumed_ = 0;
