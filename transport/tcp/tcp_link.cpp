@@ -16,6 +16,9 @@ namespace {
 
 // Frames one sendmsg gathers (two iovecs each): small messages go out in few system calls.
 constexpr int kFramesPerWrite = 16;
+// What a receive asks for beyond the frame being read. Bytes that land there are copied once
+// more, so a page: a small frame whole in one system call, a large one copies only its start.
+constexpr size_t kInboxBytes = 4096;
 
 // Into the slot's own header buffer: no allocation per message.
 void encodeHeader(uint8_t* header, size_t bytes, const Tag& tag) {
@@ -71,6 +74,7 @@ TcpLink::TcpLink(int rank, std::string what, std::vector<Fd> sockets, size_t slo
     s.fd = std::move(sockets[i]);
     s.nextWrite = i;
     s.nextRead = i;
+    s.inbox = std::make_unique_for_overwrite<std::byte[]>(kInboxBytes);
     sockets_.push_back(std::move(s));
   }
 }
@@ -204,8 +208,32 @@ void TcpLink::frameSent(uint64_t frame) {
 
 // ---- receiving ----
 
-bool TcpLink::received(Socket& s, ssize_t n, int err) {
-  if (n > 0) return true;
+bool TcpLink::receive(Socket& s, bool* drained) {
+  iovec iov[2];
+  int count = 0;
+  if (s.headerGot == kFrameHeaderBytes && s.payloadGot < s.length) {
+    if (s.payloadGot == 0) s.payloadTo = payloadTarget(s);
+    iov[count++] = {s.payloadTo + s.payloadGot, s.length - s.payloadGot};
+  }
+  iov[count++] = {s.inbox.get(), kInboxBytes};
+  const size_t asked = (count == 2 ? iov[0].iov_len : 0) + kInboxBytes;
+  msghdr message{};
+  message.msg_iov = iov;
+  message.msg_iovlen = static_cast<size_t>(count);
+  const ssize_t n = recvmsg(s.fd.get(), &message, MSG_DONTWAIT);
+  const int err = errno;
+  if (n > 0) {
+    size_t got = static_cast<size_t>(n);
+    if (count == 2) {
+      const size_t intoPayload = std::min(got, iov[0].iov_len);
+      s.payloadGot += intoPayload;
+      got -= intoPayload;
+    }
+    s.inboxBegin = 0;
+    s.inboxEnd = got;
+    *drained = static_cast<size_t>(n) < asked;
+    return true;
+  }
   if (n == 0) {
     s.readError = remoteClosed("closed the connection");
   } else if (err == ECONNRESET) {
@@ -217,34 +245,44 @@ bool TcpLink::received(Socket& s, ssize_t n, int err) {
   return false;
 }
 
+bool TcpLink::takeFromInbox(Socket& s) {
+  auto take = [&s](std::byte* to, size_t want) {
+    const size_t n = std::min(want, s.inboxEnd - s.inboxBegin);
+    if (n > 0) std::memcpy(to, s.inbox.get() + s.inboxBegin, n);
+    s.inboxBegin += n;
+    return n;
+  };
+  if (s.headerGot < kFrameHeaderBytes) {
+    s.headerGot +=
+        take(reinterpret_cast<std::byte*>(s.header) + s.headerGot, kFrameHeaderBytes - s.headerGot);
+    if (s.headerGot < kFrameHeaderBytes) return false;
+    s.length = decodeHeader(s.header, &s.tag, what_);
+    s.payloadGot = 0;
+    if (s.length > slotBytes_) {
+      s.readError =
+          Error(ErrorCode::kRemote, fmt::format("tcp: peer {} sent a frame of {} bytes, limit {}",
+                                                what_, s.length, slotBytes_));
+      return false;
+    }
+  }
+  if (s.payloadGot < s.length) {
+    if (s.inboxBegin == s.inboxEnd) return false;
+    if (s.payloadGot == 0) s.payloadTo = payloadTarget(s);
+    s.payloadGot += take(s.payloadTo + s.payloadGot, s.length - s.payloadGot);
+  }
+  return s.payloadGot == s.length;
+}
+
 void TcpLink::readSocket(int index) {
   Socket& s = sockets_[index];
   const uint64_t step = sockets_.size();
+  bool drained = false;
   while (!s.readError && s.nextRead - consumed_ < slots_) {
-    if (s.headerGot < kFrameHeaderBytes) {
-      const size_t want = kFrameHeaderBytes - s.headerGot;
-      const ssize_t n = recv(s.fd.get(), s.header + s.headerGot, want, MSG_DONTWAIT);
-      if (!received(s, n, errno)) return;
-      s.headerGot += static_cast<size_t>(n);
-      if (s.headerGot < kFrameHeaderBytes) return;  // drained
-      s.length = decodeHeader(s.header, &s.tag, what_);
-      s.payloadGot = 0;
-      if (s.length > slotBytes_) {
-        s.readError =
-            Error(ErrorCode::kRemote, fmt::format("tcp: peer {} sent a frame of {} bytes, limit {}",
-                                                  what_, s.length, slotBytes_));
-        return;
-      }
+    if (!takeFromInbox(s)) {
+      if (s.readError || drained || !receive(s, &drained)) return;
+      continue;
     }
-    if (s.payloadGot < s.length) {
-      if (s.payloadGot == 0) s.payloadTo = payloadTarget(s);
-      const size_t want = s.length - s.payloadGot;
-      const ssize_t n = recv(s.fd.get(), s.payloadTo + s.payloadGot, want, MSG_DONTWAIT);
-      if (!received(s, n, errno)) return;
-      s.payloadGot += static_cast<size_t>(n);
-      if (s.payloadGot < s.length) return;  // drained
-      if (s.payloadTo == receiveTo_) receivedInPlace_ = true;
-    }
+    if (s.length > 0 && s.payloadTo == receiveTo_) receivedInPlace_ = true;
     recvEnvelope_[s.nextRead % slots_] = {s.length, s.tag};
     complete_[s.nextRead % slots_] = true;
     s.nextRead += step;

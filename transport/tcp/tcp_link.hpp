@@ -8,7 +8,11 @@
 // the kernel. Frame k (counting from 0) travels over socket k % nsockets, so each socket carries
 // an ordered subsequence and the receiver can put the stream back together.
 // Receiving: `slots` local slots; frame k lands in a free slot once frame k - slots has been
-// released, read from socket k % nsockets. tryPeek returns frame k only
+// released, read from socket k % nsockets. Each receive also asks for up to a page more (into the
+// socket's inbox), so a small frame -- header and payload -- arrives in one system call, and
+// one that returns less than asked ends the reading there (the socket is empty: no recv that
+// only says EAGAIN); bytes the inbox took are copied where they belong, the rest of a large
+// payload is read in place. tryPeek returns frame k only
 // when it is complete and all earlier ones were released. tryReceiveInto names where the next
 // frame (k = consumed_) should go instead: its payload is read straight into the caller's
 // memory when its size and tag match and none of it is in the slot yet, saving the copy out of the
@@ -25,6 +29,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +98,10 @@ class TcpLink {
     size_t payloadGot = 0;
     std::byte* payloadTo = nullptr;  // where this frame's payload goes, chosen at its first byte
     std::optional<Error> readError;  // EOF, reset or protocol error: no more frames from here
+    // Bytes received past the frame being read: [inboxBegin, inboxEnd) are not taken yet.
+    std::unique_ptr<std::byte[]> inbox;
+    size_t inboxBegin = 0;
+    size_t inboxEnd = 0;
   };
 
   class Sender final : public SendConn {
@@ -128,8 +137,12 @@ class TcpLink {
   bool writeSocket(int index);  // true while frames stay queued on it
   void frameSent(uint64_t frame);
   void advanceWritten(Socket& socket, size_t bytes);
-  // False when the recv got nothing (EAGAIN, EOF, error); errors are stored in the socket.
-  bool received(Socket& socket, ssize_t n, int err);
+  // Moves the inbox's bytes into the frame being read; true once that frame is whole.
+  bool takeFromInbox(Socket& socket);
+  // One recv: the rest of the frame's payload (once its header is known) and then the inbox.
+  // False when it got nothing (EAGAIN, EOF, error; errors are stored in the socket); *drained
+  // when it got less than it asked for.
+  bool receive(Socket& socket, bool* drained);
   // The caller's memory when the payload of `socket`'s frame may go there, else its slot.
   std::byte* payloadTarget(const Socket& socket);
   // True when frame consumed_ is complete, after reading its socket; throws that socket's error

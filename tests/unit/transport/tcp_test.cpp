@@ -8,8 +8,11 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <random>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/auth.hpp"
 #include "base/drop_log.hpp"
@@ -43,14 +46,19 @@ Fd dialAsRank(const Options& options, int from, int to, const std::string& addre
 }
 
 // Rank 0's real transport, connected to a fake rank 1 whose socket the test writes raw frames to.
-std::pair<std::unique_ptr<Transport>, Fd> connectToFakeRank() {
-  const Options options = smallOptions(0, 2, uniqueTag());
-  auto transport = makeTcpTransport(options);
-  const std::string address = transport->localAddress();
-  auto fake = std::async(std::launch::async, [&] { return dialAsRank(options, 1, 0, address); });
-  transport->connect({1}, {address, "127.0.0.1:9"}, Deadline::after(seconds(10)));
-  return {std::move(transport), fake.get()};
-}
+struct FakeRankLink {
+  FakeRankLink() {
+    const Options options = smallOptions(0, 2, uniqueTag());
+    transport = makeTcpTransport(options);
+    const std::string address = transport->localAddress();
+    auto fake = std::async(std::launch::async, [&] { return dialAsRank(options, 1, 0, address); });
+    transport->connect({1}, {address, "127.0.0.1:9"}, Deadline::after(seconds(10)));
+    fd = fake.get();
+  }
+
+  std::unique_ptr<Transport> transport;
+  Fd fd;
+};
 
 // Reads and discards until the peer closes `fd` (true) or the deadline passes (false).
 bool closedByPeer(int fd, const Deadline& deadline) {
@@ -241,13 +249,9 @@ TEST_CASE("tcp: a rank that leaves first delivers everything it posted", "[trans
   CHECK(log.all().empty());
 }
 
-TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation",
-          "[transport][tcp]") {
-  // Named references, not a structured binding: clang 14 cannot capture those in lambdas.
-  auto link = connectToFakeRank();
-  std::unique_ptr<Transport>& transport = link.first;
-  Fd& fd = link.second;
-
+TEST_CASE_METHOD(FakeRankLink,
+                 "tcp: a frame longer than a slot is a remote error, not an allocation",
+                 "[transport][tcp]") {
   // One good frame, then one that claims slotBytes + 1 bytes.
   writeFrameHeader(fd.get(), 3);
   writeAll(fd.get(), "abc", 3, Deadline::after(seconds(5)), "rank 0");
@@ -276,12 +280,10 @@ TEST_CASE("tcp: a frame longer than a slot is a remote error, not an allocation"
          message.find("4294967295 bytes") != std::string::npos));
 }
 
-TEST_CASE("tcp: frames that come one at a time reuse one slot; frames read ahead take others",
-          "[transport][tcp]") {
-  // Named references, not a structured binding: clang 14 cannot capture those in lambdas.
-  auto link = connectToFakeRank();
-  std::unique_ptr<Transport>& transport = link.first;
-  Fd& fd = link.second;
+TEST_CASE_METHOD(
+    FakeRankLink,
+    "tcp: frames that come one at a time reuse one slot; frames read ahead take others",
+    "[transport][tcp]") {
   RecvConn& recv = transport->recv(1);
   const Deadline deadline = Deadline::after(seconds(30));
   auto writeFrame = [&](const std::string& payload) {
@@ -334,14 +336,70 @@ TEST_CASE("tcp: frames that come one at a time reuse one slot; frames read ahead
   }
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(FakeRankLink,
+                 "tcp: frames cut anywhere in the byte stream arrive whole and in order",
+                 "[transport][tcp]") {
+  RecvConn& recv = transport->recv(1);
+  const size_t slotBytes = recv.slotBytes();
+
+  // Frames of every size class -- empty, a few bytes, around the receiver's one-page inbox, a
+  // whole slot -- as one byte stream, written in random pieces with pauses, so that headers and
+  // payloads are cut at every kind of place and several frames at once wait in the socket.
+  std::mt19937_64 random(20261204);
+  const std::vector<size_t> sizes = {0, 1, 7, 28, 4068, 4069, 4096, slotBytes, 3, 0, 2000};
+  std::vector<std::string> frames;
+  std::string stream;
+  for (int i = 0; i < 60; ++i) {
+    const size_t bytes = i < static_cast<int>(sizes.size()) ? sizes[i] : random() % (slotBytes + 1);
+    std::string payload(bytes, '\0');
+    for (char& c : payload) c = static_cast<char>(random());
+    const Tag tag{{static_cast<uint64_t>(i), 7, 9}};
+    std::string header(4 + sizeof(Tag), '\0');
+    for (int b = 0; b < 4; ++b) header[b] = static_cast<char>(bytes >> (8 * b));
+    for (int w = 0; w < 3; ++w)
+      for (int b = 0; b < 8; ++b)
+        header[4 + 8 * w + b] = static_cast<char>(tag.words[w] >> (8 * b));
+    stream += header + payload;
+    frames.push_back(std::move(payload));
+  }
+  auto writer = std::async(std::launch::async, [&] {
+    std::mt19937_64 pieces(7);
+    for (size_t at = 0; at < stream.size();) {
+      const size_t n = std::min<size_t>(1 + pieces() % 9000, stream.size() - at);
+      writeAll(fd.get(), stream.data() + at, n, Deadline::after(seconds(10)), "rank 0");
+      at += n;
+      if (pieces() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+
+  // Every third frame into the caller's memory, the others peeked from their slot.
+  const Deadline deadline = Deadline::after(seconds(30));
+  std::string into(slotBytes, '.');
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const Envelope expected{frames[i].size(), Tag{{i, 7, 9}}};
+    Envelope got;
+    if (i % 3 == 0) {
+      while (!recv.tryReceiveInto(into.data(), expected, &got) && !deadline.expired())
+        transport->progress();
+      REQUIRE(got == expected);
+      REQUIRE(into.compare(0, got.bytes, frames[i]) == 0);
+    } else {
+      const void* data = nullptr;
+      while (!(data = recv.tryPeek(&got)) && !deadline.expired()) transport->progress();
+      REQUIRE(data != nullptr);
+      REQUIRE(got == expected);
+      REQUIRE(std::string(static_cast<const char*>(data), got.bytes) == frames[i]);
+      recv.release();
+    }
+  }
+  writer.get();
+}
+
+TEST_CASE_METHOD(
+    FakeRankLink,
     "tcp: tryReceiveInto reads into the caller's memory; a wrong size or tag stays; an abandoned "
     "receive fails the link",
     "[transport][tcp]") {
-  // Named references, not a structured binding: clang 14 cannot capture those in lambdas.
-  auto link = connectToFakeRank();
-  std::unique_ptr<Transport>& transport = link.first;
-  Fd& fd = link.second;
   auto write = [&](const char* text) {
     writeAll(fd.get(), text, std::strlen(text), Deadline::after(seconds(5)), "rank 0");
   };
