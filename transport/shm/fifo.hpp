@@ -5,7 +5,9 @@
 // slot's bytes -- and the consumer polls that line with acquire loads: the line that says "here"
 // also says what (byte count, tag) and, for a payload of up to 24 bytes, carries it, so a small
 // message costs the consumer one cache line from the producer's core, not three (a counter, the
-// header, the data; on the 2-core VM each such miss costs ~300 ns, measured by a ping-pong).
+// header, the data; on the 2-core VM each such miss costs ~300 ns, measured by a ping-pong). A
+// header has a second line, prefetched while the first is polled, for payloads of up to 88
+// bytes (64 B all-reduce, 2 ranks: 0.62 us against 0.68 with one line, 0.70 unprefetched).
 // The consumer's count of released slots (`head`) is the producer's credit; the producer caches
 // it and re-reads it only when the cached value says "full". A side that waits past its spinning
 // sleeps on a doorbell (doorbell.hpp) that the other side rings after moving.
@@ -14,7 +16,7 @@
 //   0     head (u64, consumer)     -- own 64-byte line
 //   64    consumer's doorbell (u32: raised while it sleeps for a post) -- own line
 //   128   producer's doorbell (u32: raised while it sleeps for a free slot) -- own line
-//   192   headers[slots] (SlotHeader, 64 bytes each) -- one line per slot
+//   192   headers[slots] (SlotHeader, 128 bytes each) -- two lines per slot
 //   data  slot 0 .. slots-1, `stride` bytes apart; data starts on a page boundary and stride is
 //         slotBytes rounded up to 64, so a slot is page aligned whenever slotBytes is a multiple
 //         of the page size (the default 128 KiB is).
@@ -39,19 +41,19 @@ inline constexpr size_t roundUp(size_t value, size_t to) {
   return (value + to - 1) / to * to;
 }
 
-// What a posted slot says of itself; a line of its own, so that the sender filling the next
+// What a posted slot says of itself; lines of its own, so that the sender filling the next
 // header never shares a line with the receiver reading this one. A struct in native order, not a
 // byte_codec record: it is part of the live FIFO, published and read under its own `posted`
 // field's release and acquire, between ranks of one host whose segment headers agree on the
 // layout version.
-inline constexpr size_t kInlineBytes = 64 - 2 * sizeof(uint64_t) - sizeof(Tag);
+inline constexpr size_t kInlineBytes = 128 - 2 * sizeof(uint64_t) - sizeof(Tag);
 struct alignas(64) SlotHeader {
   uint64_t posted;  // i + 1 once slot i (counting every post) is here; written last
   uint64_t bytes;
   Tag tag;
   std::byte inlined[kInlineBytes];  // the payload itself when it is this small
 };
-static_assert(sizeof(SlotHeader) == 64);
+static_assert(sizeof(SlotHeader) == 128);
 
 struct FifoLayout {
   size_t slots = 0;
@@ -201,6 +203,9 @@ class FifoReceiver final : public RecvConn {
   // Whether slot head_ has been posted. Any other value there (an earlier round's, or a
   // peer's scribble) reads as "not yet".
   bool arrived() const {
+    // The header's second line, fetched while the first is polled: a payload that reaches into
+    // it then costs no second wait for a line.
+    __builtin_prefetch(reinterpret_cast<const std::byte*>(&headers()[head_ % layout_.slots]) + 64);
     return postedOf(headers()[head_ % layout_.slots]).load(std::memory_order_acquire) == head_ + 1;
   }
 

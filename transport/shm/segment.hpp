@@ -49,7 +49,7 @@ struct SegmentHeader {
 
   static constexpr uint64_t kMagic = 0x746e656d67657374;  // "tsegment"
   // 4: the header page holds a departure note; 5: the note's record is a byte_codec record
-  static constexpr uint32_t kVersion = 6;
+  static constexpr uint32_t kVersion = 7;
   static constexpr size_t kEncodedBytes = 48;
   // The header page; FIFOs follow it.
   static constexpr size_t kBytes = 4096;
