@@ -90,7 +90,7 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['healthy']
 # eth1's all-reduce is slow beside eth0's, and its pairs name h3's NIC on it.
 ip netns exec "${hosts[2]}" tc qdisc add dev eth1 root tbf rate 20mbit burst 32kb latency 400ms
 run slow-rail 1 2 3 4
-expect slow-rail 1 "^suspect rail eth1: all-reduce at [0-9]+% of the rails' median" \
+expect slow-rail 1 "^suspect rail eth1: all-reduce at [0-9]+% of the other rails' median" \
   "^suspect host h3 on rail eth1: every pair slow" "^h3 \| suspect: host h3 on rail eth1" \
   "^h1 \| healthy" "^h2 \| healthy" "^h4 \| healthy"
 forbid slow-rail "^suspect (host h3:|link|rail eth0)"

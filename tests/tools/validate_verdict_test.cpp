@@ -208,7 +208,7 @@ TEST_CASE("validate: rails are the interfaces every host has, or those asked for
   }
 }
 
-TEST_CASE("validate: a rail is slow beside the other rails' median", "[validate]") {
+TEST_CASE("validate: a rail is slow beside the median of the others", "[validate]") {
   const Thresholds defaults;
   std::vector<RailResult> rails = {{"ib0", 20.0}, {"ib1", 19.5}, {"ib2", 9.0}, {"ib3", 19.0}};
   const std::vector<Finding> findings = judgeRails(rails, defaults);
@@ -216,8 +216,15 @@ TEST_CASE("validate: a rail is slow beside the other rails' median", "[validate]
   CHECK(findings[0].kind == Finding::Kind::kRail);
   CHECK(findings[0].rail == "ib2");
   CHECK(findings[0].a == -1);
-  CHECK_THAT(findings[0].reason, Contains("all-reduce at 47% of the rails' median (9 vs 19.2"));
+  CHECK_THAT(findings[0].reason,
+             Contains("all-reduce at 46% of the other rails' median (9 vs 19.5 GB/s"));
   CHECK((!rails[0].slow && !rails[1].slow && rails[2].slow && !rails[3].slow));
+  // Two rails: each beside the other, not beside their mean (88% of the other, 94% of the mean).
+  std::vector<RailResult> pair = {{"eth0", 1.0}, {"eth1", 0.88}};
+  const std::vector<Finding> pairFindings = judgeRails(pair, defaults);
+  REQUIRE(pairFindings.size() == 1);
+  CHECK(pairFindings[0].rail == "eth1");
+  CHECK_THAT(pairFindings[0].reason, Contains("at 88% of the other rails' median (0.88 vs 1 GB/s"));
   // Within the fraction, or a rail alone: nothing to say.
   std::vector<RailResult> close = {{"ib0", 20.0}, {"ib1", 18.8}};
   CHECK(judgeRails(close, defaults).empty());

@@ -157,15 +157,19 @@ RailChoice chooseRails(const std::vector<std::vector<NetInterface>>& interfacesP
 std::vector<Finding> judgeRails(std::vector<RailResult>& rails, const Thresholds& thresholds) {
   std::vector<Finding> findings;
   if (rails.size() < 2) return findings;
-  std::vector<double> busbw;
-  for (const RailResult& rail : rails) busbw.push_back(rail.allreduceBusGBs);
-  const double middle = median(busbw);
+  // Beside the others only: a median that held the rail itself would be, with two rails, their
+  // mean, and a rail at a fifth of the other would show at a third of it.
   for (RailResult& rail : rails) {
+    std::vector<double> others;
+    for (const RailResult& other : rails)
+      if (&other != &rail) others.push_back(other.allreduceBusGBs);
+    const double middle = median(others);
     rail.slow = rail.allreduceBusGBs < thresholds.minBandwidthFraction * middle;
     if (rail.slow)
       findings.push_back(
           {Finding::Kind::kRail, -1, -1,
-           fmt::format("all-reduce at {:.0f}% of the rails' median ({:.3g} vs {:.3g} GB/s busbw)",
+           fmt::format("all-reduce at {:.0f}% of the other rails' median ({:.3g} vs {:.3g} GB/s "
+                       "busbw)",
                        percentOf(rail.allreduceBusGBs, middle), rail.allreduceBusGBs, middle),
            rail.name});
   }

@@ -71,8 +71,8 @@ struct RailChoice {
 };
 RailChoice chooseRails(const std::vector<std::vector<NetInterface>>& interfacesPerHost,
                        const std::vector<std::string>& wanted);
-// Marks each rail slow whose all-reduce is below the bandwidth fraction of the rails' median (two
-// rails or more); one kRail finding for each.
+// Marks each rail slow whose all-reduce is below the bandwidth fraction of the other rails' median
+// (two rails or more); one kRail finding for each.
 std::vector<Finding> judgeRails(std::vector<RailResult>& rails, const Thresholds& thresholds);
 
 // `names` label the hosts in reasons.
