@@ -6,7 +6,7 @@
 // error path: an Error with the code and the name of the bytes its owner gave it.
 //
 // Where the line is drawn: shared-memory words that processes read live through atomics (FIFO
-// slot headers, head/tail counters, a departure note's state word) stay integers in structs. A
+// slot headers, head counters, a departure note's state word) stay integers in structs. A
 // codec copies a record in one go; it cannot publish or acquire anything.
 #pragma once
 

@@ -73,7 +73,8 @@ class SendConn : public Conn {
 class RecvConn : public Conn {
  public:
   // The oldest posted slot, with its byte count and tag in *got, or nullptr when none has
-  // arrived. Throws Error when the connection has failed.
+  // arrived. Throws Error when the connection has failed. Its bytes may be only 8-byte aligned
+  // (shm carries small payloads inside its slot header).
   virtual const void* tryPeek(Envelope* got) = 0;
   // Frees the slot returned by the last successful tryPeek.
   virtual void release() = 0;

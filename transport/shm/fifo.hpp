@@ -3,8 +3,8 @@
 // released (consumer); slot i lives at index i % slots. The producer publishes slot i by writing
 // i + 1 into the slot's header line -- with a release store, after the header's envelope and the
 // slot's bytes -- and the consumer polls that line with acquire loads: the line that says "here"
-// also says what (byte count, tag) and, for a payload of up to 24 bytes, carries it, so a small
-// message costs the consumer one cache line from the producer's core, not three (a counter, the
+// also says what (byte count, tag) and, for a small payload, carries it, so a small message
+// costs the consumer one or two cache lines from the producer's core, not three (a counter, the
 // header, the data; on the 2-core VM each such miss costs ~300 ns, measured by a ping-pong). A
 // header has a second line, prefetched while the first is polled, for payloads of up to 88
 // bytes (64 B all-reduce, 2 ranks: 0.62 us against 0.68 with one line, 0.70 unprefetched).

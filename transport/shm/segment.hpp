@@ -48,7 +48,9 @@ struct SegmentHeader {
   uint64_t jobHash = 0;  // of the communicator's tag: a segment of another job is refused
 
   static constexpr uint64_t kMagic = 0x746e656d67657374;  // "tsegment"
-  // 4: the header page holds a departure note; 5: the note's record is a byte_codec record
+  // 4: the header page holds a departure note; 5: the note's record is a byte_codec record;
+  // 6: a slot header is its publication (no tail counter); 7: the header is two lines, carrying
+  // up to 88 payload bytes
   static constexpr uint32_t kVersion = 7;
   static constexpr size_t kEncodedBytes = 48;
   // The header page; FIFOs follow it.

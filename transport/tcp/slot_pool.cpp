@@ -28,6 +28,7 @@ void SlotPool::Release::operator()(std::byte* p) const {
 std::byte* SlotPool::claim(uint64_t frame) {
   Holder& holder = holders_[frame % holders_.size()];
   if (holder.slot == kNone) {
+    // Never empty here: there are as many slots as places, and each place holds one at most.
     holder = {frame, freeSlots_.back()};
     freeSlots_.pop_back();
   } else if (holder.frame != frame) {

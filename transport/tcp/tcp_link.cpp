@@ -106,6 +106,7 @@ bool TcpLink::Sender::tryPostFrom(const void* data, size_t bytes, const Tag& tag
     raise(ErrorCode::kInvalidUsage, "tcp: post of {} bytes to {} exceeds the slot size {}", bytes,
           l.what_, l.slotBytes_);
   if (!l.hasFreeSendSlot()) return false;
+  l.acquired_ = false;  // a slot acquired before is this frame's, and goes back with it
   l.enqueue(static_cast<const std::byte*>(data), bytes, tag);
   return true;
 }
@@ -335,14 +336,18 @@ void TcpLink::Receiver::abandonReceive() {
   TcpLink& l = link_;
   if (!l.receiveTo_) return;
   Socket& s = l.sockets_[l.consumed_ % l.sockets_.size()];
-  const bool partlyThere =
-      s.nextRead == l.consumed_ && s.payloadGot > 0 && s.payloadTo == l.receiveTo_;
+  // Between frames payloadGot and payloadTo still describe the last one: only a whole header
+  // says they are this frame's.
+  const bool partlyThere = s.nextRead == l.consumed_ && s.headerGot == kFrameHeaderBytes &&
+                           s.payloadGot > 0 && s.payloadTo == l.receiveTo_;
   if (partlyThere || l.receivedInPlace_) {
     // The frame's bytes went to memory that is no longer ours to write: this socket stops
-    // reading (readSocket checks readError first), and the frame is never delivered.
+    // reading (readSocket checks readError first), and the frame is never delivered. An error
+    // already there stays: it says why more truly.
     l.complete_[l.consumed_ % l.slots_] = false;
-    s.readError = Error(ErrorCode::kInternal,
-                        fmt::format("tcp: a receive from {} was abandoned halfway", l.what_));
+    if (!s.readError)
+      s.readError = Error(ErrorCode::kInternal,
+                          fmt::format("tcp: a receive from {} was abandoned halfway", l.what_));
   }
   l.receiveTo_ = nullptr;
   l.receivedInPlace_ = false;

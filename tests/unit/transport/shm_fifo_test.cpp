@@ -120,7 +120,8 @@ TEST_CASE("shm fifo: a producer thread and a consumer thread agree on every byte
   std::vector<size_t> sizes(kMessages);
   std::mt19937_64 random(20261204);
   // Mostly sizes around the inline limit, where the payload's place changes.
-  for (size_t& s : sizes) s = random() % 4 == 0 ? random() % (kSlotBytes + 1) : random() % 64;
+  for (size_t& s : sizes)
+    s = random() % 4 == 0 ? random() % (kSlotBytes + 1) : random() % (2 * kInlineBytes);
   std::thread producer([&] {
     for (uint64_t index = 0; index < kMessages; ++index) {
       std::byte* slot = nullptr;
