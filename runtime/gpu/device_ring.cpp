@@ -143,7 +143,8 @@ struct DeviceRing::State {
   std::unique_ptr<PinnedPool::Lease> control;         // [0] the abort flag, [1] the released ticket
   CUdeviceptr abortOnDevice = 0, ticketOnDevice = 0;  // the two words as the GPU sees them
   CUstream own = nullptr;
-  CUevent last = nullptr;  // recorded after every kernel: the next one waits for it
+  CUevent last = nullptr;        // recorded after every kernel: the next one waits for it
+  CUevent callerWork = nullptr;  // the legacy default stream's work before a held launch
   bool launchedBefore = false;
   uint32_t tickets = 0;
   std::mutex mutex;              // launches (the issuing thread) and release (the engine's)
@@ -576,6 +577,7 @@ DeviceRing::DeviceRing(const RingMembers& members, PinnedPool& pool, const Deadl
   ContextScope scope(s.context);
   check(driver().createStream(&s.own, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(driver().createEvent(&s.last, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  check(driver().createEvent(&s.callerWork, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   log::info(
       "gpu: rank {} joined the device ring of {} ranks on device {} ({} channels, FIFOs of "
       "{} MiB{}{})",
@@ -608,6 +610,7 @@ DeviceRing::~DeviceRing() {
         closeBy - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{})));
   ContextScope scope(s.context);
   if (s.last) driver().destroyEvent(s.last);
+  if (s.callerWork) driver().destroyEvent(s.callerWork);
   if (s.own) driver().destroyStream(s.own);
 }
 
@@ -724,6 +727,15 @@ std::pair<std::shared_ptr<const KernelRun>, uint32_t> DeviceRing::launchHeld(
     std::lock_guard lock(s.mutex);
     ticket = ++s.tickets;
     ContextScope scope(s.context);
+    // The forms without a stream see what the caller enqueued before the call on its thread's
+    // default stream, and so on the legacy one, which that stream waits for: a copy from pageable
+    // memory returns before its DMA has landed (seen on an H200: 8 ranks under MPS reduced stale
+    // in-place inputs). Not recorded on the legacy stream itself: that waits for every blocking
+    // stream, among them a thread rank's stream-form kernel that waits for this one's peers. One
+    // way only: the ring's stream stays non-blocking, so the caller's later work never waits for
+    // a kernel that waits for other ranks.
+    check(driver().recordEvent(s.callerWork, CU_STREAM_PER_THREAD), "cuEventRecord");
+    check(driver().waitEvent(s.own, s.callerWork, 0), "cuStreamWaitEvent");
     check(driver().waitValue32(s.own, s.ticketOnDevice, ticket, CU_STREAM_WAIT_VALUE_GEQ),
           "cuStreamWaitValue32");
   }

@@ -122,8 +122,9 @@ class DeviceRing {
   // (fusable() says which may go together). kInvalidArgument when a call is not one the kernels
   // run, kInternal for calls that cannot share a launch.
   std::shared_ptr<const KernelRun> launch(std::span<const RingCall> calls, void* stream);
-  // The same on the ring's own stream, held until the host calls release(ticket): the blocking
-  // and request forms, which run in the engine's order. Returns the ticket with the run.
+  // The same on the ring's own stream, after what the calling thread enqueued on its default
+  // stream, held until the host calls release(ticket): the blocking and request forms, which run
+  // in the engine's order. Returns the ticket with the run.
   std::pair<std::shared_ptr<const KernelRun>, uint32_t> launchHeld(std::span<const RingCall> calls);
   void release(uint32_t ticket);
   // Whether `next` may join `batch` (calls of one launch, in call order): the batch holds fewer

@@ -99,6 +99,7 @@ Loaded load() {
   resolve(handle, "cuStreamCreate", d.createStream, missing);
   resolve(handle, "cuStreamDestroy_v2", d.destroyStream, missing);
   resolve(handle, "cuStreamQuery", d.queryStream, missing);
+  resolve(handle, "cuStreamSynchronize", d.synchronizeStream, missing);
   resolve(handle, "cuEventCreate", d.createEvent, missing);
   resolve(handle, "cuEventDestroy_v2", d.destroyEvent, missing);
   resolve(handle, "cuEventRecord", d.recordEvent, missing);

@@ -62,6 +62,7 @@ struct Driver {
   decltype(&::cuStreamCreate) createStream;
   decltype(&::cuStreamDestroy_v2) destroyStream;
   decltype(&::cuStreamQuery) queryStream;
+  decltype(&::cuStreamSynchronize) synchronizeStream;
   decltype(&::cuEventCreate) createEvent;
   decltype(&::cuEventDestroy_v2) destroyEvent;
   decltype(&::cuEventRecord) recordEvent;

@@ -47,10 +47,12 @@ void* allocateDevice(size_t bytes, int ordinal);
 void freeDevice(void* ptr);
 
 // Synchronous copies on the calling thread's per-thread default stream (so that they do not wait
-// for other threads' streams), in the context of the device memory's owner.
+// for other threads' streams), in the context of the device memory's owner: the bytes have
+// landed when they return.
 void copyToHost(void* host, const void* device, size_t bytes, const BufferKind& owner);
 void copyToDevice(void* device, const void* host, size_t bytes, const BufferKind& owner);
-// Device memory to device memory of the same device: a one-rank collective's whole work.
+// Device memory to device memory of the same device, landed when it returns: a one-rank
+// collective's whole work.
 void copyOnDevice(void* to, const void* from, size_t bytes, const BufferKind& owner);
 
 }  // namespace tutti::runtime::gpu

@@ -75,6 +75,17 @@ void freeDevice(void* ptr) {
   check(driver().free(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
 }
 
+namespace {
+
+// The driver returns from a copy out of pageable memory, or within the device, before its bytes
+// land; these copies are synchronous: they return once the bytes are there, for kernels on any
+// stream and for other processes to read.
+void landed() {
+  check(driver().synchronizeStream(CU_STREAM_PER_THREAD), "cuStreamSynchronize");
+}
+
+}  // namespace
+
 void copyToHost(void* host, const void* device, size_t bytes, const BufferKind& owner) {
   if (bytes == 0) return;
   ContextScope scope(static_cast<CUcontext>(owner.context));
@@ -85,6 +96,7 @@ void copyToDevice(void* device, const void* host, size_t bytes, const BufferKind
   if (bytes == 0) return;
   ContextScope scope(static_cast<CUcontext>(owner.context));
   check(driver().copyHtoD(reinterpret_cast<CUdeviceptr>(device), host, bytes), "cuMemcpyHtoD");
+  landed();
 }
 
 void copyOnDevice(void* to, const void* from, size_t bytes, const BufferKind& owner) {
@@ -93,6 +105,7 @@ void copyOnDevice(void* to, const void* from, size_t bytes, const BufferKind& ow
   check(driver().copyDtoD(reinterpret_cast<CUdeviceptr>(to), reinterpret_cast<CUdeviceptr>(from),
                           bytes),
         "cuMemcpyDtoD");
+  landed();
 }
 
 }  // namespace tutti::runtime::gpu

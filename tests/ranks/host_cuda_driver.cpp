@@ -71,10 +71,14 @@ constexpr const char* kPhysicalName = "host-cuda-physical-";
 
 struct Stream {
   int ordinal = 0;
+  // A blocking stream (created without CU_STREAM_NON_BLOCKING): its work waits for the default
+  // stream's work enqueued before it, as the driver orders it after the legacy default stream.
+  Stream* after = nullptr;
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::function<void()>> work;
   size_t pending = 0;
+  uint64_t enqueued = 0, finished = 0;
   bool stopping = false;
   std::thread worker;
 
@@ -89,17 +93,45 @@ struct Stream {
       next();
       lock.lock();
       --pending;
+      ++finished;
       cv.notify_all();
     }
   }
   void enqueue(std::function<void()> step) {
+    if (after) {
+      const uint64_t mark = after->enqueuedSoFar();
+      push([before = after, mark] { before->waitFinished(mark); });
+    }
+    push(std::move(step));
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mutex);
+      stopping = true;
+    }
+    cv.notify_all();
+  }
+  uint64_t enqueuedSoFar() {
+    std::lock_guard lock(mutex);
+    return enqueued;
+  }
+  void waitFinished(uint64_t mark) {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return finished >= mark; });
+  }
+
+ private:
+  void push(std::function<void()> step) {
     {
       std::lock_guard lock(mutex);
       work.push_back(std::move(step));
       ++pending;
+      ++enqueued;
     }
     cv.notify_all();
   }
+
+ public:
   void synchronize() {
     std::unique_lock lock(mutex);
     cv.wait(lock, [this] { return pending == 0; });
@@ -108,7 +140,7 @@ struct Stream {
 
 std::mutex mutex;
 std::map<uintptr_t, Allocation> allocations;  // by device address
-std::set<void*> hostAllocations;
+std::map<uintptr_t, size_t> hostAllocations;  // pinned: cuMemHostAlloc'd or registered
 std::set<Stream*> streams;
 std::atomic<int> allocationDevice{0};
 thread_local std::vector<CUcontext> contextStack;
@@ -138,10 +170,47 @@ char* backing(CUdeviceptr device, size_t bytes) {
   return a->backing + (static_cast<uintptr_t>(device) - reinterpret_cast<uintptr_t>(a->device));
 }
 
+// The legacy default stream and every thread's default stream, as one: ordered work the host
+// does not wait for (a copy from pageable memory, a copy on the device), as the driver's.
+// One per process: a child of fork() inherits the parent's without its worker thread (tests fork
+// after using the driver, which the real one does not allow). Never destroyed: its worker may
+// wait at exit.
+Stream& defaultStream() {
+  struct Owned {
+    pid_t pid;
+    Stream* stream;
+  };
+  static std::atomic<Owned*> current{nullptr};
+  Owned* now = current.load(std::memory_order_acquire);
+  const pid_t me = getpid();
+  if (now && now->pid == me) return *now->stream;
+  auto* made = new Owned{me, new Stream};
+  made->stream->worker = std::thread([stream = made->stream] { stream->run(); });
+  made->stream->worker.detach();
+  if (current.compare_exchange_strong(now, made, std::memory_order_acq_rel)) return *made->stream;
+  made->stream->stop();  // another thread made this process's first
+  return *now->stream;
+}
+
+bool isDefaultStream(CUstream handle) {
+  return !handle || handle == CU_STREAM_LEGACY || handle == CU_STREAM_PER_THREAD;
+}
+
 Stream* streamOf(CUstream handle) {
+  if (isDefaultStream(handle)) return &defaultStream();
   std::lock_guard lock(mutex);
   auto* stream = reinterpret_cast<Stream*>(handle);
   return streams.count(stream) ? stream : nullptr;
+}
+
+// Whether [host, host + bytes) lies in pinned host memory.
+bool pinned(const void* host, size_t bytes) {
+  const auto address = reinterpret_cast<uintptr_t>(host);
+  std::lock_guard lock(mutex);
+  auto it = hostAllocations.upper_bound(address);
+  if (it == hostAllocations.begin()) return false;
+  --it;
+  return address + bytes <= it->first + it->second;
 }
 
 // The writable twin of a pointer into device memory; any other pointer (pinned host memory, which
@@ -260,6 +329,31 @@ std::shared_ptr<Event> eventOf(CUevent handle) {
 int environmentInt(const char* name, int fallback) {
   const char* text = std::getenv(name);
   return text && *text ? std::atoi(text) : fallback;
+}
+
+// How long a copy from pageable memory takes to land after the call returned:
+// HOST_CUDA_COPY_DELAY_US, default 2000 -- long enough that work not ordered after it reads
+// what was there before.
+std::chrono::microseconds copyDelay() {
+  return std::chrono::microseconds(environmentInt("HOST_CUDA_COPY_DELAY_US", 2000));
+}
+
+// A synchronous copy to the device (`to`: the writable twin): from pinned memory it has landed
+// when this returns; from pageable memory the bytes are staged now and land later, as the DMA
+// does after the driver's call returned.
+void copyToDevice(char* to, const void* host, size_t bytes) {
+  Stream& stream = defaultStream();
+  if (pinned(host, bytes)) {
+    stream.synchronize();
+    copyBytes(to, host, bytes);
+    return;
+  }
+  auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(host),
+                                                    static_cast<const char*>(host) + bytes);
+  stream.enqueue([to, staged, delay = copyDelay()] {
+    std::this_thread::sleep_for(delay);
+    copyBytes(to, staged->data(), staged->size());
+  });
 }
 
 bool peerAccess(int device, int peer) {
@@ -416,7 +510,7 @@ CUresult cuPointerGetAttributes(unsigned count, CUpointer_attribute* attributes,
                                 CUdeviceptr pointer) {
   std::lock_guard lock(mutex);
   const Allocation* a = find(static_cast<uintptr_t>(pointer));
-  const bool pinned = hostAllocations.count(reinterpret_cast<void*>(pointer)) > 0;
+  const bool pinned = hostAllocations.count(static_cast<uintptr_t>(pointer)) > 0;
   for (unsigned i = 0; i < count; ++i) switch (attributes[i]) {
       case CU_POINTER_ATTRIBUTE_CONTEXT:  // none for the virtual memory API's mappings
         *static_cast<CUcontext*>(data[i]) = a && !a->mapped ? contextOf(a->ordinal) : nullptr;
@@ -437,7 +531,7 @@ CUresult cuMemHostAlloc(void** host, size_t bytes, unsigned) {
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   *host = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
   std::lock_guard lock(mutex);
-  hostAllocations.insert(*host);
+  hostAllocations.emplace(reinterpret_cast<uintptr_t>(*host), bytes);
   return CUDA_SUCCESS;
 }
 
@@ -446,13 +540,16 @@ CUresult cuMemHostRegister_v2(void* host, size_t bytes, unsigned) {
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!host || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(mutex);
-  if (!hostAllocations.insert(host).second) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  if (!hostAllocations.emplace(reinterpret_cast<uintptr_t>(host), bytes).second)
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   return CUDA_SUCCESS;
 }
 
 CUresult cuMemHostUnregister(void* host) {
   std::lock_guard lock(mutex);
-  return hostAllocations.erase(host) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  return hostAllocations.erase(reinterpret_cast<uintptr_t>(host))
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* device, void* host, unsigned) {
@@ -464,16 +561,21 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* device, void* host, unsigned)
 CUresult cuMemFreeHost(void* host) {
   {
     std::lock_guard lock(mutex);
-    hostAllocations.erase(host);
+    hostAllocations.erase(reinterpret_cast<uintptr_t>(host));
   }
   std::free(host);
   return CUDA_SUCCESS;
 }
 
+// The synchronous copies, on the calling thread's default stream, with the driver's documented
+// host synchronisation: to the host, the call returns once the copy has landed (after the
+// stream's earlier work); from pinned memory too; from pageable memory, once the bytes are
+// staged, and they land later (copyDelay); on the device, at once, the copy landing later.
 CUresult cuMemcpyDtoH_v2_ptds(void* host, CUdeviceptr device, size_t bytes) {
   char* from = backing(device, bytes);
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!from) return CUDA_ERROR_INVALID_VALUE;
+  defaultStream().synchronize();
   copyBytes(host, from, bytes);
   return CUDA_SUCCESS;
 }
@@ -482,7 +584,7 @@ CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr device, const void* host, size_t bytes
   char* to = backing(device, bytes);
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!to) return CUDA_ERROR_INVALID_VALUE;
-  copyBytes(to, host, bytes);
+  copyToDevice(to, host, bytes);
   return CUDA_SUCCESS;
 }
 
@@ -491,14 +593,18 @@ CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
   const char* source = backing(from, bytes);
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!target || !source) return CUDA_ERROR_INVALID_VALUE;
-  std::memmove(target, source, bytes);
+  defaultStream().enqueue([target, source, bytes, delay = copyDelay()] {
+    std::this_thread::sleep_for(delay);
+    std::memmove(target, source, bytes);
+  });
   return CUDA_SUCCESS;
 }
 
-// Test helpers: synchronous copies with no context (the test's own), by the names cuda.h uses.
+// Test helpers: the same copies with no context (the test's own), by the names cuda.h uses.
 CUresult cuMemcpyDtoH_v2(void* host, CUdeviceptr device, size_t bytes) {
   char* from = backing(device, bytes);
   if (!from) return CUDA_ERROR_INVALID_VALUE;
+  defaultStream().synchronize();
   copyBytes(host, from, bytes);
   return CUDA_SUCCESS;
 }
@@ -506,12 +612,13 @@ CUresult cuMemcpyDtoH_v2(void* host, CUdeviceptr device, size_t bytes) {
 CUresult cuMemcpyHtoD_v2(CUdeviceptr device, const void* host, size_t bytes) {
   char* to = backing(device, bytes);
   if (!to) return CUDA_ERROR_INVALID_VALUE;
-  copyBytes(to, host, bytes);
+  copyToDevice(to, host, bytes);
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamCreate(CUstream* handle, unsigned) {
+CUresult cuStreamCreate(CUstream* handle, unsigned flags) {
   auto* stream = new Stream;
+  if (!(flags & CU_STREAM_NON_BLOCKING)) stream->after = &defaultStream();
   stream->ordinal = contextStack.empty() ? allocationDevice.load() : ordinalOf(contextStack.back());
   stream->worker = std::thread([stream] { stream->run(); });
   std::lock_guard lock(mutex);
@@ -522,16 +629,12 @@ CUresult cuStreamCreate(CUstream* handle, unsigned) {
 
 CUresult cuStreamDestroy_v2(CUstream handle) {
   Stream* stream = streamOf(handle);
-  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+  if (!stream || isDefaultStream(handle)) return CUDA_ERROR_INVALID_HANDLE;
   {
     std::lock_guard lock(mutex);
     streams.erase(stream);
   }
-  {
-    std::lock_guard lock(stream->mutex);
-    stream->stopping = true;
-  }
-  stream->cv.notify_all();
+  stream->stop();
   stream->worker.join();
   delete stream;
   return CUDA_SUCCESS;
