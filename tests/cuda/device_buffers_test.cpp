@@ -6,6 +6,7 @@
 // and a stream form whose peers never come, which must still release its stream.
 #include <cuda_runtime.h>
 
+#include <barrier>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <random>
@@ -24,10 +25,12 @@ using tutti::kernels::cuda::test::DeviceBuffer;
 
 namespace {
 
-// Device memory on GPU 0, and, for the stream forms, a stream of this rank's own.
+// Device memory on GPU 0, and, for the stream forms, a stream of this rank's own. The ranks are
+// threads of this process: they allocate and free only while none has a collective in flight
+// (CaseMemory::buffersReady), meeting at `ranks`.
 class DeviceMemory : public CaseMemory {
  public:
-  explicit DeviceMemory(bool onStream) {
+  DeviceMemory(bool onStream, std::barrier<>& ranks) : ranks_(ranks) {
     check(cudaSetDevice(0), "cudaSetDevice");
     if (onStream) check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream");
   }
@@ -50,8 +53,11 @@ class DeviceMemory : public CaseMemory {
   void synchronize() override {
     if (stream_) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
+  void buffersReady() override { ranks_.arrive_and_wait(); }
+  void resultsRead() override { ranks_.arrive_and_wait(); }
 
  private:
+  std::barrier<>& ranks_;
   cudaStream_t stream_ = nullptr;
 };
 
@@ -74,8 +80,9 @@ TEST_CASE("every collective on device buffers matches the host reference", "[cud
           Case c = randomCase(rng, kind, nranks, size_t{1} << 18);
           c.async = form == Form::kRequest;
           INFO(nranks << " ranks, " << formName(form) << ": " << describe(c));
+          std::barrier ranks(nranks);
           const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
-            DeviceMemory memory(form == Form::kStream);
+            DeviceMemory memory(form == Form::kStream, ranks);
             return runCase(world.comm(rank), c, nullptr, nullptr, &memory);
           });
           for (const std::string& problem : problems) CHECK(problem == "");
@@ -132,14 +139,29 @@ TEST_CASE("device buffers: bad input is refused before anything runs", "[cuda][a
 TEST_CASE("a stream form that cannot finish still releases its stream", "[cuda][api][faults]") {
   ThreadWorld world(2);
   REQUIRE(world.ok());
+  check(cudaSetDevice(0), "cudaSetDevice");
+  // Allocated before any rank calls (CaseMemory::buffersReady says why).
+  DeviceBuffer rank0Buffer(4096), rank1Buffer(4096);
+  unsigned char* const buffers[2] = {rank0Buffer.data(), rank1Buffer.data()};
+  cudaStream_t streams[2] = {};
+  for (cudaStream_t& made : streams)
+    check(cudaStreamCreateWithFlags(&made, cudaStreamNonBlocking), "stream");
+  // Both ranks once: the first collective on device buffers connects the device ring, which
+  // takes every rank (a rank alone fails it, and the communicator with it).
+  const auto connected = onEveryRank<int>(2, [&](int rank) {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    const tuttiResult_t result =
+        tutti_allreduce_stream(buffers[rank], buffers[rank], 1024, tuttiFloat32, tuttiSum,
+                               world.comm(rank), streams[rank]);
+    if (result == tuttiSuccess) check(cudaStreamSynchronize(streams[rank]), "synchronize");
+    return static_cast<int>(result);
+  });
+  REQUIRE(connected == std::vector<int>{tuttiSuccess, tuttiSuccess});
   tuttiComm_t comm = world.comm(0);
   REQUIRE(tutti_comm_set_timeout(comm, 1000) == tuttiSuccess);
-  check(cudaSetDevice(0), "cudaSetDevice");
-  DeviceBuffer buffer(4096);
-  cudaStream_t stream = nullptr;
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  // Rank 1 never calls: rank 0's all-reduce times out, and the stream must go on.
-  REQUIRE(tutti_allreduce_stream(buffer.data(), buffer.data(), 1024, tuttiFloat32, tuttiSum, comm,
+  cudaStream_t stream = streams[0];
+  // Now rank 1 never calls: rank 0's all-reduce times out, and the stream must go on.
+  REQUIRE(tutti_allreduce_stream(buffers[0], buffers[0], 1024, tuttiFloat32, tuttiSum, comm,
                                  stream) == tuttiSuccess);
   const auto start = std::chrono::steady_clock::now();
   cudaError_t state = cudaErrorNotReady;
@@ -150,5 +172,5 @@ TEST_CASE("a stream form that cannot finish still releases its stream", "[cuda][
   tuttiResult_t asyncError = tuttiSuccess;
   CHECK(tutti_comm_get_async_error(comm, &asyncError) == tuttiSuccess);
   CHECK(asyncError == tuttiTimeout);
-  cudaStreamDestroy(stream);
+  for (cudaStream_t made : streams) cudaStreamDestroy(made);
 }

@@ -225,6 +225,7 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
     const void* twinSend =
         sendInRecv ? recvTwin.at(recv.data(), sendPtr) : sendTwin.at(send.data(), sendPtr);
     void* twinRecv = recvTwin.at(recv.data(), recvPtr);
+    memory->buffersReady();
     rc = memory->stream() ? issueOnStream(comm, c, twinSend, twinRecv, rank, n, memory->stream())
                           : issue(comm, c, twinSend, twinRecv, rank, n);
     if (rc == tuttiSuccess) {
@@ -232,6 +233,7 @@ std::string runCase(tuttiComm_t comm, const Case& c, std::vector<char>* output,
       recvTwin.download(recv.data(), recvBytes.size());
       sendTwin.download(send.data(), sendBytes.size());
     }
+    memory->resultsRead();
   } else {
     rc = issue(comm, c, sendPtr, recvPtr, rank, n);
   }

@@ -55,6 +55,12 @@ class CaseMemory {
   virtual void download(void* to, const void* from, size_t bytes) = 0;
   virtual tuttiStream_t stream() = 0;  // nullptr: the blocking and request forms
   virtual void synchronize() = 0;
+  // Called on every rank once its buffers are in place, before the call, and once its results
+  // are read, before its buffers go. Ranks as threads of one process on a real GPU meet there:
+  // CUDA orders work issued after a device allocation or free behind all work issued before it,
+  // so a rank allocating while a peer's kernel waits for it would never launch its own.
+  virtual void buffersReady() {}
+  virtual void resultsRead() {}
 };
 
 // Runs c on this rank of comm; returns "" or what went wrong. `output` receives the bytes the
