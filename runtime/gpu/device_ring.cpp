@@ -144,7 +144,7 @@ struct DeviceRing::State {
   CUdeviceptr abortOnDevice = 0, ticketOnDevice = 0;  // the two words as the GPU sees them
   CUstream own = nullptr;
   CUevent last = nullptr;        // recorded after every kernel: the next one waits for it
-  CUevent callerWork = nullptr;  // the legacy default stream's work before a held launch
+  CUevent callerWork = nullptr;  // the caller's default-stream work before a held launch
   bool launchedBefore = false;
   uint32_t tickets = 0;
   std::mutex mutex;              // launches (the issuing thread) and release (the engine's)

@@ -77,8 +77,7 @@ struct Stream {
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::function<void()>> work;
-  size_t pending = 0;
-  uint64_t enqueued = 0, finished = 0;
+  uint64_t enqueued = 0, finished = 0;  // steps ever; the stream is idle when they agree
   bool stopping = false;
   std::thread worker;
 
@@ -92,10 +91,17 @@ struct Stream {
       lock.unlock();
       next();
       lock.lock();
-      --pending;
       ++finished;
       cv.notify_all();
     }
+  }
+  void push(std::function<void()> step) {
+    {
+      std::lock_guard lock(mutex);
+      work.push_back(std::move(step));
+      ++enqueued;
+    }
+    cv.notify_all();
   }
   void enqueue(std::function<void()> step) {
     if (after) {
@@ -120,21 +126,9 @@ struct Stream {
     cv.wait(lock, [&] { return finished >= mark; });
   }
 
- private:
-  void push(std::function<void()> step) {
-    {
-      std::lock_guard lock(mutex);
-      work.push_back(std::move(step));
-      ++pending;
-      ++enqueued;
-    }
-    cv.notify_all();
-  }
-
- public:
   void synchronize() {
     std::unique_lock lock(mutex);
-    cv.wait(lock, [this] { return pending == 0; });
+    cv.wait(lock, [this] { return finished == enqueued; });
   }
 };
 
@@ -338,22 +332,26 @@ std::chrono::microseconds copyDelay() {
   return std::chrono::microseconds(environmentInt("HOST_CUDA_COPY_DELAY_US", 2000));
 }
 
+// A copy the host does not wait for: on the default stream, landing copyDelay() from now.
+void landLater(std::function<void()> copy) {
+  defaultStream().enqueue([copy = std::move(copy), delay = copyDelay()] {
+    std::this_thread::sleep_for(delay);
+    copy();
+  });
+}
+
 // A synchronous copy to the device (`to`: the writable twin): from pinned memory it has landed
 // when this returns; from pageable memory the bytes are staged now and land later, as the DMA
 // does after the driver's call returned.
 void copyToDevice(char* to, const void* host, size_t bytes) {
-  Stream& stream = defaultStream();
   if (pinned(host, bytes)) {
-    stream.synchronize();
+    defaultStream().synchronize();
     copyBytes(to, host, bytes);
     return;
   }
   auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(host),
                                                     static_cast<const char*>(host) + bytes);
-  stream.enqueue([to, staged, delay = copyDelay()] {
-    std::this_thread::sleep_for(delay);
-    copyBytes(to, staged->data(), staged->size());
-  });
+  landLater([to, staged] { copyBytes(to, staged->data(), staged->size()); });
 }
 
 bool peerAccess(int device, int peer) {
@@ -593,10 +591,7 @@ CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr to, CUdeviceptr from, size_t bytes) {
   const char* source = backing(from, bytes);
   if (contextStack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (!target || !source) return CUDA_ERROR_INVALID_VALUE;
-  defaultStream().enqueue([target, source, bytes, delay = copyDelay()] {
-    std::this_thread::sleep_for(delay);
-    std::memmove(target, source, bytes);
-  });
+  landLater([target, source, bytes] { std::memmove(target, source, bytes); });
   return CUDA_SUCCESS;
 }
 
@@ -890,7 +885,7 @@ CUresult cuStreamQuery(CUstream handle) {
   Stream* stream = streamOf(handle);
   if (!stream) return CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard lock(stream->mutex);
-  return stream->pending == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return stream->finished == stream->enqueued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult cuEventCreate(CUevent* event, unsigned) {
