@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <span>
 
 #include "base/byte_codec.hpp"
@@ -100,14 +99,22 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
     const int k = static_cast<int>(sharing.size());
     int resident = kMostResidentBlocks;
     bool mps = true;
-    std::set<RankProcess> sharingProcesses;
+    std::map<RankProcess, std::vector<int>> byProcess;
     for (int r : sharing) {
       const auto at = static_cast<size_t>(r);
       resident = std::min(resident, ranks[at].residentBlocks);
       mps = mps && ranks[at].mps;
-      sharingProcesses.insert(processes[at]);
+      byProcess[processes[at]].push_back(r);
     }
-    if (sharingProcesses.size() > 1 && !mps)
+    for (const auto& [process, threads] : byProcess)
+      if (threads.size() > 1)
+        return {0, fmt::format(
+                       "ranks {} are threads of one process on {}: their streams share its "
+                       "context's hardware queues, where what follows one rank's kernel (an "
+                       "event, the next kernel's wait) can hold back the peer kernel it waits "
+                       "for (give each rank its own GPU, or run the ranks as processes under MPS)",
+                       rankList(threads), uuidText(uuid))};
+    if (byProcess.size() > 1 && !mps)
       return {
           0, fmt::format("ranks {} share {} without MPS: the GPU runs different processes' kernels "
                          "in turns, and each rank's kernel waits for the others' (start the MPS "

@@ -60,11 +60,12 @@ struct RankProcess {
   auto operator<=>(const RankProcess&) const = default;
 };
 
-// The plan from every rank's facts and process ([rank]; ranks of one process share its context,
-// whose kernels run together without MPS) and TUTTI_GPU_CHANNELS: per GPU (its UUID on its
-// machine), its ranks share the blocks it holds (the fewest any of them reports), which caps the
-// channels; a rank whose facts are unusable, a GPU that ranks of several processes share without
-// MPS, or one that holds less than a channel per rank, declines the kernels.
+// The plan from every rank's facts and process ([rank]) and TUTTI_GPU_CHANNELS: per GPU (its UUID
+// on its machine), its ranks share the blocks it holds (the fewest any of them reports), which
+// caps the channels; a rank whose facts are unusable, a GPU that two ranks of one process share
+// (on an H200 such thread ranks hung now and then: their streams share one context's hardware
+// queues), one that ranks of several processes share without MPS, or one that holds less than a
+// channel per rank, declines the kernels.
 KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
                        const std::vector<RankProcess>& processes, int maxChannels);
 

@@ -1,9 +1,11 @@
 // Device buffers through the public API on a real GPU: every collective and send/recv, blocking,
 // request and stream forms, 1-4 ranks as threads of this process (tutti_comm_init_all) sharing
-// GPU 0, checked against the independent host reference of tests/ranks (reference.hpp) through
-// collective_check's CaseMemory; then the errors: host and device buffers mixed, a host buffer
-// in a stream form, a NULL stream, a count that overflows, another device's buffer (with two GPUs),
-// and a stream form whose peers never come, which must still release its stream.
+// GPU 0 -- so staged through host memory: the runtime declines the device kernels for thread ranks
+// sharing a GPU (runtime/gpu/gpu_sharing.hpp says why) --, checked against the independent host
+// reference of tests/ranks (reference.hpp) through collective_check's CaseMemory; then the errors:
+// host and device buffers mixed, a host buffer in a stream form, a NULL stream, a count that
+// overflows, another device's buffer (with two GPUs), and a stream form whose peers never come,
+// which must still release its stream.
 #include <cuda_runtime.h>
 
 #include <barrier>

@@ -40,16 +40,22 @@ std::vector<float> download(const DeviceBuffer& buffer, size_t count = kCount) {
   return out;
 }
 
-// Every rank's in-place all-reduce of `count` seeded values, checked against their sum (small
-// integers: exact in any order): connects the ring.
-void allReduceOnEveryRank(ThreadWorld& world, size_t count = kCount) {
-  const int n = world.size();
-  std::vector<float> expected(count, 0.0f);
+// The sum of ranks 0..n-1's seeded values (small integers: exact in any order).
+std::vector<float> seededSum(int n, size_t count = kCount) {
+  std::vector<float> sum(count, 0.0f);
   for (int rank = 0; rank < n; ++rank) {
     const std::vector<float> values = seeded(rank, count);
-    for (size_t i = 0; i < count; ++i) expected[i] += values[i];
+    for (size_t i = 0; i < count; ++i) sum[i] += values[i];
   }
-  const auto results = onEveryRank<std::vector<float>>(n, [&](int rank) {
+  return sum;
+}
+
+// Every rank's in-place all-reduce of `count` seeded values, checked against their sum: connects
+// the ring.
+void allReduceOnEveryRank(ThreadWorld& world, size_t count = kCount) {
+  const int n = world.size();
+  const std::vector<float> expected = seededSum(n, count);
+  const auto results = onEveryRankOwnGpu<std::vector<float>>(n, [&](int rank) {
     DeviceBuffer buffer(count * sizeof(float));
     const std::vector<float> values = seeded(rank, count);
     driver().toDevice(reinterpret_cast<DevicePtr>(buffer.data), values.data(),
@@ -73,7 +79,7 @@ TEST_CASE("device buffers on one host run as kernels (avg with a division); allt
   CHECK(driver().kernelsLaunched() - before == 3);  // one kernel per rank
   // avg: the sum's kernel, then the division's, on every rank (values: gpu-kernels-collectives).
   const long averaged = driver().kernelsLaunched();
-  const auto avg = onEveryRank<int>(3, [&](int rank) {
+  const auto avg = onEveryRankOwnGpu<int>(3, [&](int rank) {
     DeviceBuffer a(kCount * sizeof(float)), b(kCount * sizeof(float));
     const std::vector<float> values = seeded(rank);
     driver().toDevice(reinterpret_cast<DevicePtr>(a.data), values.data(), kCount * 4);
@@ -84,7 +90,7 @@ TEST_CASE("device buffers on one host run as kernels (avg with a division); allt
   CHECK(driver().kernelsLaunched() - averaged == 6);
   // alltoall is no ring collective: staged, no kernel.
   const long staged = driver().kernelsLaunched();
-  const auto alltoall = onEveryRank<int>(3, [&](int rank) {
+  const auto alltoall = onEveryRankOwnGpu<int>(3, [&](int rank) {
     DeviceBuffer a(kCount * 3 * sizeof(float)), b(kCount * 3 * sizeof(float));
     return static_cast<int>(
         tutti_alltoall(a.data, b.data, kCount, tuttiFloat32, world.comm(rank), nullptr));
@@ -93,24 +99,47 @@ TEST_CASE("device buffers on one host run as kernels (avg with a division); allt
   CHECK(driver().kernelsLaunched() == staged);
 }
 
+TEST_CASE("ranks of one process sharing a GPU are staged, and rank 0 warns why", "[gpu][kernels]") {
+  tutti::tests::Warnings warnings;
+  warnings.expect();
+  constexpr int n = 3;
+  ThreadWorld world(n);
+  REQUIRE(world.ok());
+  const std::vector<float> sum = seededSum(n);
+  const long before = driver().kernelsLaunched();
+  // Ranks 0 and 2 on GPU 0, rank 1 on GPU 1.
+  const auto results = onEveryRank<std::vector<float>>(n, [&](int rank) {
+    const CurrentDevice gpu(rank % 2);
+    DeviceBuffer buffer(kCount * sizeof(float));
+    const std::vector<float> values = seeded(rank);
+    driver().toDevice(reinterpret_cast<DevicePtr>(buffer.data), values.data(), kCount * 4);
+    if (tutti_allreduce(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum, world.comm(rank),
+                        nullptr) != tuttiSuccess)
+      return std::vector<float>{};
+    return download(buffer);
+  });
+  for (const auto& result : results) CHECK(result == sum);
+  CHECK(driver().kernelsLaunched() == before);
+  CHECK(warnings.count({"device buffers are staged through host memory",
+                        "ranks 0, 2 are threads of one process on GPU-00010203-0405-0607-0809-"
+                        "0a0b0c0d0e0f: their streams share"}) == 1);
+  CHECK(warnings.all().size() == 1);
+}
+
 TEST_CASE("a group's device collectives run as kernels in call order with its staged alltoall",
           "[gpu][kernels][group]") {
   constexpr int n = 3;
   ThreadWorld world(n);
   REQUIRE(world.ok());
   allReduceOnEveryRank(world);  // the ring is connected
-  std::vector<float> sum(kCount, 0.0f);
-  for (int rank = 0; rank < n; ++rank) {
-    const std::vector<float> values = seeded(rank);
-    for (size_t i = 0; i < kCount; ++i) sum[i] += values[i];
-  }
+  const std::vector<float> sum = seededSum(n);
   const std::vector<float> broadcast = seeded(100 + 1);  // root 1's
   const long before = driver().kernelsLaunched();
   struct Results {
     tuttiResult_t end = tuttiInternalError;
     std::vector<float> reduced, broadcast, exchanged;
   };
-  const auto results = onEveryRank<Results>(n, [&](int rank) {
+  const auto results = onEveryRankOwnGpu<Results>(n, [&](int rank) {
     Results r;
     DeviceBuffer a(kCount * sizeof(float)), b(kCount * sizeof(float));
     DeviceBuffer c(n * sizeof(float)), d(n * sizeof(float));
@@ -152,16 +181,13 @@ TEST_CASE("one thread drives every rank's all-reduce in one group: staged until 
   constexpr int n = 2;
   ThreadWorld world(n);
   REQUIRE(world.ok());
-  std::vector<float> sum(kCount, 0.0f);
-  for (int rank = 0; rank < n; ++rank) {
-    const std::vector<float> values = seeded(rank);
-    for (size_t i = 0; i < kCount; ++i) sum[i] += values[i];
-  }
+  const std::vector<float> sum = seededSum(n);
   // NCCL's one process driving several GPUs: a collective set-up inside the group would wait for
   // the rank this thread has not reached yet.
   const auto groupOnOneThread = [&] {
     std::deque<DeviceBuffer> buffers;  // never moved
     for (int rank = 0; rank < n; ++rank) {
+      const CurrentDevice onItsGpu(rank);
       buffers.emplace_back(kCount * sizeof(float));
       const std::vector<float> values = seeded(rank);
       driver().toDevice(reinterpret_cast<DevicePtr>(buffers.back().data), values.data(),
@@ -190,7 +216,7 @@ TEST_CASE("a group with a refused call launches none of its kernels, and the com
   REQUIRE(world.ok());
   allReduceOnEveryRank(world);
   const long before = driver().kernelsLaunched();
-  const auto results = onEveryRank<std::pair<tuttiResult_t, tuttiResult_t>>(n, [&](int rank) {
+  const auto results = onEveryRankOwnGpu<std::pair<tuttiResult_t, tuttiResult_t>>(n, [&](int rank) {
     DeviceBuffer a(kCount * sizeof(float));
     tuttiComm_t comm = world.comm(rank);
     tutti_group_start();
@@ -224,7 +250,7 @@ TEST_CASE("a group's independent device collectives of one kernel go to the GPU 
   const size_t counts[] = {200'000 + 3, 3000, 17, 1, 5000};
   constexpr size_t kBlock = 1000;
   const long before = driver().kernelsLaunched();
-  const auto results = onEveryRank<std::vector<std::vector<float>>>(n, [&](int rank) {
+  const auto results = onEveryRankOwnGpu<std::vector<std::vector<float>>>(n, [&](int rank) {
     std::vector<std::unique_ptr<DeviceBuffer>> buckets;
     for (size_t b = 0; b < std::size(counts); ++b) {
       buckets.push_back(std::make_unique<DeviceBuffer>(counts[b] * sizeof(float)));
@@ -282,7 +308,7 @@ TEST_CASE("a group's independent device collectives of one kernel go to the GPU 
   // Two all-reduces over one buffer, the second shifted by an element (its channels cut it
   // elsewhere): the second reads what the first writes, so each has a launch of its own.
   const long overlapping = driver().kernelsLaunched();
-  const auto twice = onEveryRank<std::vector<float>>(n, [&](int rank) {
+  const auto twice = onEveryRankOwnGpu<std::vector<float>>(n, [&](int rank) {
     DeviceBuffer x(kCount * sizeof(float));
     const std::vector<float> values = seeded(rank);
     driver().toDevice(reinterpret_cast<DevicePtr>(x.data), values.data(), kCount * sizeof(float));
@@ -295,11 +321,7 @@ TEST_CASE("a group's independent device collectives of one kernel go to the GPU 
     return download(x);
   });
   CHECK(driver().kernelsLaunched() - overlapping == n * 2);
-  std::vector<float> expected(kCount, 0.0f);
-  for (int rank = 0; rank < n; ++rank) {
-    const std::vector<float> values = seeded(rank);
-    for (size_t i = 0; i < kCount; ++i) expected[i] += values[i];
-  }
+  std::vector<float> expected = seededSum(n);
   for (size_t i = 1; i < kCount; ++i) expected[i] *= n;
   for (const auto& result : twice) CHECK(result == expected);
 
@@ -309,7 +331,7 @@ TEST_CASE("a group's independent device collectives of one kernel go to the GPU 
   // every rank (its own channels), whatever launch holds it.
   constexpr size_t kSmall = 100'000, kLarge = 300'007;
   const long differently = driver().kernelsLaunched();
-  const auto mixed = onEveryRank<std::vector<float>>(n, [&](int rank) {
+  const auto mixed = onEveryRankOwnGpu<std::vector<float>>(n, [&](int rank) {
     DeviceBuffer a(kLarge * sizeof(float)), b(kLarge * sizeof(float));
     const std::vector<float> first = seeded(rank, kLarge), second = seeded(rank + 50, kLarge);
     driver().toDevice(reinterpret_cast<DevicePtr>(a.data), first.data(), kLarge * sizeof(float));
@@ -344,7 +366,7 @@ TEST_CASE("a group whose second launch fails abandons its first and fails the co
   // The all-reduce goes to the GPU held; the allgather's launch (the copying kernel) fails: the
   // held kernel must not stay on the GPU waiting for a release no task will make.
   driver().failLaunchesOf("tutti_copy_ll");
-  const auto results = onEveryRank<std::pair<tuttiResult_t, tuttiResult_t>>(n, [&](int rank) {
+  const auto results = onEveryRankOwnGpu<std::pair<tuttiResult_t, tuttiResult_t>>(n, [&](int rank) {
     DeviceBuffer a(kCount * sizeof(float)), b(kCount * n * sizeof(float));
     tuttiComm_t comm = world.comm(rank);
     tutti_group_start();
@@ -382,7 +404,7 @@ TEST_CASE("TUTTI_ALGO=tree: all-reduce runs over the device tree, the rest over 
   CHECK(driver().treeKernelsInteriorTwice() - interiorTwice == 1);  // one tree on all: 2
   // A broadcast is no all-reduce: the ring's.
   const long ringOnly = driver().treeKernelsLaunched();
-  const auto broadcast = onEveryRank<int>(5, [&](int rank) {
+  const auto broadcast = onEveryRankOwnGpu<int>(5, [&](int rank) {
     DeviceBuffer a(kCount * sizeof(float));
     return static_cast<int>(
         tutti_broadcast(a.data, a.data, kCount, tuttiFloat32, 0, world.comm(rank), nullptr));
@@ -416,16 +438,20 @@ TEST_CASE("a device kernel that cannot finish is aborted, its stream released, t
   SECTION("the blocking form times out the same way") {
     tuttiComm_t comm = world.comm(1);
     REQUIRE(tutti_comm_set_timeout(comm, 300) == tuttiSuccess);
-    CHECK(tutti_broadcast(buffer.data, buffer.data, kCount, tuttiFloat32, 0, comm, nullptr) ==
+    const CurrentDevice onItsGpu(1);
+    DeviceBuffer its(kCount * sizeof(float));
+    CHECK(tutti_broadcast(its.data, its.data, kCount, tuttiFloat32, 0, comm, nullptr) ==
           tuttiTimeout);
     CHECK_THAT(tutti_get_last_error(),
                Contains("rank 1: broadcast #") && Contains("device kernels did not finish"));
   }
   SECTION("an abort ends a kernel waiting for its peer") {
     tuttiComm_t comm = world.comm(1);
+    const CurrentDevice onItsGpu(1);
+    DeviceBuffer its(kCount * sizeof(float));
     Stream stream;
-    REQUIRE(tutti_reduce_scatter_stream(buffer.data, buffer.data, kCount / 2, tuttiFloat32,
-                                        tuttiMax, comm, stream.get()) == tuttiSuccess);
+    REQUIRE(tutti_reduce_scatter_stream(its.data, its.data, kCount / 2, tuttiFloat32, tuttiMax,
+                                        comm, stream.get()) == tuttiSuccess);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     REQUIRE(tutti_comm_abort(comm) == tuttiSuccess);
     stream.synchronize();

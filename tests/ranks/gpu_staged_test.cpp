@@ -55,7 +55,7 @@ TEST_CASE("every collective on stand-in device buffers matches the reference", "
           Case c = randomCase(rng, kind, nranks, 65536);
           c.async = form == Form::kRequest;
           INFO(nranks << " ranks, " << formName(form) << ": " << describe(c));
-          const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
+          const auto problems = onEveryRankOwnGpu<std::string>(nranks, [&](int rank) {
             DeviceMemory memory(form == Form::kStream);
             return runCase(world.comm(rank), c, nullptr, nullptr, &memory);
           });
@@ -233,7 +233,7 @@ TEST_CASE("one rank: a collective on device buffers is a copy on the device, not
 TEST_CASE("the C++ API's stream forms, alone and in a group", "[gpu][staged]") {
   constexpr size_t kCount = 1000;
   std::vector<tutti::Comm> comms = tutti::Comm::world(2);
-  const auto results = onEveryRank<std::vector<int64_t>>(2, [&](int rank) {
+  const auto results = onEveryRankOwnGpu<std::vector<int64_t>>(2, [&](int rank) {
     tutti::Comm& comm = comms[static_cast<size_t>(rank)];
     DeviceBuffer mine(kCount * sizeof(int64_t)), theirs(kCount * sizeof(int64_t));
     std::vector<int64_t> values(kCount);

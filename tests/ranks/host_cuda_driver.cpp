@@ -136,7 +136,7 @@ std::mutex mutex;
 std::map<uintptr_t, Allocation> allocations;  // by device address
 std::map<uintptr_t, size_t> hostAllocations;  // pinned: cuMemHostAlloc'd or registered
 std::set<Stream*> streams;
-std::atomic<int> allocationDevice{0};
+thread_local int allocationDevice = 0;  // per thread, as cudaSetDevice's current device
 thread_local std::vector<CUcontext> contextStack;
 
 CUcontext contextOf(int ordinal) {
@@ -471,8 +471,8 @@ CUresult cuCtxGetDevice(CUdevice* device) {
   return CUDA_SUCCESS;
 }
 
-// Test hook: the device that later cuMemAlloc_v2 (without a current context) and cuStreamCreate
-// calls use.
+// Test hook: the device that this thread's later cuMemAlloc_v2 (without a current context) and
+// cuStreamCreate calls use.
 void hostCudaSetDevice(int ordinal) {
   allocationDevice = ordinal;
 }
@@ -485,8 +485,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* device, size_t bytes) {
   void* writable = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (inaccessible == MAP_FAILED || writable == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
-  const int ordinal =
-      contextStack.empty() ? allocationDevice.load() : ordinalOf(contextStack.back());
+  const int ordinal = contextStack.empty() ? allocationDevice : ordinalOf(contextStack.back());
   std::lock_guard lock(mutex);
   allocations[reinterpret_cast<uintptr_t>(inaccessible)] = {
       static_cast<char*>(inaccessible), static_cast<char*>(writable), size, ordinal};
@@ -614,7 +613,7 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr device, const void* host, size_t bytes) {
 CUresult cuStreamCreate(CUstream* handle, unsigned flags) {
   auto* stream = new Stream;
   if (!(flags & CU_STREAM_NON_BLOCKING)) stream->after = &defaultStream();
-  stream->ordinal = contextStack.empty() ? allocationDevice.load() : ordinalOf(contextStack.back());
+  stream->ordinal = contextStack.empty() ? allocationDevice : ordinalOf(contextStack.back());
   stream->worker = std::thread([stream] { stream->run(); });
   std::lock_guard lock(mutex);
   streams.insert(stream);

@@ -8,12 +8,15 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "collective_check.hpp"
 #include "tutti/tutti.h"
+#include "world.hpp"
 
 namespace tutti::testing {
 
@@ -66,6 +69,27 @@ inline void* deviceAlloc(size_t bytes) {
   if (driver().alloc(&p, bytes) != 0) throw std::runtime_error("cuMemAlloc failed");
   return reinterpret_cast<void*>(p);
 }
+
+// Runs body(rank) on one thread per rank with stand-in GPU `rank` as the thread's device (its
+// memory and streams are that GPU's): ranks of one process sharing a GPU are staged, not run as
+// kernels (runtime/gpu/gpu_sharing.hpp), so these tests give every rank a GPU of its own (meson
+// gives the stand-in eight).
+template <typename Result>
+std::vector<Result> onEveryRankOwnGpu(int nranks, const std::function<Result(int)>& body) {
+  return onEveryRank<Result>(nranks, [&](int rank) {
+    driver().setDevice(rank);
+    return body(rank);
+  });
+}
+
+// Stand-in GPU `device` is this thread's device while it lives (device 0 after: the default).
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device) { driver().setDevice(device); }
+  ~CurrentDevice() { driver().setDevice(0); }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+};
 
 class Stream {
  public:

@@ -1,7 +1,8 @@
 // Ranks sharing a GPU (runtime/gpu/gpu_sharing.hpp): the facts record round trips and refuses
 // what a peer could send wrong (kRemote naming both ranks); the plan, against an independent
 // search over channel counts on random layouts (fixed seed), and its refusals by name: a GPU that
-// processes share without MPS, one that holds less than a channel per rank.
+// processes share without MPS or two ranks of one process share, one that holds less than a channel
+// per rank.
 #include "runtime/gpu/gpu_sharing.hpp"
 
 #include <catch2/catch.hpp>
@@ -36,8 +37,9 @@ std::string remoteError(const std::string& bytes) {
   return tests::messageOf(ErrorCode::kRemote, [&] { decodeGpuFacts(bytes, 1, 3); });
 }
 
-// Whether `channels` per launch fit: no GPU is shared by several processes unless all its ranks
-// run under MPS, and every rank on a GPU can count on room for all its ranks' channels.
+// Whether `channels` per launch fit: no GPU is shared by two ranks of one process, nor by several
+// processes unless all its ranks run under MPS, and every rank on a GPU can count on room for all
+// its ranks' channels.
 bool fits(const std::vector<GpuFacts>& ranks, const std::vector<RankProcess>& processes,
           int channels) {
   const auto sameGpu = [&](size_t a, size_t b) {
@@ -48,9 +50,10 @@ bool fits(const std::vector<GpuFacts>& ranks, const std::vector<RankProcess>& pr
     for (size_t b = 0; b < ranks.size(); ++b) {
       if (!sameGpu(a, b)) continue;
       ++sharing;
-      if ((processes[b].host != processes[a].host || processes[b].pid != processes[a].pid) &&
-          !(ranks[a].mps && ranks[b].mps))
-        return false;
+      const bool oneProcess =
+          processes[b].host == processes[a].host && processes[b].pid == processes[a].pid;
+      if (b != a && oneProcess) return false;
+      if (!oneProcess && !(ranks[a].mps && ranks[b].mps)) return false;
     }
     for (size_t b = 0; b < ranks.size(); ++b)
       if (sameGpu(a, b) && ranks[b].residentBlocks < channels * sharing) return false;
@@ -170,9 +173,9 @@ TEST_CASE("kernel plan: channels are what every GPU holds for each of its ranks"
     CHECK(plan.channels == 0);
     CHECK_THAT(plan.declined, Contains("without MPS"));
   }
-  SECTION("ranks of one process share its context: no MPS needed") {
+  SECTION("ranks of one process on GPUs of their own") {
     const KernelPlan plan =
-        planKernels({gpu(1, 64, false), gpu(1, 64, false)}, onOneHost({10, 10}), 8);
+        planKernels({gpu(1, 64, false), gpu(2, 64, false)}, onOneHost({10, 10}), 8);
     CHECK(plan.declined.empty());
     CHECK(plan.channels == 8);
   }
@@ -186,6 +189,17 @@ TEST_CASE("kernel plan: what declines the kernels says why", "[runtime][gpu-shar
     CHECK_THAT(plan.declined, Contains("ranks 1, 2 share GPU-01010101-0101-0101-0101-010101010101 "
                                        "without MPS"));
     CHECK_THAT(plan.declined, Contains("nvidia-cuda-mps-control -d"));
+  }
+  SECTION("ranks of one process sharing a GPU, with or without MPS") {
+    for (const bool mps : {false, true}) {
+      const KernelPlan plan = planKernels({gpu(2, 64, mps), gpu(1, 64, mps), gpu(1, 64, mps)},
+                                          onOneHost({10, 11, 11}), 8);
+      CHECK(plan.channels == 0);
+      CHECK_THAT(plan.declined,
+                 Contains("ranks 1, 2 are threads of one process on "
+                          "GPU-01010101-0101-0101-0101-010101010101: their streams share") &&
+                     Contains("run the ranks as processes under MPS"));
+    }
   }
   SECTION("a rank that cannot tell what its GPU holds") {
     GpuFacts unknown = gpu(3, 64, true);
@@ -218,7 +232,7 @@ TEST_CASE("kernel plan: random layouts against a search over channel counts",
           gpu(static_cast<uint8_t>(rng() % 3), static_cast<int>(rng() % 40), rng() % 4 != 0));
       const bool other = rng() % 3 == 0;
       processes.push_back({other ? "machine-b" : "machine-a", rng() % 2 == 0 ? "host-a" : "host-b",
-                           static_cast<int64_t>(rng() % 4)});
+                           static_cast<int64_t>(rng() % 16)});
     }
     int best = 0;  // the most channels, up to maxChannels, that fit
     for (int c = 1; c <= maxChannels; ++c)
