@@ -74,6 +74,7 @@ Loaded load() {
   resolve(handle, "cuMemcpyDtoDAsync_v2", d.copyDtoDAsync, missing);
   resolve(handle, "cuLaunchHostFunc", d.launchHostFunc, missing);
   resolve(handle, "cuStreamWaitValue32_v2", d.waitValue32, missing);
+  resolve(handle, "cuStreamWriteValue32_v2", d.writeValue32, missing);
   resolve(handle, "cuDeviceGetCount", d.deviceCount, missing);
   resolve(handle, "cuDeviceGet", d.device, missing);
   resolve(handle, "cuDeviceGetUuid_v2", d.deviceUuid, missing);

@@ -35,6 +35,7 @@ struct Driver {
   decltype(&::cuMemcpyDtoDAsync_v2) copyDtoDAsync;
   decltype(&::cuLaunchHostFunc) launchHostFunc;
   decltype(&::cuStreamWaitValue32_v2) waitValue32;
+  decltype(&::cuStreamWriteValue32_v2) writeValue32;
   decltype(&::cuDeviceGetCount) deviceCount;
   decltype(&::cuDeviceGet) device;
   decltype(&::cuDeviceGetUuid_v2) deviceUuid;

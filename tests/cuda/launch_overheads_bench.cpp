@@ -50,6 +50,7 @@ class Overheads {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreate");
     check(cudaEventCreateWithFlags(&last_, cudaEventDisableTiming), "cudaEventCreate");
+    check(cudaEventCreateWithFlags(&callerWork_, cudaEventDisableTiming), "cudaEventCreate");
     check(
         cudaHostAlloc(reinterpret_cast<void**>(&words_), 2 * sizeof(uint32_t), cudaHostAllocMapped),
         "cudaHostAlloc");
@@ -64,6 +65,7 @@ class Overheads {
   ~Overheads() {
     cudaStreamSynchronize(stream_);
     cudaFreeHost(words_);
+    cudaEventDestroy(callerWork_);
     cudaEventDestroy(last_);
     cudaEventDestroy(done_);
     cudaStreamDestroy(stream_);
@@ -104,6 +106,12 @@ class Overheads {
   void release(uint32_t round) {
     std::atomic_ref<uint32_t>(words_[0]).store(round, std::memory_order_release);
   }
+  // After what this thread enqueued on its default stream, as a held launch waits for the
+  // caller's earlier work (an event recorded on the per-thread stream).
+  void afterCallerWork() {
+    check(cudaEventRecord(callerWork_, cudaStreamPerThread), "cudaEventRecord");
+    check(cudaStreamWaitEvent(stream_, callerWork_, 0), "cudaStreamWaitEvent");
+  }
   // After the previous round's kernel, as the ring chains its launches.
   void chained() {
     check(cudaStreamWaitEvent(stream_, last_, 0), "cudaStreamWaitEvent");
@@ -120,7 +128,7 @@ class Overheads {
 
   DeviceBuffer data_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t done_ = nullptr, last_ = nullptr;
+  cudaEvent_t done_ = nullptr, last_ = nullptr, callerWork_ = nullptr;
   uint32_t* words_ = nullptr;  // [0] the gate, [1] the ended word: mapped pinned memory
   CUdeviceptr gate_ = 0, ended_ = 0;
   WaitValue waitValue_ = driverEntry<WaitValue>("cuStreamWaitValue32");
@@ -163,8 +171,12 @@ int run(const SweepOptions& o) {
        [](Overheads& x, uint32_t r) { x.hold(r), x.kernel(), x.release(r), x.deviceWrite(r); }},
       {"held, event-chained kernel, write polled",
        [](Overheads& x, uint32_t r) { x.hold(r), x.chained(), x.release(r), x.deviceWrite(r); }},
-      {"held, event-chained kernel, host function (the runtime's)",
+      {"held, event-chained kernel, host function (the runtime's before)",
        [](Overheads& x, uint32_t r) { x.hold(r), x.chained(), x.release(r), x.hostFunction(); }},
+      {"after caller's work, held, event-chained, write (the runtime's)",
+       [](Overheads& x, uint32_t r) {
+         x.afterCallerWork(), x.hold(r), x.chained(), x.release(r), x.deviceWrite(r);
+       }},
   };
   std::printf("# launch overheads on %s: round trips of one tiny kernel, us (median, mean of %d)\n",
               prop.name, o.iters);
@@ -173,7 +185,7 @@ int run(const SweepOptions& o) {
   uint32_t round = 0;
   for (const Row& row : rows) {
     const auto [median, mean] = timed(overheads, row, o.warmups, o.iters, round);
-    std::printf("  %-58s %8.1f %8.1f\n", row.name, median, mean);
+    std::printf("  %-66s %8.1f %8.1f\n", row.name, median, mean);
     std::fflush(stdout);
     report["rows"].push_back({{"mechanism", row.name}, {"median_us", median}, {"mean_us", mean}});
   }

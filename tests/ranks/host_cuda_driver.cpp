@@ -697,6 +697,20 @@ CUresult cuStreamWaitValue32_v2(CUstream handle, CUdeviceptr address, cuuint32_t
   return CUDA_SUCCESS;
 }
 
+// Only the default flag (a memory barrier before the write), which is all tutti uses.
+CUresult cuStreamWriteValue32_v2(CUstream handle, CUdeviceptr address, cuuint32_t value,
+                                 unsigned flags) {
+  Stream* stream = streamOf(handle);
+  if (!stream || contextStack.empty())
+    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  stream->enqueue([=] {
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(address))
+        .store(value, std::memory_order_release);
+  });
+  return CUDA_SUCCESS;
+}
+
 CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp*,
                                        CUmemAllocationGranularity_flags) {
   *granularity = kGranularity;
