@@ -89,9 +89,9 @@ const std::vector<Var>& table() {
        "device kernels move the data GPU to GPU through FIFOs in GPU memory the peers map) or "
        "staged (copied through pinned host memory, run by the host, copied back); across hosts "
        "they are staged"},
-      {"TUTTI_GPU_CHANNELS", Type::kInt, "8", "", 1, 16,
-       "the device kernels' channels (one thread block each) for large messages; small ones use "
-       "fewer"},
+      {"TUTTI_GPU_CHANNELS", Type::kInt, "16", "", 1, 16,
+       "the device kernels' channels (one thread block each); a message takes one per 16 KiB, up "
+       "to this"},
       {"TUTTI_BENCH_FAULT", Type::kString, "", "", 0, 0,
        "tests only: tutti-bench's *_perf programs corrupt one result element, RANK:INDEX (as "
        "tutti-bench's --fault; nccl-tests has no flag for it), so that -c finds it"},

@@ -79,16 +79,16 @@ checked_run() {
 for collective in allreduce reducescatter allgather broadcast reduce; do
   checked_run 4 2 "$collective" -b 8 -e 1M -f 32 -n 2
   expect 1 "link proxy to rank 2 (192.0.2.2:"
-  expect 1 "(8 FIFOs out, 0 in)"
+  expect 1 "(16 FIFOs out, 0 in)"
   expect 2 "link proxy to rank 1 (192.0.2.1:"
-  expect 2 "(0 FIFOs out, 8 in)"
+  expect 2 "(0 FIFOs out, 16 in)"
   expect 0 "link proxy to rank 3 (192.0.2.2:"
   show_logs 4
 done
 
 checked_run 2 1 allreduce -b 8 -e 1M -f 32 -n 2
 expect 0 "link proxy to rank 1 (192.0.2.2:"
-expect 0 "(8 FIFOs out, 8 in)"
+expect 0 "(16 FIFOs out, 16 in)"
 show_logs 2
 
 interleaved=1
@@ -96,11 +96,11 @@ for collective in reducescatter allgather; do
   checked_run 4 2 "$collective" -b 8 -e 1M -f 32 -n 2
   expect 0 "; ring 0 2 1 3)"
   expect 2 "link proxy to rank 1 (192.0.2.2:"
-  expect 2 "(8 FIFOs out, 0 in)"
+  expect 2 "(16 FIFOs out, 0 in)"
   expect 1 "link proxy to rank 2 (192.0.2.1:"
-  expect 1 "(0 FIFOs out, 8 in)"
+  expect 1 "(0 FIFOs out, 16 in)"
   expect 0 "link proxy to rank 3 (192.0.2.2:"
-  expect 0 "(0 FIFOs out, 8 in)"
+  expect 0 "(0 FIFOs out, 16 in)"
   if grep -q "link proxy to rank 1 " "$(log 0)"; then
     fail "$collective with ranks numbered across the hosts: rank 0 crossed to its rank-order next"
   fi

@@ -258,8 +258,8 @@ void checkedRows(const tutti::test::ProcessResult& r, size_t rows) {
 TEST_CASE(
     "--device cuda, processes sharing a GPU: kernels under MPS within its blocks, else staged",
     "[shared-gpu]") {
-  // Three processes on the stand-in's two GPUs: ranks 0 and 2 share device 0. 1 MiB asks for two
-  // channels, 64 KiB for one; the log says how the ring was joined, or why it was not.
+  // Three processes on the stand-in's two GPUs: ranks 0 and 2 share device 0. 1 MiB asks for
+  // every channel, 64 KiB for four; the log says how the ring was joined, or why it was not.
   const std::vector<std::string> args = {"allreduce", "--ranks", "3",  "-b",       "64K",
                                          "-e",        "1M",      "-f", "16",       "-n",
                                          "2",         "-w",      "1",  "--device", "cuda"};
@@ -267,7 +267,7 @@ TEST_CASE(
   const std::string joined = "joined the device ring of 3 ranks on device 0 (";
   auto roomy = bench(args, {"TUTTI_DEBUG=INFO"});
   checked(roomy);
-  CHECK(roomy.err.find(joined + "8 channels") != std::string::npos);
+  CHECK(roomy.err.find(joined + "16 channels") != std::string::npos);
   // Five blocks at once on each GPU: two each for device 0's two ranks.
   auto tight =
       bench(args, {"TUTTI_DEBUG=INFO", "HOST_CUDA_MULTIPROCESSORS=1", "HOST_CUDA_BLOCKS_PER_SM=5"});

@@ -53,7 +53,7 @@ TEST_CASE("unset variables give the defaults of the table") {
   CHECK_FALSE(settings.checkCalls);
   CHECK(settings.agreed() ==
         "TUTTI_CHUNK_BYTES=unset TUTTI_SLOTS=unset TUTTI_CHECK_CALLS=0 TUTTI_TRANSPORT=auto "
-        "TUTTI_ALGO=auto TUTTI_GPU_PATH=kernels TUTTI_GPU_CHANNELS=8 "
+        "TUTTI_ALGO=auto TUTTI_GPU_PATH=kernels TUTTI_GPU_CHANNELS=16 "
         "TUTTI_TUNING_FILE:oneshot_max_bytes=64K TUTTI_TUNING_FILE:tcp_oneshot_max_bytes=64K "
         "TUTTI_TUNING_FILE:direct_min_bytes=256K "
         "TUTTI_TUNING_FILE:direct_pull_out_of_place=256K..8M "
