@@ -42,9 +42,10 @@ constexpr Geometry kLLFifo{8, 16 << 10};
 // three), larger ones Simple (protocolFor, channelsFor).
 constexpr size_t kLLMaxBytes = 64 << 10;
 // A channel (one block) moved 2.7 GB/s Simple and 1.3 LL on an H200, and a launch's time fell in
-// proportion to its channels up to 16, while 8 channels cost no more than one at 1 KiB
-// (ring_one_gpu_bench --channels 1..16, docs/benchmarks.md): every message takes all the
-// channels it can fill with this much.
+// proportion to its channels up to 16 (ring_one_gpu_bench --channels 1..16), while more channels
+// added no time a small message could see (8 channels: 14 us at 1 KiB as at 64 KiB; through the
+// API, 16 channels at 512 KiB within 20 us of one at 8 B; docs/benchmarks.md): every message
+// takes all the channels it can fill with this much.
 constexpr size_t kBytesPerChannel = 16 << 10;
 constexpr uint64_t kInboxLabel = 0x7f1f0;
 // How long a closing ring waits for its proxies to deliver what its kernels published: the
