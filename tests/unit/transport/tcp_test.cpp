@@ -459,6 +459,36 @@ TEST_CASE_METHOD(
   CHECK(dst == "........");
 }
 
+TEST_CASE_METHOD(FakeRankLink,
+                 "tcp: a receive abandoned before its frame's header came keeps the link",
+                 "[transport][tcp]") {
+  RecvConn& recv = transport->recv(1);
+  const Deadline deadline = Deadline::after(seconds(30));
+  const Tag tag{{7, 8, 9}};
+  std::string first(6, '.'), second(4, '.');
+  Envelope got;
+  // A frame lands in the caller's memory and is taken.
+  CHECK_FALSE(recv.tryReceiveInto(first.data(), {6, tag}, &got));
+  writeFrameHeader(fd.get(), 6, tag);
+  writeAll(fd.get(), "abcdef", 6, Deadline::after(seconds(5)), "rank 0");
+  while (!recv.tryReceiveInto(first.data(), {6, tag}, &got) && !deadline.expired())
+    transport->progress();
+  REQUIRE(first == "abcdef");
+  // The next receive into the same memory is given up before a byte of its frame came: the last
+  // frame's bytes there are no sign of this one, so nothing was lost and the link goes on.
+  CHECK_FALSE(recv.tryReceiveInto(first.data(), {4, tag}, &got));
+  recv.abandonReceive();
+  writeFrameHeader(fd.get(), 4, tag);
+  writeAll(fd.get(), "wxyz", 4, Deadline::after(seconds(5)), "rank 0");
+  bool taken = false;
+  while (!(taken = recv.tryReceiveInto(second.data(), {4, tag}, &got)) && !deadline.expired())
+    transport->progress();
+  REQUIRE(taken);
+  CHECK(got == Envelope{4, tag});
+  CHECK(second == "wxyz");
+  CHECK(first == "abcdef");
+}
+
 TEST_CASE("tcp: strangers on the port are dropped and the real peers still connect",
           "[transport][tcp]") {
   Warnings log;
