@@ -1,8 +1,9 @@
 // launch_overheads_bench: what each way of ordering and signalling a kernel costs on this GPU,
 // as round trips seen from the host. The runtime's device path (runtime/gpu/device_ring.cpp) holds
 // a kernel behind cuStreamWaitValue32 until the engine releases it, chains it after the ring's
-// previous kernel with an event, and learns its end from a host function; a small all-reduce
-// through the API cost 75-170 us on an H200 against 14 us for the ring kernels alone. Each row
+// previous kernel with an event, and learns its end from a stream write (a host function until
+// this bench showed what one costs: a small all-reduce through the API took 75-170 us on an H200
+// against 14 us for the ring kernels alone). Each row
 // times one tiny kernel (kernels/cuda's reduce of one element) with one more mechanism around it,
 // so the table says which one the time goes to. -n round trips (after -w), -J JSON. Exit status 77
 // without a GPU.
@@ -120,8 +121,8 @@ class Overheads {
   }
 
  private:
-  using WaitValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
-  using WriteValue = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+  // cuStreamWaitValue32 and cuStreamWriteValue32 alike.
+  using MemoryOp = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
   static void checkDriver(CUresult result, const char* what) {
     if (result != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + " failed");
   }
@@ -131,8 +132,8 @@ class Overheads {
   cudaEvent_t done_ = nullptr, last_ = nullptr, callerWork_ = nullptr;
   uint32_t* words_ = nullptr;  // [0] the gate, [1] the ended word: mapped pinned memory
   CUdeviceptr gate_ = 0, ended_ = 0;
-  WaitValue waitValue_ = driverEntry<WaitValue>("cuStreamWaitValue32");
-  WriteValue writeValue_ = driverEntry<WriteValue>("cuStreamWriteValue32");
+  MemoryOp waitValue_ = driverEntry<MemoryOp>("cuStreamWaitValue32");
+  MemoryOp writeValue_ = driverEntry<MemoryOp>("cuStreamWriteValue32");
 };
 
 struct Row {

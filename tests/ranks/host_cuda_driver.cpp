@@ -197,6 +197,18 @@ Stream* streamOf(CUstream handle) {
   return streams.count(stream) ? stream : nullptr;
 }
 
+// A stream memory operation, `step` in stream order: as the driver, it needs a current context;
+// only the default flags, which are all tutti uses (cyclic >= for a wait, a memory barrier before
+// a write).
+CUresult enqueueMemoryOp(CUstream handle, unsigned flags, std::function<void()> step) {
+  Stream* stream = streamOf(handle);
+  if (!stream || contextStack.empty())
+    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  stream->enqueue(std::move(step));
+  return CUDA_SUCCESS;
+}
+
 // Whether [host, host + bytes) lies in pinned host memory.
 bool pinned(const void* host, size_t bytes) {
   const auto address = reinterpret_cast<uintptr_t>(host);
@@ -682,33 +694,21 @@ CUresult cuLaunchHostFunc(CUstream handle, CUhostFn function, void* data) {
   return CUDA_SUCCESS;
 }
 
-// Only the default flag (cyclic >=), which is all tutti uses.
 CUresult cuStreamWaitValue32_v2(CUstream handle, CUdeviceptr address, cuuint32_t value,
                                 unsigned flags) {
-  Stream* stream = streamOf(handle);
-  if (!stream || contextStack.empty())
-    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
-  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  stream->enqueue([=] {
+  return enqueueMemoryOp(handle, flags, [=] {
     std::atomic_ref<uint32_t> word(*reinterpret_cast<uint32_t*>(address));
     while (static_cast<int32_t>(word.load(std::memory_order_acquire) - value) < 0)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   });
-  return CUDA_SUCCESS;
 }
 
-// Only the default flag (a memory barrier before the write), which is all tutti uses.
 CUresult cuStreamWriteValue32_v2(CUstream handle, CUdeviceptr address, cuuint32_t value,
                                  unsigned flags) {
-  Stream* stream = streamOf(handle);
-  if (!stream || contextStack.empty())
-    return stream ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
-  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  stream->enqueue([=] {
+  return enqueueMemoryOp(handle, flags, [=] {
     std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(address))
         .store(value, std::memory_order_release);
   });
-  return CUDA_SUCCESS;
 }
 
 CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp*,

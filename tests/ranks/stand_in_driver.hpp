@@ -70,18 +70,6 @@ inline void* deviceAlloc(size_t bytes) {
   return reinterpret_cast<void*>(p);
 }
 
-// Runs body(rank) on one thread per rank with stand-in GPU `rank` as the thread's device (its
-// memory and streams are that GPU's): ranks of one process sharing a GPU are staged, not run as
-// kernels (runtime/gpu/gpu_sharing.hpp), so these tests give every rank a GPU of its own (meson
-// gives the stand-in eight).
-template <typename Result>
-std::vector<Result> onEveryRankOwnGpu(int nranks, const std::function<Result(int)>& body) {
-  return onEveryRank<Result>(nranks, [&](int rank) {
-    driver().setDevice(rank);
-    return body(rank);
-  });
-}
-
 // Stand-in GPU `device` is this thread's device while it lives (device 0 after: the default).
 class CurrentDevice {
  public:
@@ -90,6 +78,18 @@ class CurrentDevice {
   CurrentDevice(const CurrentDevice&) = delete;
   CurrentDevice& operator=(const CurrentDevice&) = delete;
 };
+
+// Runs body(rank) on one thread per rank with stand-in GPU `rank` as the thread's device (its
+// memory and streams are that GPU's): ranks of one process sharing a GPU are staged, not run as
+// kernels (runtime/gpu/gpu_sharing.hpp), so these tests give every rank a GPU of its own (meson
+// gives the stand-in eight).
+template <typename Result>
+std::vector<Result> onEveryRankOwnGpu(int nranks, const std::function<Result(int)>& body) {
+  return onEveryRank<Result>(nranks, [&](int rank) {
+    const CurrentDevice itsGpu(rank);
+    return body(rank);
+  });
+}
 
 class Stream {
  public:
