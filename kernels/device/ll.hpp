@@ -38,26 +38,42 @@ struct LL {
     return Status::kOk;
   }
 
-  // Unit k of slot `step`: waits until line k carries the step's flag in both halves.
-  TUTTI_HOST_DEVICE static Status load(const Fifo& fifo, uint64_t step, size_t k, Unit& out,
-                                       const AbortSignal& signal) {
-    uint64_t* line = lineOf(fifo, step, k);
-    const uint32_t flag = flagOf(step);
-    uint64_t lo = 0, hi = 0;
-    const Status status = spinUntil(signal, [&] {
-      readLine(line, lo, hi);
-      return static_cast<uint32_t>(lo >> 32) == flag && static_cast<uint32_t>(hi >> 32) == flag;
-    });
-    const uint32_t words[2] = {static_cast<uint32_t>(lo), static_cast<uint32_t>(hi)};
-    memcpy(out.bytes, words, sizeof words);
-    return status;
+  // Where slot `step` lies and the flag its lines carry, worked out once per chunk.
+  struct Slot {
+    unsigned char* lines;
+    uint32_t flag;
+  };
+  TUTTI_HOST_DEVICE static Slot slot(const Fifo& fifo, uint64_t step) {
+    return {slotOf(fifo, step), static_cast<uint32_t>(step + 1)};
   }
 
-  TUTTI_HOST_DEVICE static void store(const Fifo& fifo, uint64_t step, size_t k, const Unit& v) {
+  // What one read of line k brings: its two halves, {data, flag} each. The reader checks the
+  // flags (arrived) and reads again until they are the step's; reads of several lines are issued
+  // before any is checked, so that their memory round trips overlap.
+  struct Line {
+    uint64_t lo, hi;
+  };
+  TUTTI_HOST_DEVICE static Line read(const Slot& slot, size_t k) {
+    Line line;
+    readLine(lineOf(slot, k), line.lo, line.hi);
+    return line;
+  }
+  TUTTI_HOST_DEVICE static bool arrived(const Slot& slot, const Line& line) {
+    return static_cast<uint32_t>(line.lo >> 32) == slot.flag &&
+           static_cast<uint32_t>(line.hi >> 32) == slot.flag;
+  }
+  TUTTI_HOST_DEVICE static Unit unitOf(const Line& line) {
+    const uint32_t words[2] = {static_cast<uint32_t>(line.lo), static_cast<uint32_t>(line.hi)};
+    Unit out;
+    memcpy(out.bytes, words, sizeof words);
+    return out;
+  }
+
+  TUTTI_HOST_DEVICE static void store(const Slot& slot, size_t k, const Unit& v) {
     uint32_t words[2];
     memcpy(words, v.bytes, sizeof words);
-    const uint64_t flag = static_cast<uint64_t>(flagOf(step)) << 32;
-    writeLine(lineOf(fifo, step, k), words[0] | flag, words[1] | flag);
+    const uint64_t flag = static_cast<uint64_t>(slot.flag) << 32;
+    writeLine(lineOf(slot, k), words[0] | flag, words[1] | flag);
   }
 
   TUTTI_HOST_DEVICE static void publish(const Fifo& fifo, uint64_t step) {
@@ -65,12 +81,8 @@ struct LL {
   }
 
  private:
-  TUTTI_HOST_DEVICE static uint32_t flagOf(uint64_t step) {
-    return static_cast<uint32_t>(step + 1);
-  }
-
-  TUTTI_HOST_DEVICE static uint64_t* lineOf(const Fifo& fifo, uint64_t step, size_t k) {
-    return reinterpret_cast<uint64_t*>(slotOf(fifo, step) + k * kLineBytes);
+  TUTTI_HOST_DEVICE static uint64_t* lineOf(const Slot& slot, size_t k) {
+    return reinterpret_cast<uint64_t*>(slot.lines + k * kLineBytes);
   }
 
   // A line as two 64-bit halves, each {data (low word), flag (high word)}: the memory order

@@ -17,49 +17,56 @@ struct alignas(N) Pack {
   unsigned char bytes[N];
 };
 
-// The first `bytes` bytes (<= N) at p; the rest of the pack is zero.
+// The N bytes at p, which is aligned to N: one vector access on the GPU.
 template <size_t N>
-TUTTI_HOST_DEVICE Pack<N> loadPack(const void* p, size_t bytes) {
-  Pack<N> v{};
+TUTTI_HOST_DEVICE Pack<N> loadAligned(const void* p) {
+  Pack<N> v;
 #if defined(__CUDA_ARCH__)
-  if (bytes == N && reinterpret_cast<uintptr_t>(p) % N == 0) {
-    if constexpr (N == 16) {
-      const uint4 raw = *static_cast<const uint4*>(p);
-      memcpy(v.bytes, &raw, N);
-    } else {
-      const uint2 raw = *static_cast<const uint2*>(p);
-      memcpy(v.bytes, &raw, N);
-    }
-    return v;
-  }
-#endif
-  if (bytes == N) {
-    memcpy(v.bytes, p, N);  // a constant size: one unaligned vector move on the CPU
+  if constexpr (N == 16) {
+    const uint4 raw = *static_cast<const uint4*>(p);
+    memcpy(v.bytes, &raw, N);
   } else {
-    memcpy(v.bytes, p, bytes);
+    const uint2 raw = *static_cast<const uint2*>(p);
+    memcpy(v.bytes, &raw, N);
   }
+#else
+  memcpy(v.bytes, p, N);
+#endif
   return v;
 }
 
-// Stores the first `bytes` bytes (<= N) of v at p.
+// Stores v at p, which is aligned to N.
+template <size_t N>
+TUTTI_HOST_DEVICE void storeAligned(void* p, const Pack<N>& v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (N == 16) {
+    uint4 raw;
+    memcpy(&raw, v.bytes, N);
+    *static_cast<uint4*>(p) = raw;
+  } else {
+    uint2 raw;
+    memcpy(&raw, v.bytes, N);
+    *static_cast<uint2*>(p) = raw;
+  }
+#else
+  memcpy(p, v.bytes, N);
+#endif
+}
+
+// The first `bytes` bytes (<= N) at p, which may have any alignment; the rest of the pack is zero.
+template <size_t N>
+TUTTI_HOST_DEVICE Pack<N> loadPack(const void* p, size_t bytes) {
+  if (bytes == N && reinterpret_cast<uintptr_t>(p) % N == 0) return loadAligned<N>(p);
+  Pack<N> v{};
+  memcpy(v.bytes, p, bytes);
+  return v;
+}
+
+// Stores the first `bytes` bytes (<= N) of v at p, which may have any alignment.
 template <size_t N>
 TUTTI_HOST_DEVICE void storePack(void* p, const Pack<N>& v, size_t bytes) {
-#if defined(__CUDA_ARCH__)
   if (bytes == N && reinterpret_cast<uintptr_t>(p) % N == 0) {
-    if constexpr (N == 16) {
-      uint4 raw;
-      memcpy(&raw, v.bytes, N);
-      *static_cast<uint4*>(p) = raw;
-    } else {
-      uint2 raw;
-      memcpy(&raw, v.bytes, N);
-      *static_cast<uint2*>(p) = raw;
-    }
-    return;
-  }
-#endif
-  if (bytes == N) {
-    memcpy(p, v.bytes, N);
+    storeAligned(p, v);
   } else {
     memcpy(p, v.bytes, bytes);
   }

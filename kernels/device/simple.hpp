@@ -32,16 +32,22 @@ struct Simple {
     });
   }
 
-  // Unit k of slot `step`; the slot is published (waitData), so nothing to wait for. A partial
-  // unit is read whole: the slot is 16-byte aligned and the bytes past the data are never used.
-  TUTTI_HOST_DEVICE static Status load(const Fifo& fifo, uint64_t step, size_t k, Unit& out,
-                                       const AbortSignal&) {
-    out = loadPack<kUnitBytes>(slotOf(fifo, step) + k * kUnitBytes, kUnitBytes);
-    return Status::kOk;
-  }
+  // Where slot `step` lies, worked out once per chunk rather than once per unit.
+  using Slot = unsigned char*;
+  TUTTI_HOST_DEVICE static Slot slot(const Fifo& fifo, uint64_t step) { return slotOf(fifo, step); }
 
-  TUTTI_HOST_DEVICE static void store(const Fifo& fifo, uint64_t step, size_t k, const Unit& v) {
-    storePack(slotOf(fifo, step) + k * kUnitBytes, v, kUnitBytes);
+  // What one read of unit k brings: the unit itself. A partial unit is read whole: the slot is
+  // 16-byte aligned and the bytes past the data are never used.
+  using Line = Unit;
+  TUTTI_HOST_DEVICE static Line read(Slot slot, size_t k) {
+    return loadAligned<kUnitBytes>(slot + k * kUnitBytes);
+  }
+  // The slot is published (waitData) before any of it is read: every read is the data.
+  TUTTI_HOST_DEVICE static constexpr bool arrived(Slot, const Line&) { return true; }
+  TUTTI_HOST_DEVICE static Unit unitOf(const Line& line) { return line; }
+
+  TUTTI_HOST_DEVICE static void store(Slot slot, size_t k, const Unit& v) {
+    storeAligned(slot + k * kUnitBytes, v);
   }
 
   // The sender (one thread, after the group's barrier): slot `step` is complete.

@@ -13,9 +13,7 @@
 namespace tutti::kernels::test {
 namespace {
 
-// Small slots, so that a few thousand elements take many chunks and sections.
 constexpr uint32_t kSlots = 4;
-constexpr uint32_t kSlotBytes = 96;
 
 template <typename T, typename Op>
 int runTyped(DeviceRing& ring, RedOp op, const Case& c) {
@@ -123,7 +121,7 @@ int runCase(DeviceRing& ring, DataType dtype, RedOp op, const Case& c) {
 
 void check(DataType dtype, RedOp op, const Case& c) {
   INFO(describe(dtype, op, c));
-  DeviceRing ring(c.nranks, c.nchannels, kSlots, kSlotBytes);
+  DeviceRing ring(c.nranks, c.nchannels, kSlots, c.slotBytes);
   ring.setTeamSize(c.teamSize);
   if (!c.orders.empty()) ring.setOrders(c.orders);
   CHECK(runCase(ring, dtype, op, c) == 0);

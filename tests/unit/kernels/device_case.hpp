@@ -26,6 +26,8 @@ struct Case {
   bool aligned;  // else each rank's buffers start a few elements past a 64-byte boundary
   uint64_t seed;
   int teamSize = 1;  // threads per rank and channel (a thread block's, on the GPU)
+  // Small, so that a few thousand elements take many chunks and sections.
+  uint32_t slotBytes = 96;
   Collective collective = Collective::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
   int root = 0;  // broadcast, reduce
@@ -38,8 +40,7 @@ std::string describe(DataType dtype, RedOp op, const Case& c);
 // One collective on `ring`; returns the number of wrong elements (see the file's comment).
 int runCase(DeviceRing& ring, DataType dtype, RedOp op, const Case& c);
 
-// `c` on a ring of its own with small slots, so that a few thousand elements take many chunks
-// and sections; fails the running test case, printing the case, on any wrong element.
+// `c` on a ring of its own; fails the running test case, printing the case, on any wrong element.
 void check(DataType dtype, RedOp op, const Case& c);
 
 }  // namespace tutti::kernels::test

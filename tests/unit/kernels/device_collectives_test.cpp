@@ -141,16 +141,21 @@ TEST_CASE("device collectives: channels on different rings") {
   }
 }
 
+// A group's threads take units in batches (each thread several in flight) and what is left one at a
+// time; unaligned buffers go one at a time throughout: both, with slots of several batches.
 TEST_CASE("device collectives: several threads per channel, as a block's") {
   for (const Schedule s : kSchedules) {
     for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
-      Case c{protocol, 5, 2, 997, false, true, 17, 3};
-      c.collective = s.collective;
-      c.algorithm = s.algorithm;
-      c.root = 3;
-      check(DataType::kBfloat16, RedOp::kMax, c);
-      c.inPlace = true;
-      check(DataType::kInt32, RedOp::kProd, c);
+      for (const bool aligned : {true, false}) {
+        Case c{protocol, 5, 2, 4999, false, aligned, 17, 3};
+        c.collective = s.collective;
+        c.algorithm = s.algorithm;
+        c.root = 3;
+        c.slotBytes = 1024;
+        check(DataType::kBfloat16, RedOp::kMax, c);
+        c.inPlace = true;
+        check(DataType::kInt32, RedOp::kProd, c);
+      }
     }
   }
 }
