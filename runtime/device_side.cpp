@@ -5,6 +5,13 @@
 #include "runtime/topology_plan.hpp"
 
 namespace tutti::runtime {
+namespace {
+
+gpu::RankProcess processOf(const PeerInfo& peer) {
+  return {peer.machine(), peer.hostId, peer.pid};
+}
+
+}  // namespace
 
 DeviceSide::~DeviceSide() {
   ring_.reset();
@@ -100,8 +107,7 @@ const gpu::KernelPlan& DeviceSide::kernelPlan(int device) {
     std::vector<gpu::RankProcess> processes;
     for (int r = 0; r < self.size(); ++r) {
       facts.push_back(gpu::decodeGpuFacts(records[static_cast<size_t>(r)], self.rank(), r));
-      const PeerInfo& peer = self.peer(r);
-      processes.push_back({peer.machine(), peer.hostId, peer.pid});
+      processes.push_back(processOf(self.peer(r)));
     }
     kernelPlan_ = gpu::planKernels(facts, processes, links_.settings.gpuChannels);
   } catch (const Error& error) {
@@ -112,6 +118,20 @@ const gpu::KernelPlan& DeviceSide::kernelPlan(int device) {
     log::warn("gpu: device buffers are staged through host memory, not run as device kernels: {}",
               kernelPlan_->declined);
   return *kernelPlan_;
+}
+
+bool DeviceSide::hostOrdersStreams() const {
+  if (!kernelPlan_) return false;
+  const Membership& self = links_.members;
+  const int rank = self.rank();
+  const gpu::RankProcess mine = processOf(self.peer(rank));
+  const auto& facts = kernelPlan_->facts;
+  for (int r = 0; r < self.size(); ++r) {
+    if (r != rank && processOf(self.peer(r)) == mine &&
+        facts[static_cast<size_t>(r)].uuid == facts[static_cast<size_t>(rank)].uuid)
+      return true;
+  }
+  return false;
 }
 
 }  // namespace tutti::runtime

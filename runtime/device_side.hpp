@@ -64,6 +64,15 @@ class DeviceSide {
   // settled at the first call, collective over the ranks, which exchange their GPU's facts
   // through the store.
   const gpu::KernelPlan& kernelPlan(int device);
+  // Whether this rank's stream forms wait for their stream on the host and run as the blocking
+  // forms do, rather than order a staged operation on the stream behind a stream wait: where
+  // another rank is a thread of this process on this rank's GPU, their streams share one
+  // context's hardware queues, in which one rank's stream wait can hold back the very copy that a
+  // peer's part of the operation waits for (on an H200 such ranks hung now and then; docs/gpu.md,
+  // "Ranks sharing a GPU"). The ranks' GPUs are known from the kernels' plan, made at the first
+  // device collective that may run as kernels (TUTTI_GPU_PATH=kernels): until then, and with
+  // TUTTI_GPU_PATH=staged, the stream forms keep their stream waits, hazard and all.
+  bool hostOrdersStreams() const;
 
  private:
   // The rings over the ranks' GPUs that the first rank of the CPU ring's topology plans, collective

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "runtime/call_buffers.hpp"
@@ -250,6 +252,8 @@ struct Group {
   // The first call of the group that failed: groupEnd reports it too and runs nothing, so a
   // caller that checks only the group's end still learns of it.
   std::optional<Error> failure;
+  // The streams of host-ordered stream forms (hostOrdered), waited for at the group's end.
+  std::vector<std::pair<Communicator*, gpu::StreamTarget>> hostOrdered;
 };
 
 thread_local Group group;
@@ -496,20 +500,26 @@ std::shared_ptr<Request> sendRecvNow(Communicator& comm, bool isSend, const void
 
 // ---- stream order -----------------------------------------------------------------------------
 
-// Until the stream has reached the operation; bounded by the communicator's timeout, ended by its
-// failure or abort.
-void waitForStream(Communicator& comm, const gpu::StreamOrder& order, const char* what,
-                   uint64_t sequence) {
+// Until the stream has reached the operation (`reached`: true once it has, polled for at most
+// the time it is given); bounded by the communicator's timeout, ended by its failure or abort.
+void waitForStream(Communicator& comm,
+                   const std::function<bool(std::chrono::milliseconds)>& reached,
+                   const std::string& what) {
   const std::chrono::milliseconds stall = comm.timeout();
   const auto deadline = std::chrono::steady_clock::now() + stall;
-  while (!order.waitStarted(std::chrono::milliseconds(10))) {
+  while (!reached(std::chrono::milliseconds(10))) {
     comm.throwIfFailed();
     if (std::chrono::steady_clock::now() > deadline)
       raise(ErrorCode::kTimeout,
-            "rank {}: {} #{}: its stream did not reach it within {} ms (the work enqueued before "
+            "rank {}: {}: its stream did not reach it within {} ms (the work enqueued before "
             "it has not finished)",
-            comm.rank(), what, sequence, stall.count());
+            comm.rank(), what, stall.count());
   }
+}
+
+void waitForStreamOnHost(Communicator& comm, const gpu::StreamTarget& target, const char* what) {
+  waitForStream(
+      comm, [&](std::chrono::milliseconds wait) { return gpu::streamIdle(target, wait); }, what);
 }
 
 // The checks every stream form makes once its arguments are valid: the driver, the stream, the
@@ -570,7 +580,9 @@ Task orderedTask(Communicator& comm, gpu::StreamOrder order, const char* what,
     } complete{order};
     try {
       try {
-        waitForStream(comm, order, what, sequences.front());
+        waitForStream(
+            comm, [&](std::chrono::milliseconds wait) { return order.waitStarted(wait); },
+            fmt::format("{} #{}", what, sequences.front()));
       } catch (const Error& error) {
         for (const uint64_t sequence : sequences) comm.recorder().failed(sequence, error);
         throw;
@@ -610,6 +622,20 @@ void issueOnStream(Communicator& comm, const char* what, const gpu::StreamTarget
   comm.engine().submit(orderedTask(comm, std::move(order), what, {sequence}, std::move(body)));
 }
 
+// A stream form where the rank's stream may share hardware queues with a peer's
+// (DeviceSide::hostOrdersStreams): the call waits for its stream (inside a group: the group's end
+// does), then runs as the blocking form, so that nothing of the operation waits on a stream.
+void hostOrdered(Communicator& comm, const char* what, const BufferUse& use, void* stream,
+                 const std::function<void()>& blocking) {
+  const gpu::StreamTarget target = checkOnStream(comm, what, use, stream);
+  if (group.depth > 0) {
+    group.hostOrdered.push_back({&comm, target});
+  } else {
+    waitForStreamOnHost(comm, target, what);
+  }
+  blocking();
+}
+
 // One rank outside a group: the copy goes on the stream, and the host has nothing to run.
 void aloneOnStream(Communicator& comm, const CollectiveCall& call, size_t bytes, void* stream) {
   const gpu::StreamTarget target = checkOnStream(comm, collectiveName(call.collective),
@@ -639,6 +665,9 @@ void launchOnStreamNow(Communicator& comm, const CollectiveCall& call, void* str
       return;
     }
   }
+  if (comm.device().hostOrdersStreams())
+    return hostOrdered(comm, what, bufferUse(call, comm.size(), comm.rank()), stream,
+                       [&] { launchNow(comm, call, false); });
   gpu::StreamTarget target;
   auto staged =
       stageOnStream(comm, what, bufferUse(call, comm.size(), comm.rank()), target, stream);
@@ -656,6 +685,10 @@ void sendRecvOnStreamNow(Communicator& comm, bool isSend, const void* sendBuffer
                          size_t count, kernels::DataType dtype, int peer, void* stream) {
   const char* what = isSend ? "send" : "recv";
   const BufferUse use = checkSendRecv(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer);
+  if (comm.device().hostOrdersStreams())
+    return hostOrdered(comm, what, use, stream, [&] {
+      sendRecvNow(comm, isSend, sendBuffer, recvBuffer, count, dtype, peer, false);
+    });
   gpu::StreamTarget target;
   auto staged = stageOnStream(comm, what, use, target, stream);
   if (!staged) return;
@@ -778,6 +811,8 @@ std::shared_ptr<Request> groupEnd(bool async) {
   if (--group.depth > 0) return nullptr;
   std::vector<GroupItem> items = std::move(group.items);
   group.items.clear();
+  const auto hostOrderedStreams = std::move(group.hostOrdered);
+  group.hostOrdered.clear();
   if (group.failure) {
     const Error failure(group.failure->code(),
                         fmt::format("the group was not run: {}", group.failure->what()));
@@ -807,9 +842,12 @@ std::shared_ptr<Request> groupEnd(bool async) {
     for (GroupItem& item : items)
       if (item.comm == comm) mine.push_back(std::move(item));
   }
-  // Every communicator's stream checked before anything is enqueued or submitted.
+  // Every communicator's stream checked, and those of host-ordered stream forms waited for,
+  // before anything is enqueued or submitted.
   try {
     for (const std::vector<GroupItem>& mine : perComm) streams.push_back(groupStream(mine));
+    for (const auto& [comm, target] : hostOrderedStreams)
+      waitForStreamOnHost(*comm, target, "group");
   } catch (const Error& error) {
     for (const std::vector<GroupItem>& mine : perComm) {
       for (const GroupItem& item : mine) item.comm->recorder().failed(item.sequence, error);

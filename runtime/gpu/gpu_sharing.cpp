@@ -84,9 +84,12 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
   if (processes.size() != ranks.size())
     raise(ErrorCode::kInternal, "planKernels: {} ranks' facts, {} processes", ranks.size(),
           processes.size());
+  // Declined or not, the plan keeps what every rank published.
+  const auto decline = [&ranks](std::string why) { return KernelPlan{0, std::move(why), ranks}; };
   for (size_t r = 0; r < ranks.size(); ++r)
     if (!ranks[r].unusable.empty())
-      return {0, fmt::format("rank {} cannot tell what its GPU holds: {}", r, ranks[r].unusable)};
+      return decline(
+          fmt::format("rank {} cannot tell what its GPU holds: {}", r, ranks[r].unusable));
   // A UUID names one GPU; the machine is in the key too, so that GPUs that only claim one (copies
   // of a virtual machine's) are not taken for one GPU shared across machines. Containers of one
   // machine share its GPUs: one machine, whatever their host names and namespaces.
@@ -108,23 +111,23 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
     }
     for (const auto& [process, threads] : byProcess)
       if (threads.size() > 1)
-        return {0, fmt::format(
-                       "ranks {} are threads of one process on {}: their streams share its "
-                       "context's hardware queues, where what follows one rank's kernel (an "
-                       "event, the next kernel's wait) can hold back the peer kernel it waits "
-                       "for (give each rank its own GPU, or run the ranks as processes under MPS)",
-                       rankList(threads), uuidText(uuid))};
+        return decline(
+            fmt::format("ranks {} are threads of one process on {}: their streams share its "
+                        "context's hardware queues, where what follows one rank's kernel (an "
+                        "event, the next kernel's wait) can hold back the peer kernel it waits "
+                        "for (give each rank its own GPU, or run the ranks as processes under MPS)",
+                        rankList(threads), uuidText(uuid)));
     if (byProcess.size() > 1 && !mps)
-      return {
-          0, fmt::format("ranks {} share {} without MPS: the GPU runs different processes' kernels "
-                         "in turns, and each rank's kernel waits for the others' (start the MPS "
-                         "control daemon, nvidia-cuda-mps-control -d, to run them as kernels)",
-                         rankList(sharing), uuidText(uuid))};
+      return decline(
+          fmt::format("ranks {} share {} without MPS: the GPU runs different processes' kernels "
+                      "in turns, and each rank's kernel waits for the others' (start the MPS "
+                      "control daemon, nvidia-cuda-mps-control -d, to run them as kernels)",
+                      rankList(sharing), uuidText(uuid)));
     if (resident / k < 1)
-      return {0,
-              fmt::format("{} holds {} of the collective kernels' blocks at once, fewer than one "
-                          "channel for each of its {} ranks ({})",
-                          uuidText(uuid), resident, k, rankList(sharing))};
+      return decline(
+          fmt::format("{} holds {} of the collective kernels' blocks at once, fewer than one "
+                      "channel for each of its {} ranks ({})",
+                      uuidText(uuid), resident, k, rankList(sharing)));
     plan.channels = std::min(plan.channels, resident / k);
   }
   return plan;

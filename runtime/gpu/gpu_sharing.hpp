@@ -48,7 +48,8 @@ std::string uuidText(const std::array<uint8_t, 16>& uuid);
 struct KernelPlan {
   int channels = 0;      // the most channels a launch uses, alike on every rank
   std::string declined;  // why the device buffers are staged instead; "" when the kernels run
-  std::vector<GpuFacts> facts = {};  // [rank]: what each published, which the ring's links follow
+  // [rank]: what each published (declined or not), which the ring's links follow
+  std::vector<GpuFacts> facts = {};
 };
 
 // Where a rank runs: its machine (PeerInfo::machine: whose GPUs it sees), and its process, told

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "base/error.hpp"
 #include "runtime/gpu/driver.hpp"
@@ -95,6 +96,19 @@ void copyOnStream(const StreamTarget& target, void* to, const void* from, size_t
       driver().copyDtoDAsync(reinterpret_cast<CUdeviceptr>(to), reinterpret_cast<CUdeviceptr>(from),
                              bytes, static_cast<CUstream>(target.stream)),
       "cuMemcpyDtoDAsync");
+}
+
+bool streamIdle(const StreamTarget& target, std::chrono::milliseconds wait) {
+  constexpr std::chrono::microseconds kPoll{50};
+  ContextScope scope(static_cast<CUcontext>(target.context));
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    const CUresult result = driver().queryStream(static_cast<CUstream>(target.stream));
+    if (result == CUDA_SUCCESS) return true;
+    if (result != CUDA_ERROR_NOT_READY) check(result, "cuStreamQuery");
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kPoll);
+  }
 }
 
 StreamOrder::StreamOrder(PinnedPool& pool, const StreamTarget& target,

@@ -30,6 +30,10 @@ StreamTarget streamTarget(void* stream);
 // work, with nothing for the host to wait for.
 void copyOnStream(const StreamTarget& target, void* to, const void* from, size_t bytes);
 
+// True once `target`'s stream has run everything enqueued on it so far, false if it has not
+// within `wait` (polled: cuStreamQuery).
+bool streamIdle(const StreamTarget& target, std::chrono::milliseconds wait);
+
 struct StreamCopy {
   void* to;
   const void* from;

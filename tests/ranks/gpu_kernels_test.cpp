@@ -126,6 +126,56 @@ TEST_CASE("ranks of one process sharing a GPU are staged, and rank 0 warns why",
   CHECK(warnings.all().size() == 1);
 }
 
+// Once their first device collective has shown that they share a GPU, such ranks' stream forms
+// wait for their stream on the host and run as the blocking forms do (a stream wait could hold
+// back a peer's copy in the hardware queues their streams share): the call returns after the work
+// enqueued before it on its stream, with the result in place.
+TEST_CASE("ranks of one process sharing a GPU wait for their streams on the host",
+          "[gpu][kernels]") {
+  tutti::tests::Warnings().expect();  // why the device buffers are staged
+  constexpr int n = 2;
+  ThreadWorld world(n);
+  REQUIRE(world.ok());
+  const std::vector<float> sum = seededSum(n);
+  alignas(4) static uint32_t blockers[n] = {};
+  std::atomic<bool> released[n] = {};
+  struct Result {
+    tuttiResult_t call = tuttiInternalError;
+    bool afterRelease = false;
+    std::vector<float> atReturn;
+  };
+  const auto results = onEveryRank<Result>(n, [&](int rank) {
+    Result r;
+    const CurrentDevice gpu(0);
+    DeviceBuffer buffer(kCount * sizeof(float));
+    const std::vector<float> values = seeded(rank);
+    driver().toDevice(reinterpret_cast<DevicePtr>(buffer.data), values.data(), kCount * 4);
+    if (tutti_allreduce(buffer.data, buffer.data, 1, tuttiFloat32, tuttiSum, world.comm(rank),
+                        nullptr) != tuttiSuccess)
+      return r;
+    driver().toDevice(reinterpret_cast<DevicePtr>(buffer.data), values.data(), kCount * 4);
+    Stream stream;
+    stream.holdBack(blockers[rank]);
+    std::thread release([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      released[rank] = true;
+      std::atomic_ref<uint32_t>(blockers[rank]).store(1);
+    });
+    r.call = tutti_allreduce_stream(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum,
+                                    world.comm(rank), stream.get());
+    r.afterRelease = released[rank];
+    r.atReturn = download(buffer);
+    release.join();
+    stream.synchronize();
+    return r;
+  });
+  for (const Result& r : results) {
+    CHECK(r.call == tuttiSuccess);
+    CHECK(r.afterRelease);
+    CHECK(r.atReturn == sum);
+  }
+}
+
 TEST_CASE("a group's device collectives run as kernels in call order with its staged alltoall",
           "[gpu][kernels][group]") {
   constexpr int n = 3;
