@@ -176,6 +176,29 @@ TEST_CASE("ranks of one process sharing a GPU wait for their streams on the host
   }
 }
 
+TEST_CASE("a host-ordered stream form whose peer never comes fails the call itself",
+          "[gpu][kernels][faults]") {
+  tutti::tests::Warnings().expect();  // the staging, the timeout
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  DeviceBuffer buffer(kCount * sizeof(float));
+  const auto planned = onEveryRank<int>(2, [&](int rank) {
+    const CurrentDevice gpu(0);
+    DeviceBuffer mine(sizeof(float));
+    return static_cast<int>(tutti_allreduce(mine.data, mine.data, 1, tuttiFloat32, tuttiSum,
+                                            world.comm(rank), nullptr));
+  });
+  REQUIRE(planned == std::vector<int>{tuttiSuccess, tuttiSuccess});
+  const CurrentDevice gpu(0);
+  tuttiComm_t comm = world.comm(0);
+  REQUIRE(tutti_comm_set_timeout(comm, 300) == tuttiSuccess);
+  Stream stream;
+  CHECK(tutti_allreduce_stream(buffer.data, buffer.data, kCount, tuttiFloat32, tuttiSum, comm,
+                               stream.get()) == tuttiTimeout);
+  CHECK(asyncError(comm) == tuttiTimeout);
+  stream.synchronize();  // nothing of the operation was enqueued on it
+}
+
 TEST_CASE("a group's device collectives run as kernels in call order with its staged alltoall",
           "[gpu][kernels][group]") {
   constexpr int n = 3;
