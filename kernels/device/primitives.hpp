@@ -230,9 +230,14 @@ class Primitives {
       TUTTI_UNROLL
       for (int j = 0; j < kUnits; ++j) {
         if (!has(j)) break;
-        unsigned char* at = pass.dst + unitAt(j) * kUnit;
-        if (pass.copies && kWhole) storeAligned(at, v[j]);
-        if (pass.copies && !kWhole) storePack(at, v[j], partBytes(j));
+        if (pass.copies) {  // dst is null otherwise
+          unsigned char* at = pass.dst + unitAt(j) * kUnit;
+          if (kWhole) {
+            storeAligned(at, v[j]);
+          } else {
+            storePack(at, v[j], partBytes(j));
+          }
+        }
         for (int i = 0; i < pass.nout; ++i) Proto::store(pass.out[i], unitAt(j), v[j]);
       }
     }
