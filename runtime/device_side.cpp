@@ -11,6 +11,17 @@ gpu::RankProcess processOf(const PeerInfo& peer) {
   return {peer.machine(), peer.hostId, peer.pid};
 }
 
+// Whether another rank is a thread of `rank`'s process on its GPU.
+bool sharesProcessAndGpu(const std::vector<gpu::GpuFacts>& facts,
+                         const std::vector<gpu::RankProcess>& processes, int rank) {
+  const auto mine = static_cast<size_t>(rank);
+  for (size_t r = 0; r < facts.size(); ++r) {
+    if (r != mine && processes[r] == processes[mine] && facts[r].uuid == facts[mine].uuid)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 DeviceSide::~DeviceSide() {
@@ -110,6 +121,7 @@ const gpu::KernelPlan& DeviceSide::kernelPlan(int device) {
       processes.push_back(processOf(self.peer(r)));
     }
     kernelPlan_ = gpu::planKernels(facts, processes, links_.settings.gpuChannels);
+    hostOrdersStreams_ = sharesProcessAndGpu(facts, processes, self.rank());
   } catch (const Error& error) {
     links_.recordFailure(error);  // collective, once: a rank that misses it is out of step for good
     throw;
@@ -118,20 +130,6 @@ const gpu::KernelPlan& DeviceSide::kernelPlan(int device) {
     log::warn("gpu: device buffers are staged through host memory, not run as device kernels: {}",
               kernelPlan_->declined);
   return *kernelPlan_;
-}
-
-bool DeviceSide::hostOrdersStreams() const {
-  if (!kernelPlan_) return false;
-  const Membership& self = links_.members;
-  const int rank = self.rank();
-  const gpu::RankProcess mine = processOf(self.peer(rank));
-  const auto& facts = kernelPlan_->facts;
-  for (int r = 0; r < self.size(); ++r) {
-    if (r != rank && processOf(self.peer(r)) == mine &&
-        facts[static_cast<size_t>(r)].uuid == facts[static_cast<size_t>(rank)].uuid)
-      return true;
-  }
-  return false;
 }
 
 }  // namespace tutti::runtime

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/ops.hpp"
 
@@ -17,18 +18,20 @@ struct alignas(N) Pack {
   unsigned char bytes[N];
 };
 
+#if defined(__CUDA_ARCH__)
+// What one vector access of N bytes reads or writes on the GPU.
+template <size_t N>
+using Vector = std::conditional_t<N == 16, uint4, uint2>;
+#endif
+
 // The N bytes at p, which is aligned to N: one vector access on the GPU.
 template <size_t N>
 TUTTI_HOST_DEVICE Pack<N> loadAligned(const void* p) {
+  static_assert(N == 16 || N == 8, "a pack is one vector");
   Pack<N> v;
 #if defined(__CUDA_ARCH__)
-  if constexpr (N == 16) {
-    const uint4 raw = *static_cast<const uint4*>(p);
-    memcpy(v.bytes, &raw, N);
-  } else {
-    const uint2 raw = *static_cast<const uint2*>(p);
-    memcpy(v.bytes, &raw, N);
-  }
+  const Vector<N> raw = *static_cast<const Vector<N>*>(p);
+  memcpy(v.bytes, &raw, N);
 #else
   memcpy(v.bytes, p, N);
 #endif
@@ -39,15 +42,9 @@ TUTTI_HOST_DEVICE Pack<N> loadAligned(const void* p) {
 template <size_t N>
 TUTTI_HOST_DEVICE void storeAligned(void* p, const Pack<N>& v) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (N == 16) {
-    uint4 raw;
-    memcpy(&raw, v.bytes, N);
-    *static_cast<uint4*>(p) = raw;
-  } else {
-    uint2 raw;
-    memcpy(&raw, v.bytes, N);
-    *static_cast<uint2*>(p) = raw;
-  }
+  Vector<N> raw;
+  memcpy(&raw, v.bytes, N);
+  *static_cast<Vector<N>*>(p) = raw;
 #else
   memcpy(p, v.bytes, N);
 #endif
