@@ -11,17 +11,6 @@ gpu::RankProcess processOf(const PeerInfo& peer) {
   return {peer.machine(), peer.hostId, peer.pid};
 }
 
-// Whether another rank is a thread of `rank`'s process on its GPU.
-bool sharesProcessAndGpu(const std::vector<gpu::GpuFacts>& facts,
-                         const std::vector<gpu::RankProcess>& processes, int rank) {
-  const auto mine = static_cast<size_t>(rank);
-  for (size_t r = 0; r < facts.size(); ++r) {
-    if (r != mine && processes[r] == processes[mine] && facts[r].uuid == facts[mine].uuid)
-      return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 DeviceSide::~DeviceSide() {
@@ -121,7 +110,6 @@ const gpu::KernelPlan& DeviceSide::kernelPlan(int device) {
       processes.push_back(processOf(self.peer(r)));
     }
     kernelPlan_ = gpu::planKernels(facts, processes, links_.settings.gpuChannels);
-    hostOrdersStreams_ = sharesProcessAndGpu(facts, processes, self.rank());
   } catch (const Error& error) {
     links_.recordFailure(error);  // collective, once: a rank that misses it is out of step for good
     throw;

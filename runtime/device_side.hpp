@@ -72,7 +72,10 @@ class DeviceSide {
   // "Ranks sharing a GPU"). The ranks' GPUs are known from the kernels' plan, made at the first
   // device collective that may run as kernels (TUTTI_GPU_PATH=kernels): until then, and with
   // TUTTI_GPU_PATH=staged, the stream forms keep their stream waits, hazard and all.
-  bool hostOrdersStreams() const { return hostOrdersStreams_; }
+  bool hostOrdersStreams() const {
+    return kernelPlan_ &&
+           kernelPlan_->sharesGpuWithThread[static_cast<size_t>(links_.members.rank())];
+  }
 
  private:
   // The rings over the ranks' GPUs that the first rank of the CPU ring's topology plans, collective
@@ -88,7 +91,6 @@ class DeviceSide {
   gpu::PinnedPool stagingPool_;
   std::unique_ptr<gpu::DeviceRing> ring_;  // holds leases of stagingPool_
   std::optional<gpu::KernelPlan> kernelPlan_;
-  bool hostOrdersStreams_ = false;  // settled with kernelPlan_
 };
 
 }  // namespace tutti::runtime

@@ -84,32 +84,35 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
   if (processes.size() != ranks.size())
     raise(ErrorCode::kInternal, "planKernels: {} ranks' facts, {} processes", ranks.size(),
           processes.size());
-  // Declined or not, the plan keeps what every rank published.
-  const auto decline = [&ranks](std::string why) { return KernelPlan{0, std::move(why), ranks}; };
+  // A UUID names one GPU; the machine is in the key too, so that GPUs that only claim one (copies
+  // of a virtual machine's) are not taken for one GPU shared across machines. Containers of one
+  // machine share its GPUs: one machine, whatever their host names and namespaces.
+  std::map<std::pair<std::string, std::array<uint8_t, 16>>, std::map<RankProcess, std::vector<int>>>
+      byGpu;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    byGpu[{processes[r].machine, ranks[r].uuid}][processes[r]].push_back(static_cast<int>(r));
+  // Declined or not, the plan keeps what every rank published, and which ranks share a GPU with a
+  // thread of their process.
+  KernelPlan plan{maxChannels, "", ranks, std::vector<bool>(ranks.size(), false)};
+  for (const auto& [where, byProcess] : byGpu)
+    for (const auto& [process, threads] : byProcess)
+      if (threads.size() > 1)
+        for (int r : threads) plan.sharesGpuWithThread[static_cast<size_t>(r)] = true;
+  const auto decline = [&plan](std::string why) {
+    plan.channels = 0;
+    plan.declined = std::move(why);
+    return plan;
+  };
   for (size_t r = 0; r < ranks.size(); ++r)
     if (!ranks[r].unusable.empty())
       return decline(
           fmt::format("rank {} cannot tell what its GPU holds: {}", r, ranks[r].unusable));
-  // A UUID names one GPU; the machine is in the key too, so that GPUs that only claim one (copies
-  // of a virtual machine's) are not taken for one GPU shared across machines. Containers of one
-  // machine share its GPUs: one machine, whatever their host names and namespaces.
-  std::map<std::pair<std::string, std::array<uint8_t, 16>>, std::vector<int>> byGpu;
-  for (size_t r = 0; r < ranks.size(); ++r)
-    byGpu[{processes[r].machine, ranks[r].uuid}].push_back(static_cast<int>(r));
-  KernelPlan plan{maxChannels, "", ranks};
-  for (const auto& [where, sharing] : byGpu) {
+  for (const auto& [where, byProcess] : byGpu) {
     const std::array<uint8_t, 16>& uuid = where.second;
-    const int k = static_cast<int>(sharing.size());
+    std::vector<int> sharing;
     int resident = kMostResidentBlocks;
     bool mps = true;
-    std::map<RankProcess, std::vector<int>> byProcess;
-    for (int r : sharing) {
-      const auto at = static_cast<size_t>(r);
-      resident = std::min(resident, ranks[at].residentBlocks);
-      mps = mps && ranks[at].mps;
-      byProcess[processes[at]].push_back(r);
-    }
-    for (const auto& [process, threads] : byProcess)
+    for (const auto& [process, threads] : byProcess) {
       if (threads.size() > 1)
         return decline(
             fmt::format("ranks {} are threads of one process on {}: their streams share its "
@@ -117,12 +120,21 @@ KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
                         "event, the next kernel's wait) can hold back the peer kernel it waits "
                         "for (give each rank its own GPU, or run the ranks as processes under MPS)",
                         rankList(threads), uuidText(uuid)));
+      for (int r : threads) {
+        const auto at = static_cast<size_t>(r);
+        resident = std::min(resident, ranks[at].residentBlocks);
+        mps = mps && ranks[at].mps;
+        sharing.push_back(r);
+      }
+    }
+    std::sort(sharing.begin(), sharing.end());
     if (byProcess.size() > 1 && !mps)
       return decline(
           fmt::format("ranks {} share {} without MPS: the GPU runs different processes' kernels "
                       "in turns, and each rank's kernel waits for the others' (start the MPS "
                       "control daemon, nvidia-cuda-mps-control -d, to run them as kernels)",
                       rankList(sharing), uuidText(uuid)));
+    const int k = static_cast<int>(sharing.size());
     if (resident / k < 1)
       return decline(
           fmt::format("{} holds {} of the collective kernels' blocks at once, fewer than one "

@@ -50,6 +50,8 @@ struct KernelPlan {
   std::string declined;  // why the device buffers are staged instead; "" when the kernels run
   // [rank]: what each published (declined or not), which the ring's links follow
   std::vector<GpuFacts> facts = {};
+  // [rank]: whether another rank is a thread of its process on its GPU (declined or not)
+  std::vector<bool> sharesGpuWithThread = {};
 };
 
 // Where a rank runs: its machine (PeerInfo::machine: whose GPUs it sees), and its process, told
@@ -66,7 +68,8 @@ struct RankProcess {
 // caps the channels; a rank whose facts are unusable, a GPU that two ranks of one process share
 // (on an H200 such thread ranks hung now and then: their streams share one context's hardware
 // queues), one that ranks of several processes share without MPS, or one that holds less than a
-// channel per rank, declines the kernels.
+// channel per rank, declines the kernels. Which ranks share a GPU with a thread of their process is
+// recorded whatever declines (DeviceSide::hostOrdersStreams reads it).
 KernelPlan planKernels(const std::vector<GpuFacts>& ranks,
                        const std::vector<RankProcess>& processes, int maxChannels);
 

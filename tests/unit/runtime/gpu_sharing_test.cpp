@@ -178,6 +178,7 @@ TEST_CASE("kernel plan: channels are what every GPU holds for each of its ranks"
         planKernels({gpu(1, 64, false), gpu(2, 64, false)}, onOneHost({10, 10}), 8);
     CHECK(plan.declined.empty());
     CHECK(plan.channels == 8);
+    CHECK(plan.sharesGpuWithThread == std::vector<bool>{false, false});
   }
 }
 
@@ -199,6 +200,7 @@ TEST_CASE("kernel plan: what declines the kernels says why", "[runtime][gpu-shar
                  Contains("ranks 1, 2 are threads of one process on "
                           "GPU-01010101-0101-0101-0101-010101010101: their streams share") &&
                      Contains("run the ranks as processes under MPS"));
+      CHECK(plan.sharesGpuWithThread == std::vector<bool>{false, true, true});
     }
   }
   SECTION("a rank that cannot tell what its GPU holds") {
@@ -208,6 +210,11 @@ TEST_CASE("kernel plan: what declines the kernels says why", "[runtime][gpu-shar
     CHECK(plan.channels == 0);
     CHECK(plan.declined ==
           "rank 1 cannot tell what its GPU holds: cuDeviceGetUuid failed: CUDA_ERROR_UNKNOWN");
+    // Which ranks are threads sharing a GPU is settled before any reason to decline.
+    const KernelPlan threads =
+        planKernels({unknown, gpu(2, 64, true), gpu(2, 64, true)}, onOneHost({10, 11, 11}), 8);
+    CHECK_THAT(threads.declined, Contains("rank 0 cannot tell"));
+    CHECK(threads.sharesGpuWithThread == std::vector<bool>{false, true, true});
   }
   SECTION("a GPU holding less than a channel per rank") {
     const std::vector<GpuFacts> ranks(3, gpu(4, 2, true));
