@@ -31,6 +31,12 @@ const std::vector<Var>& table() {
        "which buffers the direct algorithms reach in place: any (tutti_mem_alloc memory mapped, "
        "ordinary memory read through the kernel with process_vm_readv) or registered "
        "(tutti_mem_alloc memory only; other buffers go through the FIFOs)"},
+      {"TUTTI_ENGINE_AFFINITY", Type::kChoice, "auto", "auto|spread|none", 0, 0,
+       "the CPU each communicator's engine thread (where asynchronous operations run) keeps to: "
+       "spread (local rank i's on the i-th CPU the process may use, modulo their count), none "
+       "(wherever the kernel puts it), or auto (spread where no two of those CPUs share a "
+       "last-level cache the kernel knows of, as on VMs that show none: there the kernel wakes "
+       "an engine on the CPU of the engine that woke it)"},
       {"TUTTI_CHECK_CALLS", Type::kChoice, "0", "0|1", 0, 0,
        "1: ranks compare each collective's count, type, operation, root, number among the "
        "communicator's collectives and the algorithm each picked before moving data, and fail "

@@ -5,6 +5,7 @@
 
 #include "base/shm_leftovers.hpp"
 #include "runtime/collectives/algorithm.hpp"
+#include "runtime/engine_placement.hpp"
 #include "runtime/observe/dump_signal.hpp"
 #include "runtime/observe/flight_dump.hpp"
 #include "runtime/observe/trace.hpp"
@@ -19,7 +20,11 @@ Communicator::Communicator(JobBootstrap job, const Settings& settings, Membershi
       members_(std::move(members)),
       timeout_(settings.timeout),
       recorder_(std::make_unique<FlightRecorder>(settings.flightRecorderEntries)),
-      engine_(std::make_unique<Engine>([this](const Error& error) { recordFailure(error); })) {}
+      engine_(std::make_unique<Engine>(
+          [this](const Error& error) { recordFailure(error); },
+          [placement = settings.enginePlacement, localRank = members_.localRank()] {
+            placeEngineThread(placement, localRank);
+          })) {}
 
 std::unique_ptr<Communicator> Communicator::create(JobBootstrap job, std::string tag, int rank,
                                                    std::vector<PeerInfo> peers,

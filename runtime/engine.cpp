@@ -4,7 +4,8 @@
 
 namespace tutti::runtime {
 
-Engine::Engine(std::function<void(const Error&)> onFailure) : onFailure_(std::move(onFailure)) {}
+Engine::Engine(std::function<void(const Error&)> onFailure, std::function<void()> onStart)
+    : onFailure_(std::move(onFailure)), onStart_(std::move(onStart)) {}
 
 Engine::~Engine() {
   {
@@ -81,6 +82,7 @@ void Engine::drain() {
 void Engine::workerLoop() {
   // Named, so that top -H, perf and gdb tell it from the application's threads.
   pthread_setname_np(pthread_self(), "tutti-engine");
+  onStart_();
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [this] { return (stopping_ && queue_.empty()) || (!busy_ && !queue_.empty()); });

@@ -31,8 +31,9 @@ struct JoiningTransfers {
 class Engine {
  public:
   using Task = std::function<void()>;
-  // Called with the error of a failed task; the communicator records it.
-  explicit Engine(std::function<void(const Error&)> onFailure);
+  // onFailure is called with the error of a failed task (the communicator records it); onStart
+  // on the worker thread as it starts (it keeps to a CPU: engine_placement.hpp).
+  Engine(std::function<void(const Error&)> onFailure, std::function<void()> onStart);
   ~Engine();
 
   std::shared_ptr<Request> submit(Task task);
@@ -89,6 +90,7 @@ class Engine {
   void execute(Item& item);
 
   std::function<void(const Error&)> onFailure_;
+  std::function<void()> onStart_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Item> queue_;

@@ -81,6 +81,9 @@ Settings Settings::fromConfig() {
   settings.gpuChannels = static_cast<int>(config::getInt("TUTTI_GPU_CHANNELS"));
   settings.directBuffers =
       parseChoice("TUTTI_DIRECT_BUFFERS", {DirectBuffers::kAny, DirectBuffers::kRegistered});
+  settings.enginePlacement =
+      parseChoice("TUTTI_ENGINE_AFFINITY",
+                  {EnginePlacement::kAuto, EnginePlacement::kSpread, EnginePlacement::kNone});
   settings.timeout = std::chrono::seconds(config::getInt("TUTTI_TIMEOUT"));
   settings.flightRecorderEntries =
       static_cast<size_t>(config::getInt("TUTTI_FLIGHT_RECORDER_ENTRIES"));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/engine_placement.hpp"
 #include "runtime/tuning/tuning_file.hpp"
 #include "topology/rdma_nics.hpp"
 #include "transport/registry.hpp"
@@ -47,11 +48,12 @@ struct Settings {
   // TUTTI_ALGO, or tutti_comm_set_algorithm: the all-reduce entry of the algorithm table that
   // every all-reduce runs; nullptr for auto (the planner picks per call).
   const Algorithm* algorithm = nullptr;
-  DirectBuffers directBuffers = DirectBuffers::kAny;  // TUTTI_DIRECT_BUFFERS
-  bool checkCalls = false;                            // TUTTI_CHECK_CALLS
-  size_t flightRecorderEntries = 0;                   // TUTTI_FLIGHT_RECORDER_ENTRIES
-  std::string dumpDir;                                // TUTTI_DUMP_DIR ("": no dumps)
-  std::string traceFile;                              // TUTTI_TRACE_FILE ("": no trace)
+  DirectBuffers directBuffers = DirectBuffers::kAny;         // TUTTI_DIRECT_BUFFERS
+  EnginePlacement enginePlacement = EnginePlacement::kAuto;  // TUTTI_ENGINE_AFFINITY
+  bool checkCalls = false;                                   // TUTTI_CHECK_CALLS
+  size_t flightRecorderEntries = 0;                          // TUTTI_FLIGHT_RECORDER_ENTRIES
+  std::string dumpDir;                                       // TUTTI_DUMP_DIR ("": no dumps)
+  std::string traceFile;                                     // TUTTI_TRACE_FILE ("": no trace)
   std::vector<int> ringOrder;  // TUTTI_RING_ORDER (empty: planned by locality)
   bool gpuKernels = true;      // TUTTI_GPU_PATH=kernels (false: staged)
   int gpuChannels = 8;         // TUTTI_GPU_CHANNELS

@@ -72,6 +72,9 @@ std::string traceJson(const Communicator& comm) {
                  {"count", record.signature.count},
                  {"state", opStateName(record.state)}};
     if (record.state == OpState::kFailed) args["error"] = record.error;
+    // What the slice does not show: how long the operation waited behind earlier ones.
+    if (record.enqueuedNs)
+      args["queued_us"] = static_cast<double>(record.startedNs - record.enqueuedNs) / 1e3;
     events.push_back({{"ph", "X"},
                       {"name", record.signature.collective},
                       {"cat", "collective"},

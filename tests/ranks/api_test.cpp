@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -141,6 +143,64 @@ TEST_CASE("bad TUTTI_* values are errors that name the variable", "[api][bad-inp
   std::vector<tuttiComm_t> comms(2, nullptr);
   CHECK(tutti_comm_init_all(comms.data(), 2) == tuttiInvalidArgument);
   CHECK_THAT(tutti_get_last_error(), Contains(bad.first));
+}
+
+namespace {
+
+// Cpus_allowed_list of each of this process's tutti-engine threads.
+std::vector<std::string> engineCpuLists() {
+  std::vector<std::string> lists;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::string name, line;
+    std::getline(std::ifstream(task.path() / "comm") >> std::ws, name);
+    if (name != "tutti-engine") continue;
+    std::ifstream status(task.path() / "status");
+    while (std::getline(status, line))
+      if (line.rfind("Cpus_allowed_list:", 0) == 0)
+        lists.push_back(line.substr(line.find('\t') + 1));
+  }
+  return lists;
+}
+
+// The engine threads' CPU lists once both ranks of a thread world ran an asynchronous
+// all-reduce, which starts their engines.
+std::vector<std::string> enginesAfterAsyncAllreduce(const char* affinity) {
+  ScopedEnv env("TUTTI_ENGINE_AFFINITY", affinity);
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  std::vector<int32_t> in0(64, 1), in1(64, 2), out0(64), out1(64);
+  tuttiRequest_t requests[2] = {nullptr, nullptr};
+  REQUIRE(tutti_allreduce(in0.data(), out0.data(), 64, tuttiInt32, tuttiSum, world.comm(0),
+                          &requests[0]) == tuttiSuccess);
+  REQUIRE(tutti_allreduce(in1.data(), out1.data(), 64, tuttiInt32, tuttiSum, world.comm(1),
+                          &requests[1]) == tuttiSuccess);
+  for (tuttiRequest_t request : requests) {
+    CHECK(tutti_wait(request) == tuttiSuccess);
+    CHECK(tutti_request_free(request) == tuttiSuccess);
+  }
+  CHECK(out0 == std::vector<int32_t>(64, 3));
+  CHECK(out1 == out0);
+  return engineCpuLists();
+}
+
+}  // namespace
+
+TEST_CASE("TUTTI_ENGINE_AFFINITY: spread keeps each local rank's engine to a CPU of its own",
+          "[api][async]") {
+  std::string process;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) process = line.substr(line.find('\t') + 1);
+  const std::vector<std::string> free = enginesAfterAsyncAllreduce("none");
+  CHECK(free == std::vector<std::string>(2, process));
+  const std::vector<std::string> spread = enginesAfterAsyncAllreduce("spread");
+  REQUIRE(spread.size() == 2);
+  if (process.find_first_of(",-") == std::string::npos) {  // one CPU: nothing to spread over
+    CHECK(spread == free);
+    return;
+  }
+  for (const std::string& cpus : spread) CHECK(cpus.find_first_of(",-") == std::string::npos);
+  CHECK(spread[0] != spread[1]);
 }
 
 TEST_CASE("a request can be tested and waited for with a timeout", "[api][async]") {

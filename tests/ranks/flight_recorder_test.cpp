@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/temp_dir.hpp"
 #include "tests/warnings.hpp"
 #include "world.hpp"
 
@@ -22,16 +23,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh directory, removed with its contents.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/tutti-fr-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // The dump of `rank` in dir, waiting up to 20 s for it (SIGUSR1 dumps come from another thread).
 std::optional<json> dumpOf(const fs::path& dir, int rank) {
@@ -59,7 +50,7 @@ tuttiResult_t allreduce(tuttiComm_t comm, std::vector<float>& data) {
 
 TEST_CASE("ranks waiting for a rank that skipped a collective time out and dump") {
   tutti::tests::Warnings().expect();  // its ranks time out and dump on purpose
-  TempDir dir;
+  TempDir dir("tutti-fr");
   ScopedEnv dumpDir("TUTTI_DUMP_DIR", dir.path.string());
   ScopedEnv timeout("TUTTI_TIMEOUT", "1");
   ThreadWorld world(3);
@@ -110,7 +101,7 @@ TEST_CASE("ranks waiting for a rank that skipped a collective time out and dump"
 
 TEST_CASE("dumps number collectives apart from send/recv, which only some ranks make") {
   tutti::tests::Warnings().expect();  // its ranks time out and dump on purpose
-  TempDir dir;
+  TempDir dir("tutti-fr");
   ScopedEnv dumpDir("TUTTI_DUMP_DIR", dir.path.string());
   ThreadWorld world(3);
   REQUIRE(world.ok());
@@ -146,7 +137,7 @@ TEST_CASE("dumps number collectives apart from send/recv, which only some ranks 
 
 TEST_CASE("SIGUSR1 dumps every live communicator of the process") {
   tutti::tests::Warnings().expect();  // each dump is a warning
-  TempDir dir;
+  TempDir dir("tutti-fr");
   ScopedEnv dumpDir("TUTTI_DUMP_DIR", dir.path.string());
   ThreadWorld world(2);
   REQUIRE(world.ok());
@@ -178,7 +169,7 @@ TEST_CASE("an unwritable TUTTI_DUMP_DIR is a warning naming it, not a failure") 
 }
 
 TEST_CASE("TUTTI_TRACE_FILE: one complete event per operation, with algorithm, bytes, seq") {
-  TempDir dir;
+  TempDir dir("tutti-fr");
   ScopedEnv trace("TUTTI_TRACE_FILE", (dir.path / "trace-%r.json").string());
   {
     ThreadWorld world(2);

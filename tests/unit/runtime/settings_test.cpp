@@ -88,6 +88,21 @@ TEST_CASE("TUTTI_DIRECT_BUFFERS: each choice of the table is the value of that n
   }
 }
 
+TEST_CASE("TUTTI_ENGINE_AFFINITY: each choice of the table is the value of that name") {
+  CHECK(tableChoices("TUTTI_ENGINE_AFFINITY") ==
+        std::vector<std::string>{"auto", "spread", "none"});
+  for (const auto& [word, value] :
+       {std::pair{"auto", EnginePlacement::kAuto}, std::pair{"spread", EnginePlacement::kSpread},
+        std::pair{"none", EnginePlacement::kNone}}) {
+    ScopedEnv set("TUTTI_ENGINE_AFFINITY", word);
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.enginePlacement == value);
+    CHECK(std::string(choiceName(settings.enginePlacement)) == word);
+  }
+  CHECK(refusal("TUTTI_ENGINE_AFFINITY", "core") ==
+        "TUTTI_ENGINE_AFFINITY='core' is not one of auto|spread|none");
+}
+
 TEST_CASE("TUTTI_ALGO: each choice is the all-reduce entry of that name, auto none") {
   for (const std::string& word : tableChoices("TUTTI_ALGO")) {
     INFO(word);
