@@ -31,7 +31,9 @@ std::set<int> parseCpuList(const std::string& text) {
     } catch (const std::exception&) {
       break;
     }
-    for (int cpu = first; cpu <= last && cpu >= 0; ++cpu) cpus.insert(cpu);
+    // No CPU set holds more: a range beyond it names nothing this process can run on.
+    for (int cpu = std::max(first, 0); cpu <= std::min(last, CPU_SETSIZE - 1); ++cpu)
+      cpus.insert(cpu);
     if (at >= text.size() || text[at] != ',') break;
     ++at;
   }
@@ -52,17 +54,19 @@ std::set<int> lastLevelSharers(int cpu, const std::string& cpuRoot) {
   std::error_code error;
   int highest = 0;
   std::set<int> sharers;
-  for (const auto& entry : std::filesystem::directory_iterator(caches, error)) {
-    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+  // The forms that report errors, not throw them: this runs on the engine's own thread.
+  for (std::filesystem::directory_iterator entry(caches, error), end; !error && entry != end;
+       entry.increment(error)) {
+    if (entry->path().filename().string().rfind("index", 0) != 0) continue;
     int level = 0;
     try {
-      level = std::stoi(firstLine(entry.path() / "level"));
+      level = std::stoi(firstLine(entry->path() / "level"));
     } catch (const std::exception&) {
       continue;
     }
     if (level <= highest) continue;
     highest = level;
-    sharers = parseCpuList(firstLine(entry.path() / "shared_cpu_list"));
+    sharers = parseCpuList(firstLine(entry->path() / "shared_cpu_list"));
   }
   return sharers;
 }

@@ -75,6 +75,14 @@ TEST_CASE("engine placement: which CPUs share a last-level cache, as sysfs lists
   own.cache(0, 3, 3, "0");
   own.cache(1, 3, 3, "1");
   CHECK_FALSE(shareLastLevelCache({0, 1}, own.path.string()));
+  // Lists are read as far as they parse, ranges no further than a CPU set reaches.
+  FakeCpuTree odd;
+  odd.cache(0, 3, 3, "0-2147483647");
+  odd.cache(1, 3, 3, "x1");
+  odd.cache(2, 3, 3, "2,0-");
+  CHECK(shareLastLevelCache({0, 1}, odd.path.string()));
+  CHECK_FALSE(shareLastLevelCache({1, 3}, odd.path.string()));
+  CHECK_FALSE(shareLastLevelCache({2, 3}, odd.path.string()));
   // The highest level counts, whatever its index.
   FakeCpuTree reordered;
   reordered.cache(0, 0, 3, "0-1");
