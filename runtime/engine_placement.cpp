@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "base/allowed_cpus.hpp"
 #include "base/log.hpp"
 
 namespace tutti::runtime {
@@ -80,15 +81,6 @@ const char* choiceName(EnginePlacement placement) {
     case EnginePlacement::kNone: return "none";
   }
   return "?";
-}
-
-std::vector<int> allowedCpus() {
-  cpu_set_t set;
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  return cpus;
 }
 
 bool shareLastLevelCache(const std::vector<int>& cpus, const std::string& cpuRoot) {

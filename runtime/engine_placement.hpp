@@ -22,9 +22,6 @@ enum class EnginePlacement { kAuto, kSpread, kNone };
 // The variable's word for each value: "auto", "spread", "none".
 const char* choiceName(EnginePlacement placement);
 
-// The CPUs the calling thread may run on (sched_getaffinity), ascending.
-std::vector<int> allowedCpus();
-
 // Whether some two of `cpus` share a last-level cache, as the kernel describes its caches under
 // `cpuRoot` (/sys/devices/system/cpu): cpuN/cache/indexK with the highest level, its
 // shared_cpu_list. A CPU without cache entries shares none.
@@ -36,8 +33,8 @@ bool shareLastLevelCache(const std::vector<int>& cpus, const std::string& cpuRoo
 std::optional<int> engineCpu(EnginePlacement placement, const std::vector<int>& allowed,
                              int localRank, bool sharedCache);
 
-// Keeps the calling thread to engineCpu of this machine; a refusal from the kernel is logged
-// (placement only speeds up).
+// Keeps the calling thread to engineCpu of this machine (its allowedCpus, base/allowed_cpus.hpp); a
+// refusal from the kernel is logged (placement only speeds up).
 void placeEngineThread(EnginePlacement placement, int localRank);
 
 }  // namespace tutti::runtime

@@ -1,18 +1,18 @@
 #include "runtime/membership.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <sstream>
 
+#include "base/allowed_cpus.hpp"
 #include "base/error.hpp"
 
 namespace tutti::runtime {
 namespace {
 
 int availableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  if (const std::vector<int> cpus = allowedCpus(); !cpus.empty())
+    return static_cast<int>(cpus.size());
   return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
 }
 

@@ -1,7 +1,5 @@
 #include "runtime/topology_plan.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -13,6 +11,7 @@
 #include <numeric>
 #include <optional>
 
+#include "base/allowed_cpus.hpp"
 #include "base/config.hpp"
 #include "base/error.hpp"
 #include "base/log.hpp"
@@ -93,12 +92,9 @@ Hop hop(const PeerInfo& a, const PeerInfo& b, const transport::TransportSelectio
 // allowed CPU shares it, else -1 (an unpinned rank has no place; where it runs now says nothing).
 topology::RankPlace affinityPlace(const Topology& topo) {
   topology::RankPlace common{0, -1, -1, -1};
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return common;
   bool first = true;
   auto merge = [&first](int& into, int value) { into = first || into == value ? value : -1; };
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &set)) continue;
+  for (int cpu : allowedCpus()) {
     const topology::RankPlace place = topology::placeOf(topo, cpu);
     merge(common.package, place.package);
     merge(common.numa, place.numa);

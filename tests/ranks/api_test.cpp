@@ -147,17 +147,21 @@ TEST_CASE("bad TUTTI_* values are errors that name the variable", "[api][bad-inp
 
 namespace {
 
-// Cpus_allowed_list of each of this process's tutti-engine threads.
+// The Cpus_allowed_list of a /proc status file ("0-1"), "" when it has none.
+std::string cpusAllowed(const std::filesystem::path& status) {
+  std::ifstream in(status);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find('\t') + 1);
+  return "";
+}
+
+// cpusAllowed of each of this process's tutti-engine threads.
 std::vector<std::string> engineCpuLists() {
   std::vector<std::string> lists;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::string name, line;
+    std::string name;
     std::getline(std::ifstream(task.path() / "comm") >> std::ws, name);
-    if (name != "tutti-engine") continue;
-    std::ifstream status(task.path() / "status");
-    while (std::getline(status, line))
-      if (line.rfind("Cpus_allowed_list:", 0) == 0)
-        lists.push_back(line.substr(line.find('\t') + 1));
+    if (name == "tutti-engine") lists.push_back(cpusAllowed(task.path() / "status"));
   }
   return lists;
 }
@@ -187,10 +191,7 @@ std::vector<std::string> enginesAfterAsyncAllreduce(const char* affinity) {
 
 TEST_CASE("TUTTI_ENGINE_AFFINITY: spread keeps each local rank's engine to a CPU of its own",
           "[api][async]") {
-  std::string process;
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("Cpus_allowed_list:", 0) == 0) process = line.substr(line.find('\t') + 1);
+  const std::string process = cpusAllowed("/proc/self/status");
   const std::vector<std::string> free = enginesAfterAsyncAllreduce("none");
   CHECK(free == std::vector<std::string>(2, process));
   const std::vector<std::string> spread = enginesAfterAsyncAllreduce("spread");

@@ -11,10 +11,12 @@
 #include <future>
 #include <thread>
 
+#include "base/allowed_cpus.hpp"
 #include "runtime/engine.hpp"
 #include "tests/temp_dir.hpp"
 
 using namespace tutti::runtime;
+using tutti::allowedCpus;
 namespace fs = std::filesystem;
 
 namespace {
