@@ -62,17 +62,17 @@ double gain(const std::map<std::string, Times>& times, const std::string& name,
   return std::log(rival / times.at(name).at(bytes));
 }
 
-// The run of consecutive measured sizes where direct gained most over the ring and the tree in
-// all (the fewest sizes among equals); nullopt where no run gained.
-std::optional<runtime::SizeRange> directWins(const Sweep& sweep,
-                                             const std::map<std::string, Times>& times) {
+// The run of consecutive measured sizes whose gains (gainAt of each size) sum highest (the fewest
+// sizes among equals); nullopt where no run gained.
+template <typename GainAt>
+std::optional<runtime::SizeRange> bestRun(const Sweep& sweep, GainAt gainAt) {
   std::optional<runtime::SizeRange> best;
   double bestGain = 0;
   size_t bestSpan = 0;
   for (size_t first = 0; first < sweep.sizes.size(); ++first) {
     double sum = 0;
     for (size_t last = first; last < sweep.sizes.size(); ++last) {
-      sum += gain(times, "direct", {"ring", "tree"}, sweep.sizes[last]);
+      sum += gainAt(sweep.sizes[last]);
       const size_t span = last - first + 1;
       if (sum > bestGain || (best && sum == bestGain && span < bestSpan)) {
         best = runtime::SizeRange{sweep.sizes[first], sweep.sizes[last]};
@@ -82,6 +82,29 @@ std::optional<runtime::SizeRange> directWins(const Sweep& sweep,
     }
   }
   return best;
+}
+
+// Where direct gained most over the ring and the tree in all.
+std::optional<runtime::SizeRange> directWins(const Sweep& sweep,
+                                             const std::map<std::string, Times>& times) {
+  return bestRun(sweep, [&](size_t bytes) {
+    return gain(times, "direct", {"ring", "tree"}, bytes);
+  });
+}
+
+// Where the tree gained most over the ring, both placements counted, each size's gain less 5% a
+// placement: the two often tie, and a tie the noise tips must not hand sizes to the tree. Each
+// placement's gain is held within 25% either way: a lone time ten times the others' (4 ranks on
+// 2 cores over TCP, a ring at 4M: 10.6 ms among 1.9-9 ms) must not outweigh two sizes the ring
+// won clearly.
+std::optional<runtime::SizeRange> treeWins(const Sweep& sweep) {
+  const double margin = std::log(1.05), cap = std::log(1.25);
+  const auto held = [&](const std::map<std::string, Times>& times, size_t bytes) {
+    return std::clamp(gain(times, "tree", {"ring"}, bytes), -cap, cap) - margin;
+  };
+  return bestRun(sweep, [&](size_t bytes) {
+    return held(sweep.outOfPlace, bytes) + held(sweep.inPlace, bytes);
+  });
 }
 
 double median(std::vector<double> values) {
@@ -199,6 +222,16 @@ Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
                                     fmt::join(results.transports, ",")));
   else
     fitLinkCosts(sweep, results, *tcp, table, out.notes);
+  // The tree against the ring, over the link swept (shared memory where the sweep cannot tell).
+  runtime::SizeRange& treeOverRing =
+      tcp.value_or(false) ? table.tcpTreeOverRing : table.treeOverRing;
+  const std::optional<runtime::SizeRange> treeAhead = treeWins(sweep);
+  treeOverRing = treeAhead.value_or(runtime::SizeRange{0, 0});
+  if (treeAhead)
+    out.notes.push_back(
+        fmt::format("the tree beat the ring by more than 5% at {}..{}: the ring "
+                    "gives way to it there",
+                    runtime::formatBytes(treeAhead->least), runtime::formatBytes(treeAhead->most)));
   // The planner's direct algorithms run over shared memory only.
   if (tcp.value_or(false))
     out.notes.push_back("over TCP: the direct algorithms' keys are kept (they run over shm only)");

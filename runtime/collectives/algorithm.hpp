@@ -52,10 +52,17 @@ struct Algorithm {
   double (*costUs)(size_t bytes, const RankShape& shape, double alpha, double beta);
   void (*run)(OpContext& ctx, const CollectiveArgs& args);
   size_t Tuning::*tcpMaxBytes = nullptr;
+  // The sizes where it gives way to another algorithm that a sweep measured ahead, over shared
+  // memory and over TCP (nullptr: none).
+  SizeRange Tuning::*yieldsWithin = nullptr;
+  SizeRange Tuning::*tcpYieldsWithin = nullptr;
 
   // The bound on its size over shared memory or not (nullptr: none).
   size_t Tuning::*maxBytesOf(bool sharedMemory) const {
     return !sharedMemory && tcpMaxBytes ? tcpMaxBytes : maxBytes;
+  }
+  SizeRange Tuning::*yieldsWithinOf(bool sharedMemory) const {
+    return sharedMemory ? yieldsWithin : tcpYieldsWithin;
   }
 };
 
@@ -74,9 +81,11 @@ LinkModel linkModelOf(const Tuning& tuning, bool sharedMemory);
 struct Assessment {
   bool applies;
   // Where it does not: the tuning table's bound the size is outside (tuningKeyOf names it), or
-  // nullptr where the algorithm is for shared memory only.
+  // the range where it yields the size falls in; both nullptr where the algorithm is for shared
+  // memory only.
   size_t Tuning::*outside;
   double costUs;
+  SizeRange Tuning::*yielded = nullptr;
 };
 Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes,
                   const RankShape& shape, bool sharedMemory, const LinkModel& link);

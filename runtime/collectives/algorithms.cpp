@@ -83,7 +83,8 @@ const std::vector<Algorithm>& algorithms() {
       // One-shot sends the whole buffer to every peer: worth it only while latency dominates.
       {Collective::kAllReduce, "oneshot", &Tuning::oneShotMaxBytes, nullptr, false,
        oneShotAllReduceCost, allreduceOneShot, &Tuning::tcpOneShotMaxBytes},
-      {Collective::kAllReduce, "ring", nullptr, nullptr, false, ringAllReduceCost, allreduceRing},
+      {Collective::kAllReduce, "ring", nullptr, nullptr, false, ringAllReduceCost, allreduceRing,
+       nullptr, &Tuning::treeOverRing, &Tuning::tcpTreeOverRing},
       {Collective::kAllReduce, "tree", nullptr, nullptr, false, treeAllReduceCost, allreduceTree},
       // Below direct_min_bytes ordinary buffers, which most are, gain nothing from the direct
       // algorithms and pay their round of offers. Ordinary buffers above it that the all-reduce
@@ -124,6 +125,10 @@ Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes
   if (algorithm.minBytes && bytes < tuning.*algorithm.minBytes)
     return {false, algorithm.minBytes, 0};
   if (algorithm.sharedMemoryOnly && !sharedMemory) return {false, nullptr, 0};
+  // 0..0 is the table's "nowhere", not a range holding empty messages.
+  if (const auto yields = algorithm.yieldsWithinOf(sharedMemory);
+      yields && (tuning.*yields).most > 0 && (tuning.*yields).holds(bytes))
+    return {false, nullptr, 0, yields};
   return {true, nullptr, algorithm.costUs(bytes, shape, link.alphaUs, link.betaUsPerByte)};
 }
 

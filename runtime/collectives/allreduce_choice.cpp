@@ -8,6 +8,13 @@
 namespace tutti::runtime {
 namespace {
 
+// What ruled an algorithm out: the table's key, or its transport.
+const char* ruledOutBy(const Assessment& assessment) {
+  if (assessment.outside) return tuningKeyOf(assessment.outside).name;
+  if (assessment.yielded) return tuningKeyOf(assessment.yielded).name;
+  return "shared memory only";
+}
+
 // "ring 12.1 us < tree 20 us; ruled out: oneshot (oneshot_max_bytes)", the skipped one left out.
 std::string costs(const Tuning& tuning, const LinkModel& link, const AllReduceCase& call,
                   std::string_view skip) {
@@ -21,9 +28,8 @@ std::string costs(const Tuning& tuning, const LinkModel& link, const AllReduceCa
     if (assessment.applies)
       priced.emplace_back(assessment.costUs, algorithm.name);
     else
-      ruledOut += fmt::format(
-          "{}{} ({})", ruledOut.empty() ? "" : ", ", algorithm.name,
-          assessment.outside ? tuningKeyOf(assessment.outside).name : "shared memory only");
+      ruledOut += fmt::format("{}{} ({})", ruledOut.empty() ? "" : ", ", algorithm.name,
+                              ruledOutBy(assessment));
   }
   std::stable_sort(priced.begin(), priced.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

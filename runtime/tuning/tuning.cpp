@@ -34,6 +34,11 @@ const std::vector<TuningKey>& tuningKeys() {
        "place; elsewhere the ring runs"},
       {"direct_pull_in_place", &Tuning::directPullInPlace, 0, kLargestBytes, "bytes",
        "the same, in place (2 ranks only)"},
+      {"tree_over_ring", &Tuning::treeOverRing, 0, kLargestBytes, "bytes",
+       "sizes where the tree all-reduce beat the ring over shared memory in a sweep: the ring "
+       "gives way there; elsewhere the cost model ranks them"},
+      {"tcp_tree_over_ring", &Tuning::tcpTreeOverRing, 0, kLargestBytes, "bytes",
+       "the same for communicators whose ranks reach each other over TCP"},
       {"reduce_scatter_kernel_max_bytes", &Tuning::reduceScatterKernelMaxBytes, 0, kLargestBytes,
        "bytes", "largest direct reduce-scatter whose inputs are read through the kernel"},
       {"direct_staged_bytes", &Tuning::directStagedBytes, 4096, double(size_t{1} << 30), "bytes",
@@ -71,6 +76,9 @@ const TuningKey& tuningKeyOf(size_t Tuning::*field) {
   return keyHolding(field);
 }
 const TuningKey& tuningKeyOf(double Tuning::*field) {
+  return keyHolding(field);
+}
+const TuningKey& tuningKeyOf(SizeRange Tuning::*field) {
   return keyHolding(field);
 }
 

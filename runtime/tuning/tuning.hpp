@@ -29,6 +29,11 @@ struct Tuning {
   // Where direct all-reduce's pull (outputs read through the kernel) beats the ring, out of
   // place and in place (in place only with 2 ranks).
   SizeRange directPullOutOfPlace, directPullInPlace;
+  // All-reduce: where the tree beat the ring in a sweep, both placements, over shared memory and
+  // over TCP; the ring gives way to the tree there, elsewhere the cost model ranks them. 0..0:
+  // nowhere. With several ranks to a core the ring's 2(n-1) steps each cost a context switch, which
+  // the model does not see (4 ranks on 2 cores over TCP: the tree 15-20% ahead at 256K-512K).
+  SizeRange treeOverRing, tcpTreeOverRing;
   // Direct reduce-scatter's largest message when its inputs are read through the kernel.
   size_t reduceScatterKernelMaxBytes;
   // Peers' data read through the kernel is reduced in pieces this large.
@@ -78,6 +83,7 @@ const std::vector<TuningKey>& tuningKeys();
 // The key of a field, for messages and ranges; kInternal for a field with none.
 const TuningKey& tuningKeyOf(size_t Tuning::*field);
 const TuningKey& tuningKeyOf(double Tuning::*field);
+const TuningKey& tuningKeyOf(SizeRange Tuning::*field);
 
 // A key's value as a file writes it: sizes with K/M/G where exact ("64K", "8M"), ranges as
 // "256K..8M", numbers as the shortest text that reads back as the same double.

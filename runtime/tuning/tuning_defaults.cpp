@@ -15,6 +15,8 @@
 //   16 MiB 5.8-6.6 against 5.3-5.6, 1 MiB 4.1-4.5 against 4.7-6.0; out of place 16 MiB 3.4-4.9
 //   against 4.6-5.0, 32 MiB 2.3-2.4 against 3.5-4.0. 4 ranks in place tie with the ring at 4
 //   and 8 MiB and lose at 16 MiB (2.0-2.1 against 2.7).
+// - tree_over_ring, tcp_tree_over_ring 0..0: not swept there; the cost model alone ranks the tree
+//   against the ring (a machine's own sweep, `tutti-bench tune`, measures them).
 // - reduce_scatter_kernel_max_bytes 8M: `tutti-bench reducescatter --ranks 2 -n 30`,
 //   TUTTI_DIRECT_BUFFERS=any against registered, busbw GB/s out of place: 1 MiB 3.9-6.1 against
 //   3.9-5.3, 16 MiB 2.9-4.3 against 3.6-4.3, 32 MiB 2.0-2.9 against 2.8-3.1, 64 MiB 1.6-1.8
@@ -37,6 +39,8 @@ const Tuning& defaultTuning() {
       .directMinBytes = 256 << 10,
       .directPullOutOfPlace = {256 << 10, 8 << 20},
       .directPullInPlace = {4 << 20, 16 << 20},
+      .treeOverRing = {0, 0},
+      .tcpTreeOverRing = {0, 0},
       .reduceScatterKernelMaxBytes = 8 << 20,
       .directStagedBytes = 128 << 10,
       .shmStepUs = 0.3,

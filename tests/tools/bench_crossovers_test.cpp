@@ -1,7 +1,7 @@
 // tutti-bench tune's reading of a sweep (bench/crossovers.hpp): one-shot's limit and direct's
 // ranges where they gained most over the ring and the tree (a lone win elsewhere ignored, a lone
-// noisy loss among wins too), direct in place only with 2 ranks, the other keys from the base
-// table; a sweep without an algorithm is refused.
+// noisy loss among wins too), direct in place only with 2 ranks, the tree's range over the ring
+// beyond a tie, the other keys from the base table; a sweep without an algorithm is refused.
 #include <catch2/catch.hpp>
 #include <map>
 #include <stdexcept>
@@ -122,6 +122,42 @@ TEST_CASE(
     CHECK((tcp ? found.oneShotMaxBytes : found.tcpOneShotMaxBytes) == base.oneShotMaxBytes);
     CHECK((found.directPullOutOfPlace == base.directPullOutOfPlace) == tcp);
   }
+}
+
+// The tree ahead of the ring by 20% at 256K and 512K, by 3% at 2M (within the 5% a tie is
+// given), behind elsewhere: the ring gives way there, over the link swept; the other link's
+// range is kept.
+TEST_CASE("tune measures where the tree beats the ring by more than a tie") {
+  std::map<size_t, std::pair<std::string, std::string>> fastest;
+  for (size_t bytes = 64 * K; bytes <= 8 * M; bytes *= 2) fastest[bytes] = {"ring", "ring"};
+  Results results = sweep(4, fastest);
+  for (ResultRow& row : results.rows) {
+    if (row.algorithm != "tree") continue;
+    const double ahead = row.bytes == 256 * K || row.bytes == 512 * K ? 0.8
+                         : row.bytes == 2 * M                         ? 0.97
+                                                                      : 1.3;
+    row.outOfPlace.seconds = row.inPlace.seconds = ahead;  // the ring's times are 1 s
+  }
+  results.ranks = {{0, 0, 1, "h"}, {1, 1, 2, "h"}};
+  Tuning base = tutti::runtime::defaultTuning();
+  base.treeOverRing = base.tcpTreeOverRing = {K, K};
+  for (const auto& [transport, swept, kept] :
+       {std::tuple{"tcp", &Tuning::tcpTreeOverRing, &Tuning::treeOverRing},
+        std::tuple{"shm", &Tuning::treeOverRing, &Tuning::tcpTreeOverRing}}) {
+    INFO(transport);
+    results.transports = {transport};
+    const Crossovers found = crossovers(results, base);
+    CHECK(found.table.*swept == SizeRange{256 * K, 512 * K});
+    CHECK(found.table.*kept == SizeRange{K, K});
+    CHECK_THAT(found.notes, Catch::VectorContains(std::string(
+                                "the tree beat the ring by more than 5% at 256K..512K: the ring "
+                                "gives way to it there")));
+  }
+  // Where it never did, nowhere: 0..0.
+  results.transports = {"tcp"};
+  for (ResultRow& row : results.rows)
+    if (row.algorithm == "tree") row.outOfPlace.seconds = row.inPlace.seconds = 0.97;
+  CHECK(crossovers(results, base).table.tcpTreeOverRing == SizeRange{0, 0});
 }
 
 TEST_CASE("tune refuses a sweep without every fixed algorithm, of one rank, or with a time of 0") {

@@ -58,6 +58,7 @@ TEST_CASE("unset variables give the defaults of the table") {
         "TUTTI_TUNING_FILE:direct_min_bytes=256K "
         "TUTTI_TUNING_FILE:direct_pull_out_of_place=256K..8M "
         "TUTTI_TUNING_FILE:direct_pull_in_place=4M..16M "
+        "TUTTI_TUNING_FILE:tree_over_ring=0..0 TUTTI_TUNING_FILE:tcp_tree_over_ring=0..0 "
         "TUTTI_TUNING_FILE:reduce_scatter_kernel_max_bytes=8M "
         "TUTTI_TUNING_FILE:direct_staged_bytes=128K TUTTI_TUNING_FILE:shm_step_us=0.3 "
         "TUTTI_TUNING_FILE:tcp_step_us=15 TUTTI_TUNING_FILE:shm_gbs=5 "

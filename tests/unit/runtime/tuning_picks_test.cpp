@@ -128,3 +128,26 @@ TEST_CASE("the reason names the costs, the thresholds and direct's decision") {
   CHECK_THAT(unreached.why, Contains("TUTTI_DIRECT_BUFFERS=registered: direct does not reach "
                                      "ordinary buffers: the cheapest of the rest, ring"));
 }
+
+TEST_CASE("the ring gives way to the tree where a sweep measured the tree ahead, over its link") {
+  Tuning t = defaultTuning();
+  t.tcpTreeOverRing = {256 << 10, 512 << 10};
+  // Over TCP: the tree inside the range, the ring either side (the cost model prices the tree
+  // above the ring for 4 ranks at every size); direct's fallback there is the tree too.
+  checkPicks(t, 4, false,
+             {{(256 << 10) - 1, "ring", "ring"},
+              {256 << 10, "tree", "tree"},
+              {512 << 10, "tree", "tree"},
+              {(512 << 10) + 1, "ring", "ring"}});
+  const std::string why =
+      explainAllReduce(t, linkModelOf(t, false), {512 << 10, 4, false, false, false}).why;
+  CHECK_THAT(why, Contains("ring (tcp_tree_over_ring)"));
+  // Over shared memory the TCP range says nothing; its own range does the same there, where the
+  // direct algorithms' fallback then runs the tree.
+  checkPicks(t, 4, true, {{384 << 10, "direct", "ring"}});
+  t.treeOverRing = {384 << 10, 384 << 10};
+  checkPicks(t, 4, true, {{384 << 10, "direct", "tree"}});
+  // 0..0 is nowhere: an empty all-reduce keeps its pick.
+  t.treeOverRing = {0, 0};
+  CHECK(picked(t, 0, 4, true, false) == picked(defaultTuning(), 0, 4, true, false));
+}
