@@ -61,6 +61,7 @@ void Communicator::connect() {
   plan.options.slotBytes = settings_.slotBytes;
   plan.options.slots = settings_.slots;
   plan.options.socketsPerPeer = settings_.socketsPerPeer;
+  plan.options.rdmaPorts = members_.peer(rank()).rdmaPorts;
   plan.bindHost = [&] {
     return bootstrap::chooseAddress(settings_.socketInterfaces, &job_.rendezvous).host();
   };

@@ -127,6 +127,9 @@ struct Options {
   int slots = 8;
   int socketsPerPeer = 1;
   std::string bindHost;  // tcp: the address of the interface to listen on
+  // Usable RDMA ports (InfiniBand or RoCE) on this rank's host, as the rank publishes them (ucx:
+  // UCX's rendezvous, its zero-copy RDMA read, is worth its handshake only where there are some).
+  int rdmaPorts = 0;
   // Called while connect() waits for its peers; throws to give up (the runtime: a peer's process
   // is gone, which ucx's shared memory would notice only at a keepalive round). May be empty.
   std::function<void()> checkPeers;

@@ -9,7 +9,9 @@
 // figures this rests on.
 //
 // Which UCX transports carry the data is UCX's choice, steered as usual by UCX_TLS (tcp, or
-// posix/sysv/cma/self within a host; rc, dc, ud where the cluster has RDMA: untested here).
+// posix/sysv/cma/self within a host; rc, dc, ud where the cluster has RDMA: untested here). On a
+// host without RDMA ports the messages go eagerly, whatever their size (Worker): UCX's rendezvous
+// pays off where it reads the data by RDMA, and only costs a handshake per slot elsewhere.
 //
 // connect() creates the endpoints and posts the receives, then every rank sends each peer a hello
 // (credit 0) and waits for theirs: so an address UCX cannot reach fails at init, and no data
@@ -60,7 +62,9 @@ const Options& checked(const Options& options) {
 class UcxTransport final : public Transport {
  public:
   explicit UcxTransport(const Options& options)
-      : options_(checked(options)), worker_(std::make_unique<Worker>()), links_(options.nranks) {}
+      : options_(checked(options)),
+        worker_(std::make_unique<Worker>(options.rdmaPorts == 0)),
+        links_(options.nranks) {}
 
   ~UcxTransport() override {
     for (auto& link : links_)
@@ -131,7 +135,9 @@ class UcxTransport final : public Transport {
       raise(ErrorCode::kTimeout, "ucx: rank {} heard no hello from ranks {} before the deadline",
             options_.rank, fmt::join(silent, ", "));
     }
-    log::info("ucx: rank {} connected to {} peers", options_.rank, peers.size());
+    log::info("ucx: rank {} connected to {} peers ({})", options_.rank, peers.size(),
+              worker_->eager() ? "messages go eagerly: no RDMA port here"
+                               : "UCX's rendezvous above its threshold");
     options_.checkPeers = nullptr;  // it looks at what the runtime keeps only while connecting
   }
 

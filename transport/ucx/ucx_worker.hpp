@@ -21,12 +21,16 @@ class Worker {
  public:
   // Reads the UCX_* variables (UCX_TLS, ...) of the environment. A UCX that cannot create a
   // context or worker (no usable transport, a bad UCX_* value) is a kSystem error saying so.
-  Worker();
+  // `eager`: tagged messages of every size go eagerly, without UCX's rendezvous (unless the user
+  // set UCX_RNDV_THRESH); for hosts without RDMA, where the rendezvous buys no zero-copy read.
+  explicit Worker(bool eager);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
   ucp_worker_h get() const { return worker_; }
+  // Whether messages go eagerly (asked for, and UCX_RNDV_THRESH left to tutti).
+  bool eager() const { return eager_; }
   // "host:pid/ucxMAJOR.MINOR/<hex of the worker address>".
   const std::string& address() const { return address_; }
   // The worker's event descriptor, readable after arm() returned true once something arrives.
@@ -40,6 +44,7 @@ class Worker {
   ucp_worker_h worker_ = nullptr;
   std::string address_;
   int eventFd_ = -1;
+  bool eager_ = false;
 };
 
 // The address bytes of an address() string; `what` ("rank 3 (host:pid)") names its owner in the
