@@ -23,7 +23,7 @@ const std::vector<Var>& table() {
        "the transports allowed, tried in this order for each pair of ranks: auto (shm within a "
        "host; between hosts ucx where both have an RDMA port, else tcp), a list (tcp; shm,ucx), "
        "or ^ and the ones to leave out (^ucx)"},
-      {"TUTTI_ALGO", Type::kChoice, "auto", "auto|oneshot|ring|tree|direct", 0, 0,
+      {"TUTTI_ALGO", Type::kChoice, "auto", "auto|oneshot|ring|tree|doubling|direct", 0, 0,
        "force the all-reduce algorithm (auto: the cost model picks per size; direct reads the "
        "peers' buffers in place when all are reachable (TUTTI_DIRECT_BUFFERS), else runs what "
        "auto picks)"},

@@ -92,15 +92,16 @@ std::optional<runtime::SizeRange> directWins(const Sweep& sweep,
   });
 }
 
-// Where the tree gained most over the ring, both placements counted, each size's gain less 5% a
-// placement: the two often tie, and a tie the noise tips must not hand sizes to the tree. Each
-// placement's gain is held within 25% either way: a lone time ten times the others' (4 ranks on
-// 2 cores over TCP, a ring at 4M: 10.6 ms among 1.9-9 ms) must not outweigh two sizes the ring
-// won clearly.
-std::optional<runtime::SizeRange> treeWins(const Sweep& sweep) {
+// Where `name` gained most over the fastest of `rivals`, both placements counted, each size's
+// gain less 5% a placement: algorithms often tie, and a tie the noise tips must not hand sizes to
+// `name`. Each placement's gain is held within 25% either way: a lone time ten times the others'
+// (4 ranks on 2 cores over TCP, a ring at 4M: 10.6 ms among 1.9-9 ms) must not outweigh two sizes
+// the rivals won clearly.
+std::optional<runtime::SizeRange> clearWins(const Sweep& sweep, const std::string& name,
+                                            std::initializer_list<const char*> rivals) {
   const double margin = std::log(1.05), cap = std::log(1.25);
   const auto held = [&](const std::map<std::string, Times>& times, size_t bytes) {
-    return std::clamp(gain(times, "tree", {"ring"}, bytes), -cap, cap) - margin;
+    return std::clamp(gain(times, name, rivals, bytes), -cap, cap) - margin;
   };
   return bestRun(sweep, [&](size_t bytes) {
     return held(sweep.outOfPlace, bytes) + held(sweep.inPlace, bytes);
@@ -225,13 +226,27 @@ Crossovers crossovers(const Results& results, const runtime::Tuning& base) {
   // The tree against the ring, over the link swept (shared memory where the sweep cannot tell).
   runtime::SizeRange& treeOverRing =
       tcp.value_or(false) ? table.tcpTreeOverRing : table.treeOverRing;
-  const std::optional<runtime::SizeRange> treeAhead = treeWins(sweep);
+  const std::optional<runtime::SizeRange> treeAhead = clearWins(sweep, "tree", {"ring"});
   treeOverRing = treeAhead.value_or(runtime::SizeRange{0, 0});
   if (treeAhead)
     out.notes.push_back(
         fmt::format("the tree beat the ring by more than 5% at {}..{}: the ring "
                     "gives way to it there",
                     runtime::formatBytes(treeAhead->least), runtime::formatBytes(treeAhead->most)));
+  // Recursive doubling against the rest (a sweep from before it existed has no rows of it).
+  runtime::SizeRange& doublingRange =
+      tcp.value_or(false) ? table.tcpDoublingRange : table.doublingRange;
+  if (!sweep.outOfPlace.count("doubling")) {
+    out.notes.push_back("the sweep has no rows of doubling: its range is kept");
+  } else {
+    const auto doublingAhead = clearWins(sweep, "doubling", {"oneshot", "ring", "tree"});
+    doublingRange = doublingAhead.value_or(runtime::SizeRange{0, 0});
+    if (doublingAhead)
+      out.notes.push_back(fmt::format(
+          "recursive doubling beat one-shot, the ring and the tree by more than 5% at {}..{}: it "
+          "runs there",
+          runtime::formatBytes(doublingAhead->least), runtime::formatBytes(doublingAhead->most)));
+  }
   // The planner's direct algorithms run over shared memory only.
   if (tcp.value_or(false))
     out.notes.push_back("over TCP: the direct algorithms' keys are kept (they run over shm only)");

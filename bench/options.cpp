@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <limits>
 #include <optional>
 
 #include "bench/collectives.hpp"
 #include "bench/types.hpp"
+#include "runtime/collectives/algorithm.hpp"
 
 namespace tutti::bench {
 namespace {
@@ -199,7 +201,12 @@ std::optional<std::string> finish(BenchOptions& o, const RawOptions& raw) {
 
 }  // namespace
 
-const std::vector<std::string> kAllReduceAlgorithms = {"ring", "tree", "oneshot", "direct", "auto"};
+// The algorithm table's all-reduce entries, in its order, then auto.
+const std::vector<std::string> kAllReduceAlgorithms = [] {
+  std::vector<std::string> choices = runtime::allReduceChoices();
+  std::rotate(choices.begin(), choices.begin() + 1, choices.end());
+  return choices;
+}();
 
 ParseResult parseCommandLine(int argc, const char* const* argv) {
   CLI::App app{"Measures collective bandwidth in nccl-tests' format.", "tutti-bench"};

@@ -56,6 +56,10 @@ struct Algorithm {
   // memory and over TCP (nullptr: none).
   SizeRange Tuning::*yieldsWithin = nullptr;
   SizeRange Tuning::*tcpYieldsWithin = nullptr;
+  // The sizes where a sweep measured it ahead of every other, over shared memory and over TCP: it
+  // runs there, whatever the cost model says, and nowhere else (nullptr: the model decides).
+  SizeRange Tuning::*runsWithin = nullptr;
+  SizeRange Tuning::*tcpRunsWithin = nullptr;
 
   // The bound on its size over shared memory or not (nullptr: none).
   size_t Tuning::*maxBytesOf(bool sharedMemory) const {
@@ -63,6 +67,9 @@ struct Algorithm {
   }
   SizeRange Tuning::*yieldsWithinOf(bool sharedMemory) const {
     return sharedMemory ? yieldsWithin : tcpYieldsWithin;
+  }
+  SizeRange Tuning::*runsWithinOf(bool sharedMemory) const {
+    return sharedMemory ? runsWithin : tcpRunsWithin;
   }
 };
 
@@ -81,11 +88,13 @@ LinkModel linkModelOf(const Tuning& tuning, bool sharedMemory);
 struct Assessment {
   bool applies;
   // Where it does not: the tuning table's bound the size is outside (tuningKeyOf names it), or
-  // the range where it yields the size falls in; both nullptr where the algorithm is for shared
-  // memory only.
+  // the range where it yields the size falls in, or the range it runs only within; both nullptr
+  // where the algorithm is for shared memory only.
   size_t Tuning::*outside;
   double costUs;
   SizeRange Tuning::*yielded = nullptr;
+  // Within its runsWithin range: measured ahead of the others, whatever the costs say.
+  bool measured = false;
 };
 Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes,
                   const RankShape& shape, bool sharedMemory, const LinkModel& link);
@@ -121,6 +130,7 @@ const Algorithm* allReduceChoice(std::string_view name);
 void allreduceRing(OpContext& ctx, const CollectiveArgs& args);
 void allreduceTree(OpContext& ctx, const CollectiveArgs& args);
 void allreduceOneShot(OpContext& ctx, const CollectiveArgs& args);
+void allreduceDoubling(OpContext& ctx, const CollectiveArgs& args);
 void allreduceDirect(OpContext& ctx, const CollectiveArgs& args);
 void reduceScatterDirect(OpContext& ctx, const CollectiveArgs& args);
 void allgatherDirect(OpContext& ctx, const CollectiveArgs& args);

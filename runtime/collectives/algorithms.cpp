@@ -22,6 +22,16 @@ double oneShotAllReduceCost(size_t bytes, const RankShape& shape, double alpha, 
   const int n = shape.ranks;
   return alpha + (n - 1) * static_cast<double>(bytes) * beta;
 }
+// log2(n) rounds that each move the whole buffer, two more where n is not a power of two.
+double doublingAllReduceCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
+  int rounds = 0, blocks = 1;
+  while (blocks <= shape.ranks / 2) {
+    blocks *= 2;
+    ++rounds;
+  }
+  if (blocks < shape.ranks) rounds += 2;
+  return rounds * (alpha + static_cast<double>(bytes) * beta);
+}
 // Up to three small rounds (offers, the vote on mappings, a barrier; the last barrier overlaps
 // the caller's next step) and each byte read once from a peer; what it saves over the ring, the
 // copies into and out of FIFO slots, is in beta's memory traffic, which the model folds into one
@@ -86,6 +96,10 @@ const std::vector<Algorithm>& algorithms() {
       {Collective::kAllReduce, "ring", nullptr, nullptr, false, ringAllReduceCost, allreduceRing,
        nullptr, &Tuning::treeOverRing, &Tuning::tcpTreeOverRing},
       {Collective::kAllReduce, "tree", nullptr, nullptr, false, treeAllReduceCost, allreduceTree},
+      // Recursive doubling: only where a sweep measured it ahead (tuning.hpp, doubling_range).
+      {Collective::kAllReduce, "doubling", nullptr, nullptr, false, doublingAllReduceCost,
+       allreduceDoubling, nullptr, nullptr, nullptr, &Tuning::doublingRange,
+       &Tuning::tcpDoublingRange},
       // Below direct_min_bytes ordinary buffers, which most are, gain nothing from the direct
       // algorithms and pay their round of offers. Ordinary buffers above it that the all-reduce
       // would not pull (directPullPays; or with TUTTI_DIRECT_BUFFERS=registered) pay that round
@@ -129,7 +143,13 @@ Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes
   if (const auto yields = algorithm.yieldsWithinOf(sharedMemory);
       yields && (tuning.*yields).most > 0 && (tuning.*yields).holds(bytes))
     return {false, nullptr, 0, yields};
-  return {true, nullptr, algorithm.costUs(bytes, shape, link.alphaUs, link.betaUsPerByte)};
+  const double cost = algorithm.costUs(bytes, shape, link.alphaUs, link.betaUsPerByte);
+  if (const auto within = algorithm.runsWithinOf(sharedMemory)) {
+    const SizeRange& range = tuning.*within;
+    if (range.most == 0 || !range.holds(bytes)) return {false, nullptr, 0, within};
+    return {true, nullptr, cost, nullptr, true};
+  }
+  return {true, nullptr, cost};
 }
 
 const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, size_t bytes,
@@ -140,7 +160,9 @@ const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, 
   for (const Algorithm& algorithm : algorithms()) {
     if (algorithm.collective != collective || algorithm.name == skip) continue;
     const Assessment assessment = assess(algorithm, tuning, bytes, shape, sharedMemory, link);
-    if (assessment.applies && assessment.costUs < bestCost) {
+    if (!assessment.applies) continue;
+    if (assessment.measured) return algorithm;
+    if (assessment.costUs < bestCost) {
       bestCost = assessment.costUs;
       best = &algorithm;
     }

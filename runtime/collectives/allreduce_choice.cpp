@@ -15,17 +15,31 @@ const char* ruledOutBy(const Assessment& assessment) {
   return "shared memory only";
 }
 
-// "ring 12.1 us < tree 20 us; ruled out: oneshot (oneshot_max_bytes)", the skipped one left out.
+// "direct_pull_out_of_place 256K..8M": the table's range that decided, by its key.
+std::string rangeText(const Tuning& tuning, const SizeRange& range) {
+  for (const TuningKey& key : tuningKeys())
+    if (const auto* field = std::get_if<SizeRange Tuning::*>(&key.field);
+        field && &(tuning.*(*field)) == &range)
+      return fmt::format("{} {}", key.name, formatTuningValue(tuning, key));
+  return fmt::format("{}..{}", formatBytes(range.least), formatBytes(range.most));
+}
+
+// "ring 12.1 us < tree 20 us; ruled out: oneshot (oneshot_max_bytes)", the skipped one left out;
+// an algorithm measured fastest at the size comes first: "doubling: measured fastest within
+// tcp_doubling_range 0..64K; then oneshot 22.4 us < ...".
 std::string costs(const Tuning& tuning, const LinkModel& link, const AllReduceCase& call,
                   std::string_view skip) {
   std::vector<std::pair<double, const char*>> priced;
-  std::string out, ruledOut;
+  std::string out, ruledOut, measured;
   const RankShape shape = RankShape::flat(call.ranks);
   for (const Algorithm& algorithm : algorithms()) {
     if (algorithm.collective != Collective::kAllReduce || algorithm.name == skip) continue;
     const Assessment assessment =
         assess(algorithm, tuning, call.bytes, shape, call.sharedMemory, link);
-    if (assessment.applies)
+    if (assessment.measured && measured.empty())
+      measured = fmt::format("{}: measured fastest within {}; then ", algorithm.name,
+                             rangeText(tuning, tuning.*algorithm.runsWithinOf(call.sharedMemory)));
+    else if (assessment.applies)
       priced.emplace_back(assessment.costUs, algorithm.name);
     else
       ruledOut += fmt::format("{}{} ({})", ruledOut.empty() ? "" : ", ", algorithm.name,
@@ -37,16 +51,7 @@ std::string costs(const Tuning& tuning, const LinkModel& link, const AllReduceCa
     out += fmt::format("{}{} {} us", out.empty() ? "" : " < ", name,
                        cost < 100 ? fmt::format("{:.3g}", cost) : fmt::format("{:.0f}", cost));
   if (!ruledOut.empty()) out += "; ruled out: " + ruledOut;
-  return out;
-}
-
-// "direct_pull_out_of_place 256K..8M": the table's range that decided, by its key.
-std::string rangeText(const Tuning& tuning, const SizeRange& range) {
-  for (const TuningKey& key : tuningKeys())
-    if (const auto* field = std::get_if<SizeRange Tuning::*>(&key.field);
-        field && &(tuning.*(*field)) == &range)
-      return fmt::format("{} {}", key.name, formatTuningValue(tuning, key));
-  return fmt::format("{}..{}", formatBytes(range.least), formatBytes(range.most));
+  return measured + out;
 }
 
 }  // namespace

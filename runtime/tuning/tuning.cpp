@@ -39,6 +39,11 @@ const std::vector<TuningKey>& tuningKeys() {
        "gives way there; elsewhere the cost model ranks them"},
       {"tcp_tree_over_ring", &Tuning::tcpTreeOverRing, 0, kLargestBytes, "bytes",
        "the same for communicators whose ranks reach each other over TCP"},
+      {"doubling_range", &Tuning::doublingRange, 0, kLargestBytes, "bytes",
+       "sizes where the recursive-doubling all-reduce beat every other algorithm over shared "
+       "memory in a sweep: it runs there and nowhere else"},
+      {"tcp_doubling_range", &Tuning::tcpDoublingRange, 0, kLargestBytes, "bytes",
+       "the same for communicators whose ranks reach each other over TCP"},
       {"reduce_scatter_kernel_max_bytes", &Tuning::reduceScatterKernelMaxBytes, 0, kLargestBytes,
        "bytes", "largest direct reduce-scatter whose inputs are read through the kernel"},
       {"direct_staged_bytes", &Tuning::directStagedBytes, 4096, double(size_t{1} << 30), "bytes",

@@ -34,6 +34,11 @@ struct Tuning {
   // nowhere. With several ranks to a core the ring's 2(n-1) steps each cost a context switch, which
   // the model does not see (4 ranks on 2 cores over TCP: the tree 15-20% ahead at 256K-512K).
   SizeRange treeOverRing, tcpTreeOverRing;
+  // All-reduce: where recursive doubling beat every other algorithm in a sweep, both placements,
+  // over shared memory and over TCP: it runs there, and nowhere else. 0..0: nowhere. Over TCP its
+  // log2(n) messages per rank cost fewer system calls and wake-ups than one-shot's n-1, which the
+  // cost model's one step does not see (4 ranks on 2 cores: 43 us at 8 B against 59).
+  SizeRange doublingRange, tcpDoublingRange;
   // Direct reduce-scatter's largest message when its inputs are read through the kernel.
   size_t reduceScatterKernelMaxBytes;
   // Peers' data read through the kernel is reduced in pieces this large.

@@ -17,6 +17,12 @@
 //   and 8 MiB and lose at 16 MiB (2.0-2.1 against 2.7).
 // - tree_over_ring, tcp_tree_over_ring 0..0: not swept there; the cost model alone ranks the tree
 //   against the ring (a machine's own sweep, `tutti-bench tune`, measures them).
+// - doubling_range 0..0, tcp_doubling_range 0..64K: measured later, on an AMD EPYC VM of 2 cores
+//   (2026-12-05, `tutti-bench allreduce --ranks N --algo doubling|oneshot -b 8 -e 256K -f 8`,
+//   us out of place): over TCP doubling ran ahead of one-shot at every size for 3-8 ranks (4
+//   ranks: 8 B 43 against 59, 32 KiB 79 against 114; 8 ranks: 32 KiB 303 against 537) and tied
+//   with 2; over shared memory it lost below 32 KiB (4 ranks 8 B: 25 against 10). One-shot's
+//   limit bounds the TCP range.
 // - reduce_scatter_kernel_max_bytes 8M: `tutti-bench reducescatter --ranks 2 -n 30`,
 //   TUTTI_DIRECT_BUFFERS=any against registered, busbw GB/s out of place: 1 MiB 3.9-6.1 against
 //   3.9-5.3, 16 MiB 2.9-4.3 against 3.6-4.3, 32 MiB 2.0-2.9 against 2.8-3.1, 64 MiB 1.6-1.8
@@ -41,6 +47,8 @@ const Tuning& defaultTuning() {
       .directPullInPlace = {4 << 20, 16 << 20},
       .treeOverRing = {0, 0},
       .tcpTreeOverRing = {0, 0},
+      .doublingRange = {0, 0},
+      .tcpDoublingRange = {0, 64 << 10},
       .reduceScatterKernelMaxBytes = 8 << 20,
       .directStagedBytes = 128 << 10,
       .shmStepUs = 0.3,

@@ -490,9 +490,9 @@ TEST_CASE("the all-reduce algorithm can be chosen per communicator", "[api][algo
   REQUIRE(world.ok());
   CHECK(tutti_comm_set_algorithm(world.comm(0), "fastest") == tuttiInvalidArgument);
   CHECK_THAT(tutti_get_last_error(),
-             Contains("'fastest' is not one of auto, oneshot, ring, tree, direct"));
+             Contains("'fastest' is not one of auto, oneshot, ring, tree, doubling, direct"));
   CHECK(tutti_comm_set_algorithm(world.comm(0), nullptr) == tuttiInvalidArgument);
-  for (const char* algorithm : {"ring", "tree", "oneshot", "direct", "auto"}) {
+  for (const char* algorithm : {"ring", "tree", "oneshot", "doubling", "direct", "auto"}) {
     const auto sums = onEveryRank<int64_t>(3, [&](int rank) {
       if (tutti_comm_set_algorithm(world.comm(rank), algorithm) != tuttiSuccess) return int64_t{-1};
       std::vector<int64_t> data(100000, rank + 1);

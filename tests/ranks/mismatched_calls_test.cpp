@@ -3,9 +3,9 @@
 // kInvalidUsage naming both calls, and tells the others, which fail with its reason: even where the
 // byte counts agree (another type, operation or collective), and with every all-reduce algorithm.
 // No rank returns success. TUTTI_TIMEOUT is 60 s: a rank left to time out fails the test by its
-// message, not by a clock. Where no message of one call reaches a rank in the other (a tree
-// all-reduce against a broadcast: every rank waits to receive first), only TUTTI_CHECK_CALLS=1
-// can tell.
+// message, not by a clock. Where no message of one call reaches a rank in the other (a tree or
+// recursive-doubling all-reduce against a broadcast: the rank that broadcasts waits to receive
+// first, and the all-reduce sends it nothing before its end), only TUTTI_CHECK_CALLS=1 can tell.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -75,10 +75,10 @@ void requireMismatchEverywhere(const std::vector<Outcome>& outcomes, const std::
 TEST_CASE("calls that differ fail on every rank without TUTTI_CHECK_CALLS", "[ranks][mismatch]") {
   tutti::tests::Warnings().expect();  // the failures are warnings
   ScopedEnv timeout("TUTTI_TIMEOUT", "60");
-  const std::string algo = GENERATE("ring", "tree", "oneshot");
+  const std::string algo = GENERATE("ring", "tree", "oneshot", "doubling");
   ScopedEnv forced("TUTTI_ALGO", algo);
   for (const Variant& variant : kVariants) {
-    if (algo == "tree" && variant.broadcast) continue;  // below
+    if ((algo == "tree" || algo == "doubling") && variant.broadcast) continue;  // below
     INFO("TUTTI_ALGO=" << algo << ", rank 2 calls " << variant.call);
     ThreadWorld world(3);
     REQUIRE(world.ok());
@@ -96,7 +96,7 @@ TEST_CASE("calls that differ fail on every rank without TUTTI_CHECK_CALLS", "[ra
 TEST_CASE("TUTTI_CHECK_CALLS=1 names calls whose messages never meet", "[ranks][mismatch]") {
   tutti::tests::Warnings().expect();  // the failures are warnings
   ScopedEnv timeout("TUTTI_TIMEOUT", "60");
-  ScopedEnv forced("TUTTI_ALGO", "tree");
+  ScopedEnv forced("TUTTI_ALGO", GENERATE("tree", "doubling"));
   ScopedEnv checking("TUTTI_CHECK_CALLS", "1");
   ThreadWorld world(3);
   REQUIRE(world.ok());

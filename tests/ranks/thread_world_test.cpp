@@ -84,13 +84,13 @@ std::string scrambledRing(int n, uint64_t seed) {
 
 TEST_CASE("collectives over shm with every algorithm", "[ranks][shm]") {
   const int nranks = GENERATE(1, 2, 3, 4, 5, 8);
-  const std::string algo = GENERATE("ring", "tree", "oneshot", "auto");
+  const std::string algo = GENERATE("ring", "tree", "oneshot", "doubling", "auto");
   runRandomCases(nranks, "shm", algo, 3, 256 << 10, 1000 + static_cast<uint64_t>(nranks));
 }
 
 TEST_CASE("collectives over tcp with every algorithm", "[ranks][tcp]") {
   const int nranks = GENERATE(2, 3, 4, 5, 8);
-  const std::string algo = GENERATE("ring", "tree", "oneshot", "auto");
+  const std::string algo = GENERATE("ring", "tree", "oneshot", "doubling", "auto");
   runRandomCases(nranks, "tcp", algo, 2, 256 << 10, 2000 + static_cast<uint64_t>(nranks));
 }
 
@@ -335,7 +335,7 @@ TEST_CASE("direct: a reduce-scatter never meets an allgather of the same size", 
 TEST_CASE("tiny FIFOs do not deadlock any algorithm", "[ranks][slots]") {
   ScopedEnv slots("TUTTI_SLOTS", "2");
   ScopedEnv chunk("TUTTI_CHUNK_BYTES", "4096");
-  const std::string algo = GENERATE("ring", "tree", "oneshot");
+  const std::string algo = GENERATE("ring", "tree", "oneshot", "doubling");
   runRandomCases(GENERATE(4, 5), "shm", algo, 2, 64 << 10, 3000);
 }
 

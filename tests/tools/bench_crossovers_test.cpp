@@ -1,7 +1,9 @@
 // tutti-bench tune's reading of a sweep (bench/crossovers.hpp): one-shot's limit and direct's
 // ranges where they gained most over the ring and the tree (a lone win elsewhere ignored, a lone
 // noisy loss among wins too), direct in place only with 2 ranks, the tree's range over the ring
-// beyond a tie, the other keys from the base table; a sweep without an algorithm is refused.
+// beyond a tie, recursive doubling's range over the rest, the other keys from the base table; a
+// sweep without an algorithm is refused (doubling's absence keeps its range).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <stdexcept>
@@ -23,7 +25,7 @@ Results sweep(int nranks, const std::map<size_t, std::pair<std::string, std::str
   Results results;
   results.nranks = nranks;
   for (const auto& [bytes, winners] : fastest)
-    for (const std::string algorithm : {"oneshot", "ring", "tree", "direct"}) {
+    for (const std::string algorithm : {"oneshot", "ring", "tree", "doubling", "direct"}) {
       ResultRow row;
       row.collective = "allreduce";
       row.algorithm = algorithm;
@@ -172,4 +174,31 @@ TEST_CASE("tune refuses a sweep without every fixed algorithm, of one rank, or w
   results.rows[5].inPlace.seconds = 0;
   CHECK_THROWS_WITH(crossovers(results, tutti::runtime::defaultTuning()),
                     Catch::Contains("row at 64 bytes has a time of 0 s"));
+}
+
+TEST_CASE("tune gives recursive doubling the sizes where it beat the rest, over the link swept") {
+  std::map<size_t, std::pair<std::string, std::string>> fastest;
+  for (size_t bytes = 8; bytes <= 64 * M; bytes *= 8) fastest[bytes] = {"ring", "ring"};
+  for (const size_t bytes : {size_t{64}, size_t{512}, 4 * K, 32 * K})
+    fastest[bytes] = {"doubling", "doubling"};
+  fastest[512] = {"doubling", "oneshot"};  // one placement lost: the other's clear win still counts
+  Results results = sweep(4, fastest);
+  results.ranks = {{0, 0, 1, "h"}, {1, 1, 2, "h"}};
+  results.transports = {"tcp"};
+  const Tuning base = tutti::runtime::defaultTuning();
+  Crossovers found = crossovers(results, base);
+  CHECK(found.table.tcpDoublingRange == SizeRange{64, 32 * K});
+  CHECK(found.table.doublingRange == base.doublingRange);
+  CHECK(std::find(found.notes.begin(), found.notes.end(),
+                  "recursive doubling beat one-shot, the ring and the tree by more than 5% at "
+                  "64..32K: it runs there") != found.notes.end());
+  // Where it won nowhere, nowhere; a sweep without it keeps the table's range.
+  for (auto& [bytes, winners] : fastest) winners = {"ring", "ring"};
+  results.rows = sweep(4, fastest).rows;
+  CHECK(crossovers(results, base).table.tcpDoublingRange == SizeRange{0, 0});
+  std::erase_if(results.rows, [](const ResultRow& row) { return row.algorithm == "doubling"; });
+  found = crossovers(results, base);
+  CHECK(found.table.tcpDoublingRange == base.tcpDoublingRange);
+  CHECK(std::find(found.notes.begin(), found.notes.end(),
+                  "the sweep has no rows of doubling: its range is kept") != found.notes.end());
 }

@@ -165,13 +165,13 @@ TEST_CASE("--algo all: a column group per algorithm, side by side; --transport t
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("transport tcp") != std::string::npos);
-  for (const char* algorithm : {"ring:", "tree:", "oneshot:", "direct:", "auto:"}) {
+  for (const char* algorithm : {"ring:", "tree:", "oneshot:", "doubling:", "direct:", "auto:"}) {
     CHECK(r.out.find(algorithm) != std::string::npos);
   }
   const auto rows = tableRows(r.out);
   CHECK(rows.size() == 3);  // 8, 512 and 32768 B
   for (const auto& fields : rows) {
-    REQUIRE(fields.size() == 5 + 4 * 10);
+    REQUIRE(fields.size() == 5 + 4 * 12);
     for (size_t wrong = 5 + 3; wrong < fields.size(); wrong += 4) CHECK(fields[wrong] == "0");
   }
 }

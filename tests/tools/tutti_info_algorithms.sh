@@ -80,7 +80,7 @@ unset TUTTI_TUNING_FILE
 "$bench" tune --ranks 2 -b 64K -e 1M -f 4 -n 1 -w 0 -o "$dir/tuned" >"$dir/log" 2>&1 ||
   { cat "$dir/log"; fail "tutti-bench tune exited non-zero"; }
 grep -q "^# tutti-bench tune: 2 ranks, .*CPU " "$dir/tuned" || fail "tune's header: $(cat "$dir/tuned")"
-[ "$(grep -c '^[a-z_]* = ' "$dir/tuned")" = 16 ] || fail "tune wrote not every key: $(cat "$dir/tuned")"
+[ "$(grep -c '^[a-z_]* = ' "$dir/tuned")" = 18 ] || fail "tune wrote not every key: $(cat "$dir/tuned")"
 TUTTI_TUNING_FILE="$dir/tuned" "$info" algorithms >"$dir/out" 2>&1 ||
   { cat "$dir/out"; fail "TUTTI_TUNING_FILE refused what tune wrote"; }
 [ -s "$dir/tuned.streaming.json" ] || fail "tune wrote no sweep with streaming stores beside its own"

@@ -193,10 +193,10 @@ grep -qx "tuning table: TUTTI_TUNING_FILE=defaults" <<<"$out" || fail "algorithm
 grep -q "^  oneshot_max_bytes  *64K  " <<<"$out" || fail "algorithms' table: $out"
 grep -q "^all-reduce with auto, 4 ranks over tcp, out of place, ordinary buffers:" <<<"$out" ||
   fail "algorithms' heading: $out"
-[ "$(grep -c '^ *[0-9][0-9KMG]* \(oneshot\|ring\|tree\) ' <<<"$out")" = 26 ] ||
+[ "$(grep -c '^ *[0-9][0-9KMG]* \(doubling\|oneshot\|ring\|tree\) ' <<<"$out")" = 26 ] ||
   fail "algorithms does not list 26 sizes, none direct: $out"
-grep -q '^ *8 oneshot ' <<<"$out" && grep -q '^ *256M ring ' <<<"$out" ||
-  fail "algorithms over tcp: not one-shot at 8 B and the ring at 256 MiB: $out"
+grep -q '^ *8 doubling ' <<<"$out" && grep -q '^ *256M ring ' <<<"$out" ||
+  fail "algorithms over tcp: not recursive doubling at 8 B and the ring at 256 MiB: $out"
 printf 'slots = 4\ndirect_min_bytes = 1M\n' >"$dir/tuning"
 out=$(TUTTI_TUNING_FILE="$dir/tuning" "$info" algorithms) || fail "algorithms with a file: $?"
 grep -qx "tuning table: TUTTI_TUNING_FILE=$dir/tuning" <<<"$out" || fail "file source: $out"

@@ -59,6 +59,7 @@ TEST_CASE("unset variables give the defaults of the table") {
         "TUTTI_TUNING_FILE:direct_pull_out_of_place=256K..8M "
         "TUTTI_TUNING_FILE:direct_pull_in_place=4M..16M "
         "TUTTI_TUNING_FILE:tree_over_ring=0..0 TUTTI_TUNING_FILE:tcp_tree_over_ring=0..0 "
+        "TUTTI_TUNING_FILE:doubling_range=0..0 TUTTI_TUNING_FILE:tcp_doubling_range=0..64K "
         "TUTTI_TUNING_FILE:reduce_scatter_kernel_max_bytes=8M "
         "TUTTI_TUNING_FILE:direct_staged_bytes=128K TUTTI_TUNING_FILE:shm_step_us=0.3 "
         "TUTTI_TUNING_FILE:tcp_step_us=15 TUTTI_TUNING_FILE:shm_gbs=5 "
@@ -162,10 +163,10 @@ TEST_CASE("a word outside a variable's choices is refused, naming the variable a
         "TUTTI_TRANSPORT='udp': 'udp' is not a transport (known: shm, ucx, tcp)");
   CHECK_THAT(refusal("TUTTI_IB_HCA", "mlx5_0:x"), Contains("TUTTI_IB_HCA"));
   CHECK(refusal("TUTTI_ALGO", "fastest") ==
-        "TUTTI_ALGO='fastest' is not one of auto|oneshot|ring|tree|direct");
+        "TUTTI_ALGO='fastest' is not one of auto|oneshot|ring|tree|doubling|direct");
   // Names of the table's other collectives' algorithms are not all-reduce algorithms.
   CHECK(refusal("TUTTI_ALGO", "chain") ==
-        "TUTTI_ALGO='chain' is not one of auto|oneshot|ring|tree|direct");
+        "TUTTI_ALGO='chain' is not one of auto|oneshot|ring|tree|doubling|direct");
   CHECK(refusal("TUTTI_DIRECT_BUFFERS", "mapped") ==
         "TUTTI_DIRECT_BUFFERS='mapped' is not one of any|registered");
   CHECK(refusal("TUTTI_CHECK_CALLS", "yes") == "TUTTI_CHECK_CALLS='yes' is not one of 0|1");

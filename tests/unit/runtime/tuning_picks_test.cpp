@@ -64,11 +64,14 @@ TEST_CASE("the default table's picks either side of each threshold") {
               {out.most, "direct", "ring"},
               {out.most + 1, "ring", "ring"},
               {in.most, "ring", "ring"}});
-  // TCP: no direct; one-shot, then the ring.
+  // TCP: no direct; recursive doubling within its measured range (up to one-shot's limit, so
+  // one-shot never runs), then the ring.
+  const SizeRange doubling = t.tcpDoublingRange;
+  REQUIRE(doubling.most == t.tcpOneShotMaxBytes);
   checkPicks(t, 2, false,
-             {{8, "oneshot", "oneshot"},
-              {t.oneShotMaxBytes, "oneshot", "oneshot"},
-              {t.oneShotMaxBytes + 1, "ring", "ring"},
+             {{8, "doubling", "doubling"},
+              {doubling.most, "doubling", "doubling"},
+              {doubling.most + 1, "ring", "ring"},
               {out.least, "ring", "ring"},
               {in.most, "ring", "ring"}});
   // Registered outputs: direct pushes from its threshold on, in place or not, any rank count.
@@ -110,7 +113,7 @@ TEST_CASE("the reason names the costs, the thresholds and direct's decision") {
   const LinkModel shm = linkModelOf(t, true);
   std::string why = explainAllReduce(t, shm, {8, 2, true, false, false}).why;
   CHECK_THAT(why, Contains("oneshot ") && Contains(" us < ") &&
-                      Contains("ruled out: direct (direct_min_bytes)"));
+                      Contains("ruled out: doubling (doubling_range), direct (direct_min_bytes)"));
   why = explainAllReduce(t, shm, {1 << 20, 2, true, false, false}).why;
   CHECK_THAT(why, Contains("ruled out: oneshot (oneshot_max_bytes)") &&
                       Contains("direct pulls out of place: 1M within "
@@ -118,6 +121,10 @@ TEST_CASE("the reason names the costs, the thresholds and direct's decision") {
   why = explainAllReduce(t, shm, {1 << 20, 2, true, true, false}).why;
   CHECK_THAT(why, Contains("direct does not pull in place (1M outside direct_pull_in_place "
                            "4M..16M): the cheapest of the rest, ring"));
+  CHECK_THAT(why, Contains("doubling (doubling_range)"));
+  why = explainAllReduce(t, linkModelOf(t, false), {8, 4, false, false, false}).why;
+  CHECK_THAT(why, Contains("doubling: measured fastest within tcp_doubling_range 0..64K; then "
+                           "oneshot "));
   why = explainAllReduce(t, shm, {8 << 20, 4, true, true, false}).why;
   CHECK_THAT(why, Contains("(in place only with 2 ranks)"));
   why = explainAllReduce(t, linkModelOf(t, false), {1 << 20, 2, false, false, false}).why;
@@ -150,4 +157,23 @@ TEST_CASE("the ring gives way to the tree where a sweep measured the tree ahead,
   // 0..0 is nowhere: an empty all-reduce keeps its pick.
   t.treeOverRing = {0, 0};
   CHECK(picked(t, 0, 4, true, false) == picked(defaultTuning(), 0, 4, true, false));
+}
+
+TEST_CASE("recursive doubling runs where a sweep measured it ahead, over its link, nowhere else") {
+  Tuning t = defaultTuning();
+  t.doublingRange = {1 << 10, 16 << 10};
+  // Over shared memory: doubling inside the range, whatever the cost model prices one-shot at;
+  // the model's pick either side (one-shot below, the ring above for 4 ranks).
+  checkPicks(t, 4, true,
+             {{(1 << 10) - 1, "oneshot", "oneshot"},
+              {1 << 10, "doubling", "doubling"},
+              {16 << 10, "doubling", "doubling"},
+              {(16 << 10) + 1, "ring", "ring"}});
+  // Over TCP only the TCP range counts; 0..0 is nowhere, even for an empty all-reduce.
+  t.tcpDoublingRange = {0, 0};
+  checkPicks(t, 4, false, {{0, "oneshot", "oneshot"}, {4 << 10, "oneshot", "oneshot"}});
+  t.tcpDoublingRange = {4 << 10, 4 << 10};
+  checkPicks(t, 4, false, {{4 << 10, "doubling", "doubling"}, {8 << 10, "oneshot", "oneshot"}});
+  CHECK_THAT(explainAllReduce(t, linkModelOf(t, false), {8 << 10, 4, false, false, false}).why,
+             Contains("doubling (tcp_doubling_range)"));
 }
