@@ -14,6 +14,16 @@
 namespace tutti::runtime {
 namespace {
 
+// Sends `elems` from `data` through a slot of its own, never in place: the rank overwrites its
+// partial with the next fold (and an extra rank its input with the result) while the message may
+// still wait for its socket, where a send in place keeps only a pointer (tcp).
+void sendCopy(OpContext& ctx, int peer, const void* data, size_t elems) {
+  const size_t bytes = elems * ctx.typeSize();
+  void* slot = ctx.acquire(peer);
+  kernels::copy(&slot, 1, data, bytes, ctx.stores);
+  ctx.post(peer, bytes);
+}
+
 // out = the lower rank's partial (op) the higher rank's, from this rank's `mine` and what
 // `peer` sent.
 void foldWith(OpContext& ctx, int peer, const void* mine, void* out, size_t elems) {
@@ -39,7 +49,7 @@ void allreduceDoubling(OpContext& ctx, const CollectiveArgs& args) {
     const void* mine = src + slice.offset * size;
     void* out = dst + slice.offset * size;
     if (r >= blocks) {  // folded into rank r - blocks, which returns the result
-      send(ctx, r - blocks, mine, slice.count);
+      sendCopy(ctx, r - blocks, mine, slice.count);
       recv(ctx, r - blocks, out, slice.count);
       continue;
     }
@@ -50,12 +60,12 @@ void allreduceDoubling(OpContext& ctx, const CollectiveArgs& args) {
     }
     for (int distance = 1; distance < blocks; distance *= 2) {
       const int partner = r ^ distance;
-      send(ctx, partner, mine, slice.count);
+      sendCopy(ctx, partner, mine, slice.count);
       foldWith(ctx, partner, mine, out, slice.count);
       mine = out;
     }
     if (mine != out) kernels::copy(&out, 1, mine, slice.count * size, ctx.stores);  // one rank
-    if (hasExtra) send(ctx, r + blocks, out, slice.count);
+    if (hasExtra) sendCopy(ctx, r + blocks, out, slice.count);
   }
   finishAverage(ctx, dst, args.count);
 }
