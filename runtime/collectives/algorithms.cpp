@@ -2,6 +2,7 @@
 // latency of one step over the transport, beta the time per byte; they only need to rank the
 // algorithms correctly, and tutti-bench --algo all shows where the crossovers really are.
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "runtime/collectives/algorithm.hpp"
@@ -24,12 +25,8 @@ double oneShotAllReduceCost(size_t bytes, const RankShape& shape, double alpha, 
 }
 // log2(n) rounds that each move the whole buffer, two more where n is not a power of two.
 double doublingAllReduceCost(size_t bytes, const RankShape& shape, double alpha, double beta) {
-  int rounds = 0, blocks = 1;
-  while (blocks <= shape.ranks / 2) {
-    blocks *= 2;
-    ++rounds;
-  }
-  if (blocks < shape.ranks) rounds += 2;
+  const auto ranks = static_cast<unsigned>(shape.ranks), blocks = std::bit_floor(ranks);
+  const int rounds = std::countr_zero(blocks) + (blocks < ranks ? 2 : 0);
   return rounds * (alpha + static_cast<double>(bytes) * beta);
 }
 // Up to three small rounds (offers, the vote on mappings, a barrier; the last barrier overlaps
@@ -139,14 +136,12 @@ Assessment assess(const Algorithm& algorithm, const Tuning& tuning, size_t bytes
   if (algorithm.minBytes && bytes < tuning.*algorithm.minBytes)
     return {false, algorithm.minBytes, 0};
   if (algorithm.sharedMemoryOnly && !sharedMemory) return {false, nullptr, 0};
-  // 0..0 is the table's "nowhere", not a range holding empty messages.
   if (const auto yields = algorithm.yieldsWithinOf(sharedMemory);
-      yields && (tuning.*yields).most > 0 && (tuning.*yields).holds(bytes))
+      yields && (tuning.*yields).covers(bytes))
     return {false, nullptr, 0, yields};
   const double cost = algorithm.costUs(bytes, shape, link.alphaUs, link.betaUsPerByte);
   if (const auto within = algorithm.runsWithinOf(sharedMemory)) {
-    const SizeRange& range = tuning.*within;
-    if (range.most == 0 || !range.holds(bytes)) return {false, nullptr, 0, within};
+    if (!(tuning.*within).covers(bytes)) return {false, nullptr, 0, within};
     return {true, nullptr, cost, nullptr, true};
   }
   return {true, nullptr, cost};

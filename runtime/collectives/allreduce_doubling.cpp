@@ -6,6 +6,8 @@
 // each of its last n - 2^k ranks into a partner among the first ones, which hands it the result
 // at the end. Both ranks of a pair fold the lower ranks' partial first, so every rank computes the
 // same expression in the same order: identical bits everywhere.
+#include <bit>
+
 #include "kernels/kernels.hpp"
 #include "runtime/collectives/algorithm.hpp"
 #include "runtime/collectives/chunking.hpp"
@@ -38,8 +40,8 @@ void foldWith(OpContext& ctx, int peer, const void* mine, void* out, size_t elem
 
 void allreduceDoubling(OpContext& ctx, const CollectiveArgs& args) {
   const int n = ctx.group.size, r = ctx.group.rank;
-  int blocks = 1;  // the largest power of two not above n: the ranks that double
-  while (blocks <= n / 2) blocks *= 2;
+  // The largest power of two not above n: the ranks that double.
+  const int blocks = static_cast<int>(std::bit_floor(static_cast<unsigned>(n)));
   const size_t size = ctx.typeSize();
   const char* src = static_cast<const char*>(args.send);
   char* dst = static_cast<char*>(args.recv);

@@ -16,6 +16,9 @@ namespace tutti::runtime {
 struct SizeRange {
   size_t least, most;
   bool holds(size_t bytes) const { return bytes >= least && bytes <= most; }
+  // As a table's range of sizes where an algorithm gives way or runs: 0..0 is nowhere, not a
+  // range holding empty messages.
+  bool covers(size_t bytes) const { return most > 0 && holds(bytes); }
   bool operator==(const SizeRange&) const = default;
 };
 

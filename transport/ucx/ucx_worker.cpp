@@ -29,17 +29,21 @@ std::string ucxRelease() {
   return fmt::format("ucx{}.{}", major, minor);
 }
 
-// The value of UCX_<key> UCX will use (set in the environment or in UCX's configuration file);
-// `unset` when UCX does not print it.
-std::string configValue(const ucp_config_t* config, std::string_view key, const char* unset) {
+// The configuration UCX will use (the environment over UCX's configuration file), as UCX prints
+// it: UCX_<key>=<value> lines.
+std::string printedConfig(const ucp_config_t* config) {
   char* text = nullptr;
   size_t size = 0;
   FILE* out = open_memstream(&text, &size);
-  if (!out) return unset;
+  if (!out) return {};
   ucp_config_print(config, out, nullptr, UCS_CONFIG_PRINT_CONFIG);
   std::fclose(out);
   const std::unique_ptr<char, void (*)(void*)> owned(text, std::free);
-  const std::string_view printed(text, size);
+  return std::string(text, size);
+}
+
+// The value of UCX_<key> in printedConfig(); `unset` when UCX does not print it.
+std::string configValue(std::string_view printed, std::string_view key, const char* unset) {
   const std::string line = fmt::format("\nUCX_{}=", key);
   const size_t at = printed.find(line);
   if (at == std::string_view::npos) return unset;
@@ -89,14 +93,15 @@ Worker::Worker(bool eager) {
   // and UCX then refuses endpoints that want it, printing an error: ask, unless the user chose.
   // Only where UCX_TLS lets those transports open: UCX warns of a setting no transport used
   // ("invalid configuration: MM_ERROR_HANDLING=y" under UCX_TLS=tcp).
-  if (!getenv("UCX_MM_ERROR_HANDLING") && allowsMmTransports(configValue(config, "TLS", "all")))
+  const std::string printed = printedConfig(config);
+  if (!getenv("UCX_MM_ERROR_HANDLING") && allowsMmTransports(configValue(printed, "TLS", "all")))
     ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
   // UCX 1.13 sends a tagged message of over 8 KiB by rendezvous, on tcp and shared memory too: a
   // handshake that waits for the receiver's progress, then for the sender's, on every slot. Sent
   // eagerly, the slots went 1.2-1.3x faster over tcp between two hosts (docs/ucx.md), and no
   // slower over shared memory: the receive is always posted before the sender may send, so UCX
   // never buffers one. A user's own threshold (not "auto") wins.
-  eager_ = eager && configValue(config, "RNDV_THRESH", "auto") == "auto";
+  eager_ = eager && configValue(printed, "RNDV_THRESH", "auto") == "auto";
   if (eager_) ucp_config_modify(config, "RNDV_THRESH", "inf");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
