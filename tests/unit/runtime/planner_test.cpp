@@ -72,11 +72,12 @@ TEST_CASE("the planner's choice applies and never returns to an algorithm it lef
   for (const Collective collective : kCollectives)
     for (const int n : worldSizes())
       for (const Links& links : linkCases()) {
+        const RankShape shape = RankShape::flat(n);  // builds both trees: once, not per choice
         std::map<std::string, bool> left;
         std::string current;
         for (const size_t bytes : sizes) {
-          const Algorithm& picked = cheapestAlgorithm(collective, table, bytes, RankShape::flat(n),
-                                                      links.sharedMemory, links.model);
+          const Algorithm& picked =
+              cheapestAlgorithm(collective, table, bytes, shape, links.sharedMemory, links.model);
           const auto note = [&](const char* what) {
             wrong.push_back(std::string(collectiveName(collective)) + ", " + std::to_string(n) +
                             " ranks over " + links.name + ", " + std::to_string(bytes) +
@@ -107,13 +108,13 @@ TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct
   for (const int n : worldSizes())
     for (const Links& links : linkCases()) {
       INFO(n << " ranks over " << links.name);
+      const RankShape shape = RankShape::flat(n);
       size_t reached = 0;
       std::string outOfOrder;  // the first size whose choice is not in the order, or goes back
       for (const size_t bytes : sizes) {
-        const std::string picked =
-            cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes, RankShape::flat(n),
-                              links.sharedMemory, links.model)
-                .name;
+        const std::string picked = cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), bytes,
+                                                     shape, links.sharedMemory, links.model)
+                                       .name;
         const auto at =
             static_cast<size_t>(std::find(order.begin(), order.end(), picked) - order.begin());
         if ((at >= order.size() || at < reached) && outOfOrder.empty())
@@ -124,12 +125,12 @@ TEST_CASE("all-reduce goes from one-shot through the tree to the ring and direct
       // The smallest messages take one-shot (recursive doubling over TCP); the largest (past
       // where the ring's 2(n-1) steps cost less than the tree's extra bytes, about 100 MB for 64
       // ranks) a bandwidth algorithm.
-      CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), 8,
-                                          RankShape::flat(n), links.sharedMemory, links.model)
+      CHECK(std::string(cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), 8, shape,
+                                          links.sharedMemory, links.model)
                             .name) == (links.sharedMemory ? "oneshot" : "doubling"));
       const std::string largest =
-          cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), size_t{4} << 30,
-                            RankShape::flat(n), links.sharedMemory, links.model)
+          cheapestAlgorithm(Collective::kAllReduce, defaultTuning(), size_t{4} << 30, shape,
+                            links.sharedMemory, links.model)
               .name;
       CHECK(largest == (links.sharedMemory ? "direct" : "ring"));
     }
