@@ -140,7 +140,8 @@ void broadcastChain(OpContext& ctx, const CollectiveArgs& args);
 void reduceChain(OpContext& ctx, const CollectiveArgs& args);
 void alltoallPairwise(OpContext& ctx, const CollectiveArgs& args);
 
-// avg's last step on the rank's result (a no-op for the other operations).
+// avg's last step on the rank's result, once no send reads it any more (a no-op for the other
+// operations).
 void finishAverage(OpContext& ctx, void* data, size_t count);
 
 }  // namespace tutti::runtime

@@ -192,8 +192,12 @@ const Algorithm* allReduceChoice(std::string_view name) {
 }
 
 void finishAverage(OpContext& ctx, void* data, size_t count) {
-  if (ctx.op == kernels::RedOp::kAvg && count > 0)
-    kernels::avgFinish(data, data, count, ctx.dtype, ctx.group.size);
+  if (ctx.op != kernels::RedOp::kAvg || count == 0) return;
+  // The ring's and the tree's last sends went out from the result itself (postFrom), and a TCP
+  // frame the socket has not taken yet still points there: dividing first would send the peer
+  // averaged values, which it would average again.
+  ctx.drainSends();
+  kernels::avgFinish(data, data, count, ctx.dtype, ctx.group.size);
 }
 
 }  // namespace tutti::runtime
