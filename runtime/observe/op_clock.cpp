@@ -2,15 +2,36 @@
 
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace tutti::runtime::opclock {
 
+bool tscTrusted(std::string_view clocksource, std::string_view cpuFlags) {
+  if (clocksource == "tsc") return true;
+  auto has = [&](std::string_view flag) {
+    for (size_t at = cpuFlags.find(flag); at != std::string_view::npos;
+         at = cpuFlags.find(flag, at + 1)) {
+      const size_t end = at + flag.size();
+      if ((at == 0 || cpuFlags[at - 1] == ' ') && (end == cpuFlags.size() || cpuFlags[end] == ' '))
+        return true;
+    }
+    return false;
+  };
+  return has("constant_tsc") && has("nonstop_tsc") && has("tsc_reliable");
+}
+
 bool usesTsc() {
   static const bool tsc = [] {
     std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-    std::string name;
-    return (source >> name) && name == "tsc";
+    std::string clocksource;
+    source >> clocksource;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line) && line.rfind("flags", 0) != 0) {
+    }
+    const size_t colon = line.find(':');
+    return tscTrusted(clocksource, colon == std::string::npos ? "" : line.substr(colon + 1));
   }();
   return tsc;
 }

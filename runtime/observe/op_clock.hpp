@@ -1,12 +1,17 @@
 // Timestamps for the flight recorder's hot path. Reading the steady clock costs ~80 ns on the
-// 2-core VM of the benchmarks, over a tenth of an 8-byte all-reduce; the TSC ~35 ns there (a few
-// on bare metal). Where the kernel itself keeps time with the TSC (clocksource "tsc": invariant
-// and synchronised across cores), a stamp is TSC ticks, turned into steady-clock nanoseconds only
-// when read out; elsewhere it is steady-clock nanoseconds already.
+// 2-core Intel VM of the benchmarks (28 on the AMD one, whose clock is kvm-clock), over a tenth
+// of an 8-byte all-reduce; the TSC ~35 ns there (11 on the AMD VM, a few on bare metal). Where
+// the TSC is trustworthy, a stamp is TSC ticks, turned into steady-clock nanoseconds only when
+// read out; elsewhere it is steady-clock nanoseconds already. Trustworthy: the kernel keeps time
+// with it (clocksource "tsc"), or the CPU says it is invariant (constant_tsc, nonstop_tsc) and the
+// hypervisor vouches that it is synchronised across vCPUs (tsc_reliable: the kernel then skips
+// its own sync check) -- a VM's kernel may still keep time with kvm-clock, which reads the same
+// TSC through a shared page, at twice the cost.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <string_view>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -27,7 +32,9 @@ inline int64_t wallNs() {
       .count();
 }
 
-bool usesTsc();  // decided once per process, from the kernel's clocksource
+// Whether the TSC can be trusted, from the kernel's clocksource and /proc/cpuinfo's flags line.
+bool tscTrusted(std::string_view clocksource, std::string_view cpuFlags);
+bool usesTsc();  // tscTrusted on this machine, decided once per process
 
 // Never 0 (0 marks "not yet" in the recorder).
 inline int64_t stamp() {

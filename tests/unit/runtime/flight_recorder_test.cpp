@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <thread>
 
+#include "runtime/observe/op_clock.hpp"
 #include "runtime/observe/trace.hpp"
 
 using tutti::Error;
@@ -175,4 +177,31 @@ TEST_CASE("trace file names: %r, %h, %p, and a rank suffix when the pattern has 
   CHECK(tracePath("/tmp/t-%r.json", 0, "wabc.s0c1", false) == "/tmp/t-0.wabc.s0c1.json");
   CHECK(tracePath("/tmp/t-%p-%r.json", 2, "w", true) ==
         "/tmp/t-" + std::to_string(getpid()) + "-2.json");
+}
+
+TEST_CASE("the TSC is trusted where the kernel keeps time with it or the CPU and VM vouch for it") {
+  using tutti::runtime::opclock::tscTrusted;
+  CHECK(tscTrusted("tsc", ""));
+  const char* vouched = "fpu tsc msr constant_tsc rep_good nonstop_tsc cpuid tsc_reliable x2apic";
+  CHECK(tscTrusted("kvm-clock", vouched));
+  CHECK_FALSE(tscTrusted("kvm-clock", "fpu tsc msr constant_tsc nonstop_tsc cpuid"));
+  CHECK_FALSE(tscTrusted("hpet", "fpu tsc constant_tsc tsc_reliable"));
+  // Whole words only: constant_tsc_x is not constant_tsc, no_nonstop_tsc is not nonstop_tsc.
+  CHECK_FALSE(tscTrusted("kvm-clock", "constant_tsc_x no_nonstop_tsc tsc_reliable"));
+  CHECK(tscTrusted("kvm-clock", "nonstop_tsc constant_tsc tsc_reliable"));
+}
+
+TEST_CASE("stamps read out as steady-clock nanoseconds, whichever clock this machine stamps with") {
+  using namespace tutti::runtime::opclock;
+  const int64_t before = steadyNs();
+  const int64_t first = stamp();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const int64_t second = stamp();
+  const int64_t after = steadyNs();
+  const Converter converter;
+  const int64_t firstNs = converter.toSteadyNs(first), secondNs = converter.toSteadyNs(second);
+  // The converter's rate is measured over this test's span, so allow a millisecond either way.
+  CHECK(firstNs >= before - 1'000'000);
+  CHECK(secondNs <= after + 1'000'000);
+  CHECK(secondNs - firstNs >= 19'000'000);
 }
