@@ -177,7 +177,9 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
   ctx.drainSends();
 }
 
-Task collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes, uint64_t sequence,
+// The lambda itself, not a Task: a blocking call runs it inline (Engine::run) without the
+// allocation a std::function of its captures would cost on every small all-reduce.
+auto collectiveTask(Communicator& comm, const CollectiveCall& call, size_t bytes, uint64_t sequence,
                     uint64_t ordinal) {
   return [&comm, call, bytes, sequence, ordinal] {
     recorded(comm, sequence, [&] { runCollective(comm, call, bytes, sequence, ordinal); });
