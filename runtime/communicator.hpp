@@ -54,7 +54,7 @@ class Communicator {
   const std::string& tag() const { return members_.tag(); }
   // What its algorithms see of it (group_view.hpp).
   GroupView view() {
-    return {rank(), size(), *connections_, members_.peers(), members_.ring(), settings_};
+    return {rank(), size(), *connections_, members_.peers(), members_.ring(), settings_, picks_};
   }
   const Settings& settings() const { return settings_; }
   // "auto", "ring", "tree", "oneshot" or "direct" (kInvalidArgument otherwise); ordered with the
@@ -133,6 +133,7 @@ class Communicator {
 
   JobBootstrap job_;
   Settings settings_;
+  PickMemo picks_;
   Membership members_;
   OperationTimeout timeout_;
   std::unique_ptr<Connections> connections_;

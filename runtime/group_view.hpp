@@ -3,11 +3,13 @@
 // with, and its settings (tuning table, FIFO geometry, a forced algorithm). Not the communicator:
 // its engine, peer watch, recorder and failure state are reached only through the operation's
 // waits and the few calls OpContext offers (op_context.hpp), so no file of runtime/collectives/
-// but op_context.cpp includes communicator.hpp.
+// but op_context.cpp includes communicator.hpp. The planner's memo of its last picks comes along
+// (pick_memo.hpp).
 #pragma once
 
 #include <vector>
 
+#include "runtime/collectives/pick_memo.hpp"
 #include "runtime/connections.hpp"
 #include "runtime/peer_info.hpp"
 #include "runtime/settings.hpp"
@@ -22,6 +24,7 @@ struct GroupView {
   const std::vector<PeerInfo>& peers;
   const CpuRing& ring;  // the ring and chain collectives' order, and the trees
   const Settings& settings;
+  PickMemo& picks;
 
   const PeerInfo& peer(int of) const { return peers[static_cast<size_t>(of)]; }
 };

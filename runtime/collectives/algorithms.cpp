@@ -172,9 +172,15 @@ const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const GroupV
                                std::string_view skip) {
   const Algorithm* forced = group.settings.algorithm;
   if (collective == Collective::kAllReduce && forced && forced->name != skip) return *forced;
-  return cheapestAlgorithm(collective, group.settings.tuning, bytes,
-                           {group.size, group.ring.treeDepth}, allSharedMemory(group),
-                           linkModel(group), skip);
+  static_assert(static_cast<size_t>(Collective::kAllToAll) < PickMemo::kCollectives);
+  // Direct's fallback (a `skip`) is not remembered: it is a different question.
+  if (const Algorithm* known = skip.empty() ? group.picks.find(collective, bytes) : nullptr)
+    return *known;
+  const Algorithm& cheapest = cheapestAlgorithm(collective, group.settings.tuning, bytes,
+                                                {group.size, group.ring.treeDepth},
+                                                allSharedMemory(group), linkModel(group), skip);
+  if (skip.empty()) group.picks.remember(collective, bytes, cheapest);
+  return cheapest;
 }
 
 std::vector<std::string> allReduceChoices() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/collectives/algorithm.hpp"
+#include "runtime/collectives/pick_memo.hpp"
 
 using namespace tutti::runtime;
 
@@ -164,4 +165,22 @@ TEST_CASE("the tree all-reduce's latency counts the trees' depth, not log2 of th
     const double deep = assess(*tree, defaultTuning(), bytes, acrossHosts, false, tcp).costUs;
     CHECK(deep - flat == Approx(2.0 * (9 - 5) * tcp.alphaUs));
   }
+}
+
+TEST_CASE("the pick memo answers only for the size and collective its pick was made for") {
+  const Algorithm& one = algorithms()[0];
+  const Algorithm& other = algorithms()[1];
+  PickMemo memo;
+  for (const Collective collective : kCollectives) CHECK(memo.find(collective, 0) == nullptr);
+  memo.remember(Collective::kAllReduce, 4096, one);
+  memo.remember(Collective::kAllGather, 4096, other);
+  CHECK(memo.find(Collective::kAllReduce, 4096) == &one);
+  CHECK(memo.find(Collective::kAllGather, 4096) == &other);
+  CHECK(memo.find(Collective::kAllReduce, 4097) == nullptr);
+  CHECK(memo.find(Collective::kReduceScatter, 4096) == nullptr);
+  // A new size replaces the collective's pick; the others keep theirs.
+  memo.remember(Collective::kAllReduce, 8, other);
+  CHECK(memo.find(Collective::kAllReduce, 4096) == nullptr);
+  CHECK(memo.find(Collective::kAllReduce, 8) == &other);
+  CHECK(memo.find(Collective::kAllGather, 4096) == &other);
 }
