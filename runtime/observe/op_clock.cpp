@@ -9,14 +9,9 @@ namespace tutti::runtime::opclock {
 
 bool tscTrusted(std::string_view clocksource, std::string_view cpuFlags) {
   if (clocksource == "tsc") return true;
-  auto has = [&](std::string_view flag) {
-    for (size_t at = cpuFlags.find(flag); at != std::string_view::npos;
-         at = cpuFlags.find(flag, at + 1)) {
-      const size_t end = at + flag.size();
-      if ((at == 0 || cpuFlags[at - 1] == ' ') && (end == cpuFlags.size() || cpuFlags[end] == ' '))
-        return true;
-    }
-    return false;
+  const std::string words = " " + std::string(cpuFlags) + " ";
+  auto has = [&](const char* flag) {
+    return words.find(" " + std::string(flag) + " ") != std::string::npos;
   };
   return has("constant_tsc") && has("nonstop_tsc") && has("tsc_reliable");
 }
