@@ -1,6 +1,7 @@
 // Both transports, same tests: every rank of a thread world streams random-size messages to every
 // other rank while receiving, with FIFOs small enough to fill up, and checks every byte and the
 // order of what it receives.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 
@@ -137,6 +138,58 @@ void checkBadInputRejected(Kind kind) {
   CHECK_THROWS_AS(t->connect({2}, addresses, deadline), Error);       // out of range
   CHECK_THROWS_AS(t->connect({1, 1}, addresses, deadline), Error);    // twice
   CHECK_THROWS_AS(t->connect({1}, {addresses[0]}, deadline), Error);  // too few addresses
+}
+
+void checkInPlaceSendsHeldUntilDrained(Kind kind) {
+  constexpr size_t kBytes = 1 << 20;
+  auto options = worldOptions(2);
+  for (Options& o : options) {
+    o.slotBytes = kBytes;
+    o.slots = 32;
+  }
+  std::vector<std::unique_ptr<Transport>> world;
+  for (const Options& o : options) world.push_back(make(kind, o));
+  connectAll(world, Deadline::after(std::chrono::seconds(20)));
+  SendConn& send = world[0]->send(1);
+  REQUIRE(send.sendsInPlace());
+  const Traffic traffic(5, 0, 1, kBytes);
+  std::vector<std::vector<std::byte>> sent;
+  for (int k = 0; k < options[0].slots; ++k) {
+    sent.emplace_back(kBytes);
+    traffic.fill(sent.back().data(), kBytes, static_cast<uint64_t>(k));
+    REQUIRE(send.tryPostFrom(sent.back().data(), kBytes, traffic.tag(static_cast<uint64_t>(k))));
+    world[0]->progress();
+  }
+  CHECK(world[0]->sendsPending());  // the sockets are full: the transport still reads `sent`
+
+  RecvConn& recv = world[1]->recv(0);
+  std::vector<std::byte> expect(kBytes);
+  const Deadline deadline = Deadline::after(std::chrono::seconds(30));
+  int received = 0;
+  while (received < options[0].slots && !deadline.expired()) {
+    world[0]->progress();
+    if (!sent.empty() && !world[0]->sendsPending()) {
+      for (std::vector<std::byte>& data : sent)
+        std::fill(data.begin(), data.end(), std::byte{0xee});
+      sent.clear();
+    }
+    world[1]->progress();
+    Envelope got;
+    const void* data = recv.tryPeek(&got);
+    if (!data) continue;
+    traffic.fill(expect.data(), kBytes, static_cast<uint64_t>(received));
+    INFO("message " << received);
+    CHECK(got == Envelope{kBytes, traffic.tag(static_cast<uint64_t>(received))});
+    CHECK(std::memcmp(data, expect.data(), kBytes) == 0);
+    recv.release();
+    ++received;
+  }
+  CHECK(received == options[0].slots);
+  leaveTogether(world);
+}
+
+TEST_CASE("tcp reads what it sends in place until its sends are drained", "[transport][tcp]") {
+  checkInPlaceSendsHeldUntilDrained(Kind::kTcp);
 }
 
 TEST_CASE("connection calls check their use", "[transport]") {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstring>
@@ -113,18 +114,41 @@ MeshStream::MeshStream(Transport& transport, int rank, std::vector<int> peers, i
   }
 }
 
+void MeshStream::scribble(std::vector<std::byte>& bytes) {
+  std::fill(bytes.begin(), bytes.end(), std::byte{0xee});
+}
+
+void MeshStream::send(Peer& p) {
+  SendConn& conn = transport_.send(p.rank);
+  const auto index = static_cast<uint64_t>(p.sent);
+  if (index / 2 % 2 == 0) {
+    void* slot = conn.tryAcquire();
+    if (!slot) return;
+    const size_t bytes = p.out.nextSize();
+    p.out.fill(static_cast<std::byte*>(slot), bytes, index);
+    conn.post(bytes, p.out.tag(index));
+  } else {
+    if (!p.nextOutSize) p.nextOutSize = p.out.nextSize();
+    std::vector<std::byte> data(*p.nextOutSize);
+    p.out.fill(data.data(), data.size(), index);
+    if (!conn.tryPostFrom(data.data(), data.size(), p.out.tag(index))) return;
+    p.nextOutSize.reset();
+    if (conn.sendsInPlace())
+      sentInPlace_.push_back(std::move(data));
+    else
+      scribble(data);
+  }
+  ++p.sent;
+}
+
 bool MeshStream::step() {
   bool moved = false;
   for (Peer& p : peers_) {
     // Up to two sends, then every message that has arrived.
     for (int i = 0; i < 2 && p.sent < count_; ++i) {
-      SendConn& conn = transport_.send(p.rank);
-      void* slot = conn.tryAcquire();
-      if (!slot) break;
-      const size_t bytes = p.out.nextSize();
-      p.out.fill(static_cast<std::byte*>(slot), bytes, static_cast<uint64_t>(p.sent));
-      conn.post(bytes, p.out.tag(static_cast<uint64_t>(p.sent)));
-      ++p.sent;
+      const int sent = p.sent;
+      send(p);
+      if (p.sent == sent) break;
       moved = true;
     }
     RecvConn& conn = transport_.recv(p.rank);
@@ -164,6 +188,10 @@ bool MeshStream::step() {
     }
   }
   transport_.progress();
+  if (!transport_.sendsPending()) {
+    for (std::vector<std::byte>& data : sentInPlace_) scribble(data);
+    sentInPlace_.clear();
+  }
   return moved;
 }
 

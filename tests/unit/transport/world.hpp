@@ -62,7 +62,11 @@ class Traffic {
 };
 
 // One rank's part of a full-mesh exchange: `count` messages to and from each peer, driven by
-// non-blocking calls only; odd messages are received with tryReceiveInto, even ones with tryPeek.
+// non-blocking calls only; odd messages are received with tryReceiveInto, even ones with tryPeek,
+// and messages 2-3 of every 4 are sent with tryPostFrom, the others through tryAcquire and post.
+// What tryPostFrom sent is overwritten as soon as the transport may no longer read it (at once,
+// or once its sends are drained where it sendsInPlace), so a transport that reads it later
+// delivers wrong bytes.
 // step() does one round (a few sends and receives per peer, then progress()); a wrong size, byte or
 // tag or order throws std::runtime_error saying where.
 class MeshStream {
@@ -82,11 +86,16 @@ class MeshStream {
     std::vector<std::byte> expect;
     std::vector<std::byte> landing;                 // where tryReceiveInto puts every other message
     std::optional<size_t> nextSize = std::nullopt;  // of the next message, once drawn
+    std::optional<size_t> nextOutSize = std::nullopt;  // of the next tryPostFrom, once drawn
   };
+  void send(Peer& p);
+  // Overwrites what was sent from `bytes` (the transport has let go of it).
+  static void scribble(std::vector<std::byte>& bytes);
   Transport& transport_;
   int rank_;
   int count_;
   std::vector<Peer> peers_;
+  std::vector<std::vector<std::byte>> sentInPlace_;  // until the transport's sends are drained
 };
 
 // Runs streams to completion, round robin in this thread; throws on a deadline.
@@ -109,6 +118,10 @@ void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t se
 // and leaves the connection working; bad Options and peer lists are refused.
 void checkConnectionCalls(Kind kind);
 void checkBadInputRejected(Kind kind);
+// For a transport that sendsInPlace: messages sent with tryPostFrom, more than its sockets hold
+// while the receiver reads nothing, leave sends pending, and arrive exact although their memory is
+// overwritten as soon as sendsPending() says the transport has let go of it.
+void checkInPlaceSendsHeldUntilDrained(Kind kind);
 
 // Ranks as threads: each creates its transport from options[rank], the addresses are exchanged
 // through a shared vector and a barrier, then connect (full mesh), barrier, connected(), and
