@@ -48,7 +48,7 @@ void UcxLink::Free::operator()(std::byte* p) const {
 }
 
 UcxLink::UcxLink(ucp_worker_h worker, int rank, int peer, std::string what, size_t slotBytes,
-                 int slots, bool eager, std::vector<UcxLink*>* creditReposts,
+                 int slots, std::vector<UcxLink*>* creditReposts,
                  std::vector<UcxLink*>* byesToAnswer)
     : rank_(rank),
       peer_(peer),
@@ -56,7 +56,6 @@ UcxLink::UcxLink(ucp_worker_h worker, int rank, int peer, std::string what, size
       slotBytes_(slotBytes),
       slots_(static_cast<uint64_t>(slots)),
       stride_((kPayloadOffset + slotBytes + kAlign - 1) / kAlign * kAlign),
-      eager_(eager),
       worker_(worker),
       creditReposts_(creditReposts),
       byesToAnswer_(byesToAnswer),
@@ -141,50 +140,30 @@ void UcxLink::Sender::post(size_t bytes, const Tag& tag) {
   UcxLink& l = link_;
   if (!l.acquired_)
     raise(ErrorCode::kInvalidUsage, "ucx: post to {} without a slot from tryAcquire", l.what_);
-  l.sendMessage(nullptr, bytes, tag);
-}
-
-bool UcxLink::Sender::tryPostFrom(const void* data, size_t bytes, const Tag& tag) {
-  if (!sendsInPlace()) return SendConn::tryPostFrom(data, bytes, tag);
-  if (!tryAcquire()) return false;
-  link_.sendMessage(data, bytes, tag);
-  return true;
-}
-
-void UcxLink::sendMessage(const void* inPlace, size_t bytes, const Tag& tag) {
-  if (bytes > slotBytes_)
+  if (bytes > l.slotBytes_)
     raise(ErrorCode::kInvalidUsage, "ucx: post of {} bytes to {} exceeds the slot size {}", bytes,
-          what_, slotBytes_);
-  acquired_ = false;
+          l.what_, l.slotBytes_);
+  l.acquired_ = false;
   // The header in the sender's byte order: UCX joins only hosts of one architecture.
-  std::byte* message = sendSlot(posted_) + kHeaderOffset;
+  std::byte* message = l.sendSlot(l.posted_) + kHeaderOffset;
   std::memcpy(message, &tag, sizeof(tag));
-  SendSlot& slot = sendSlots_[posted_ % slots_];
+  SendSlot& slot = l.sendSlots_[l.posted_ % l.slots_];
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &UcxLink::onDataSent;
   param.user_data = &slot;
-  const void* buffer = message;
-  size_t count = sizeof(tag) + bytes;
-  if (inPlace) {
-    slot.iov[0] = {message, sizeof(tag)};
-    slot.iov[1] = {const_cast<void*>(inPlace), bytes};
-    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-    param.datatype = ucp_dt_make_iov();
-    buffer = slot.iov;
-    count = 2;
-  }
   // Counted before the call, in case its callback runs before it returns.
   slot.busy = true;
-  ++sendsInFlight_;
+  ++l.sendsInFlight_;
   void* request = nullptr;
-  const ucs_status_t status =
-      startedAs(ucp_tag_send_nbx(ep_, buffer, count, dataTag(rank_, posted_), &param), &request);
-  ++posted_;
+  const ucs_status_t status = startedAs(
+      ucp_tag_send_nbx(l.ep_, message, sizeof(tag) + bytes, dataTag(l.rank_, l.posted_), &param),
+      &request);
+  ++l.posted_;
   if (status != UCS_INPROGRESS) {  // done at once: no callback
     slot.busy = false;
-    --sendsInFlight_;
-    if (status != UCS_OK) failSend(status);  // thrown by the next tryAcquire
+    --l.sendsInFlight_;
+    if (status != UCS_OK) l.failSend(status);  // thrown by the next tryAcquire
   }
 }
 

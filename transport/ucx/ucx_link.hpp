@@ -6,9 +6,7 @@
 // before the sender may send k, so UCX never holds a data message unexpected, and tag matching
 // puts each message in its slot whatever order the lanes deliver in: tryPeek returns them in
 // posting order. Each slot keeps 40 bytes in front of that header, so that the payload starts
-// 64-byte aligned (kernels use vector loads on it). Where messages go eagerly, tryPostFrom sends
-// the caller's bytes where they are, behind the header in its slot (a two-entry UCP iov; the
-// receiver cannot tell): UCX reads them until the send completes (Transport::sendsPending).
+// 64-byte aligned (kernels use vector loads on it).
 //
 // Flow control: the receiver releases slots in order and tells the sender how many it has
 // released, in the UCP tag of an empty credit message (credit(r, count)), at least every
@@ -48,10 +46,9 @@ namespace tutti::transport::ucx {
 class UcxLink {
  public:
   // `what` names the peer in messages: "rank 3 (host:pid)". A credit's arrival adds the link to
-  // *creditReposts, a bye's to *byesToAnswer. `eager`: the worker sends every message eagerly
-  // (Worker::eager), so that a message sent from the caller's memory costs no more than a slot's.
+  // *creditReposts, a bye's to *byesToAnswer.
   UcxLink(ucp_worker_h worker, int rank, int peer, std::string what, size_t slotBytes, int slots,
-          bool eager, std::vector<UcxLink*>* creditReposts, std::vector<UcxLink*>* byesToAnswer);
+          std::vector<UcxLink*>* creditReposts, std::vector<UcxLink*>* byesToAnswer);
   ~UcxLink();
   UcxLink(const UcxLink&) = delete;
   UcxLink& operator=(const UcxLink&) = delete;
@@ -91,8 +88,7 @@ class UcxLink {
  private:
   struct SendSlot {
     UcxLink* link = nullptr;
-    bool busy = false;         // its send has not completed: the slot is UCP's
-    ucp_dt_iov_t iov[2] = {};  // a send in place: the slot's header, then the caller's bytes
+    bool busy = false;  // its send has not completed: the slot is UCP's
   };
   // The receive of the peer's bye, or of its got.
   struct Notice {
@@ -115,8 +111,6 @@ class UcxLink {
     size_t slotBytes() const override { return link_.slotBytes_; }
     void* tryAcquire() override;
     void post(size_t bytes, const Tag& tag) override;
-    bool tryPostFrom(const void* data, size_t bytes, const Tag& tag) override;
-    bool sendsInPlace() const override { return link_.eager_; }
 
    private:
     UcxLink& link_;
@@ -150,10 +144,6 @@ class UcxLink {
   void fail(ucs_status_t status, const std::string& what);
   void failSend(ucs_status_t status);
   void postReceive(uint64_t k);
-  // Sends message posted_: the header written into its slot, then `bytes` of the slot's payload,
-  // or of `inPlace` when not null (an iov of the two: no copy where the message goes eagerly;
-  // UCX 1.13's rendezvous moves an iov by bounce buffers, at a third of the slot's speed).
-  void sendMessage(const void* inPlace, size_t bytes, const Tag& tag);
   void creditArrived(ucp_tag_t tag);
   void sendCredit();
   // An empty message with `tag` (credit, bye, got).
@@ -166,7 +156,6 @@ class UcxLink {
   const size_t slotBytes_;
   const uint64_t slots_;
   const size_t stride_;  // bytes per slot: the header area, then slotBytes_, rounded to 64
-  const bool eager_;
   ucp_worker_h worker_;
   std::vector<UcxLink*>* creditReposts_;
   std::vector<UcxLink*>* byesToAnswer_;

@@ -100,9 +100,9 @@ class UcxTransport final : public Transport {
     for (int peer : peers) {
       const std::string what = fmt::format("rank {} ({})", peer, placeOf(addresses[peer]));
       const std::vector<uint8_t> address = decodeAddress(addresses[peer], what);
-      auto link = std::make_unique<UcxLink>(worker_->get(), options_.rank, peer, what,
-                                            options_.slotBytes, options_.slots, worker_->eager(),
-                                            &creditReposts_, &byesToAnswer_);
+      auto link =
+          std::make_unique<UcxLink>(worker_->get(), options_.rank, peer, what, options_.slotBytes,
+                                    options_.slots, &creditReposts_, &byesToAnswer_);
       ucs_status_t status = link->open(address, peerErrors_);
       if (status == UCS_ERR_UNREACHABLE && peerErrors_) {
         // UCX has logged why (no transport with a peer failure handler); once per transport.

@@ -110,11 +110,6 @@ TEST_CASE("ucx: bad options and peer lists are rejected", "[ucx]") {
   checkBadInputRejected(Kind::kUcx);
 }
 
-// Without RDMA ports (the test's options) messages go eagerly and are sent in place.
-TEST_CASE("ucx: what it sends in place is read until its sends are drained", "[ucx]") {
-  checkInPlaceSendsHeldUntilDrained(Kind::kUcx);
-}
-
 // Without RDMA ports the sender's request completes once UCX has the bytes, whether or not the
 // receiver progresses; with them, UCX's rendezvous waits for the receiver's answer.
 TEST_CASE("ucx: messages go eagerly without RDMA ports, by rendezvous with them", "[ucx]") {
