@@ -103,6 +103,10 @@ Tag Traffic::tag(uint64_t index) const {
   return {{base, splitmix(base), splitmix(base + 1)}};
 }
 
+void scribble(std::vector<std::byte>& bytes) {
+  std::fill(bytes.begin(), bytes.end(), std::byte{0xee});
+}
+
 MeshStream::MeshStream(Transport& transport, int rank, std::vector<int> peers, int count,
                        uint64_t seed)
     : transport_(transport), rank_(rank), count_(count) {
@@ -112,10 +116,6 @@ MeshStream::MeshStream(Transport& transport, int rank, std::vector<int> peers, i
                           Traffic(seed, peer, rank, slotBytes), 0, 0,
                           std::vector<std::byte>(slotBytes), std::vector<std::byte>(slotBytes)});
   }
-}
-
-void MeshStream::scribble(std::vector<std::byte>& bytes) {
-  std::fill(bytes.begin(), bytes.end(), std::byte{0xee});
 }
 
 void MeshStream::send(Peer& p) {

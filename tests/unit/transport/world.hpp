@@ -89,8 +89,6 @@ class MeshStream {
     std::optional<size_t> nextOutSize = std::nullopt;  // of the next tryPostFrom, once drawn
   };
   void send(Peer& p);
-  // Overwrites what was sent from `bytes` (the transport has let go of it).
-  static void scribble(std::vector<std::byte>& bytes);
   Transport& transport_;
   int rank_;
   int count_;
@@ -118,10 +116,10 @@ void streamWorld(Kind kind, std::vector<Options> options, int count, uint64_t se
 // and leaves the connection working; bad Options and peer lists are refused.
 void checkConnectionCalls(Kind kind);
 void checkBadInputRejected(Kind kind);
-// For a transport that sendsInPlace: messages sent with tryPostFrom, more than its sockets hold
-// while the receiver reads nothing, leave sends pending, and arrive exact although their memory is
-// overwritten as soon as sendsPending() says the transport has let go of it.
-void checkInPlaceSendsHeldUntilDrained(Kind kind);
+
+// Overwrites what a message was sent from, once the transport has let go of it: a transport that
+// reads it later delivers wrong bytes.
+void scribble(std::vector<std::byte>& bytes);
 
 // Ranks as threads: each creates its transport from options[rank], the addresses are exchanged
 // through a shared vector and a barrier, then connect (full mesh), barrier, connected(), and
