@@ -57,11 +57,12 @@ class SendConn : public Conn {
   virtual void post(size_t bytes, const Tag& tag) = 0;
   // Sends `bytes` (<= slotBytes()) from `data` as the next slot; false when no slot is free. A
   // transport that sendsInPlace() keeps a pointer instead of copying: the data must stay
-  // unchanged until the runtime has drained its sends (Transport::sendsPending).
+  // unchanged until the runtime has drained its sends (Transport::sendsPending). `data` may be
+  // null for an empty message (an empty vector's data()).
   virtual bool tryPostFrom(const void* data, size_t bytes, const Tag& tag) {
     void* slot = tryAcquire();
     if (!slot) return false;
-    std::memcpy(slot, data, bytes);
+    if (bytes > 0) std::memcpy(slot, data, bytes);  // memcpy from null is undefined, even of 0
     post(bytes, tag);
     return true;
   }
@@ -87,7 +88,7 @@ class RecvConn : public Conn {
     const void* slot = tryPeek(got);
     if (!slot) return false;
     if (*got == expected) {
-      std::memcpy(dst, slot, expected.bytes);
+      if (expected.bytes > 0) std::memcpy(dst, slot, expected.bytes);  // dst may be null then
       release();
     }
     return true;
