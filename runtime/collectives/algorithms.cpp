@@ -168,11 +168,13 @@ const Algorithm& cheapestAlgorithm(Collective collective, const Tuning& tuning, 
   return *best;
 }
 
+// The memo keeps a pick per collective (pick_memo.hpp cannot see the enum).
+static_assert(static_cast<size_t>(Collective::kAllToAll) < PickMemo::kCollectives);
+
 const Algorithm& pickAlgorithm(Collective collective, size_t bytes, const GroupView& group,
                                std::string_view skip) {
   const Algorithm* forced = group.settings.algorithm;
   if (collective == Collective::kAllReduce && forced && forced->name != skip) return *forced;
-  static_assert(static_cast<size_t>(Collective::kAllToAll) < PickMemo::kCollectives);
   // Direct's fallback (a `skip`) is not remembered: it is a different question.
   if (const Algorithm* known = skip.empty() ? group.picks.find(collective, bytes) : nullptr)
     return *known;
