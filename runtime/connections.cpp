@@ -123,6 +123,10 @@ bool Connections::sendsPending() const {
   return false;
 }
 
+void Connections::copyPendingSends() noexcept {
+  for (Instance& instance : instances_) instance.transport->copyPendingSends();
+}
+
 void Connections::combineWakeFds() {
   std::vector<int> fds;
   for (const Instance& instance : instances_)

@@ -58,6 +58,9 @@ class Connections {
   void progress();
   // Some transport still holds posted data in this process.
   bool sendsPending() const;
+  // Every transport copies what its queued sends still read from the caller's memory
+  // (Transport::copyPendingSends).
+  void copyPendingSends() noexcept;
   // Readable when any transport has data for this rank; -1 when none can tell.
   int wakeFd() const { return wakeFd_; }
 

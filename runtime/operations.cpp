@@ -291,6 +291,7 @@ void runJoinedBy(Communicator& comm, OpContext& ctx, const std::vector<P2PTransf
     runTransfers(ctx, batch, join);
     ctx.drainSends();
   } catch (const Error& error) {
+    ctx.letGoOfCallerMemory();  // the joined requests' callers see the failure now
     for (const Engine::Joined& next : joined) {
       comm.recorder().failed(next.transfers.sequence, error);
       next.request->fail(error);

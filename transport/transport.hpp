@@ -164,6 +164,10 @@ class Transport {
   // it before an operation completes: a rank that returns and computes for minutes must not hold
   // back data its peers are waiting for.
   virtual bool sendsPending() const { return false; }
+  // Copies what queued sends still read from the caller's memory (tryPostFrom where
+  // sendsInPlace) into the transport's own, so that the caller may free it: for an operation
+  // that fails before its sends drained. What is copied is still sent, in order.
+  virtual void copyPendingSends() noexcept {}
   // A descriptor that becomes readable when data arrives (tcp: its epoll set), so that a waiter
   // past its spinning phase can sleep until then instead of for a fixed time; -1 when none.
   virtual int wakeFd() const { return -1; }

@@ -179,6 +179,7 @@ void OpContext::postFrom(int peer, const void* data, size_t bytes) {
   transport::SendConn& conn = group.connections.sendTo(peer);
   waitFor(*this, conn, peer, "for a free slot to",
           [&] { return conn.tryPostFrom(data, bytes, tag()) ? &conn : nullptr; });
+  sendsFromCaller_ |= conn.sendsInPlace();
 }
 
 void OpContext::drainSends() {
@@ -187,6 +188,13 @@ void OpContext::drainSends() {
     guarded([&] { group.connections.progress(); });
     if (group.connections.sendsPending()) stall.pause(-1, "for its sends to drain");
   }
+  sendsFromCaller_ = false;
+}
+
+void OpContext::letGoOfCallerMemory() noexcept {
+  if (!sendsFromCaller_) return;
+  group.connections.copyPendingSends();
+  sendsFromCaller_ = false;
 }
 
 std::optional<PeerTrouble> OpContext::explainLost(int peer) {

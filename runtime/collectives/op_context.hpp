@@ -67,6 +67,12 @@ struct OpDescription {
 class OpContext : public OpDescription {
  public:
   OpContext(Communicator& comm, const OpDescription& description);
+  // A copy (a round of the operation with other tags or types) answers for its own sends only.
+  OpContext(const OpContext& other)
+      : OpDescription(other), group(other.group), stores(other.stores), comm_(other.comm_) {}
+  OpContext& operator=(const OpContext&) = delete;
+  // An operation that ends without draining its sends (it failed) lets go of the caller's memory.
+  ~OpContext() { letGoOfCallerMemory(); }
 
   const GroupView group;
   // How the data paths write slots and results: streaming stores where every peer is over shared
@@ -118,6 +124,12 @@ class OpContext : public OpDescription {
   void release(int peer);
   // Waits until every posted slot has left this process; the last step of every operation.
   void drainSends();
+  // When sends from the caller's memory may still be queued (postFrom without drainSends after
+  // it), the transports copy what they have yet to send: a failed operation's caller may free
+  // its buffers as soon as it sees the failure, before the transports give up on those sends
+  // (tcp flushes them when it closes). The destructor calls it; a failure that reaches a caller
+  // while this context lives calls it first.
+  void letGoOfCallerMemory() noexcept;
 
   // What the peers announced or did that explains a connection to `peer` lost (peer_watch.hpp).
   std::optional<PeerTrouble> explainLost(int peer);
@@ -134,6 +146,7 @@ class OpContext : public OpDescription {
  private:
   friend class Stall;
   Communicator& comm_;
+  bool sendsFromCaller_ = false;  // postFrom since the last drainSends
 };
 
 }  // namespace tutti::runtime

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <latch>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
@@ -452,4 +453,41 @@ TEST_CASE("the chains are the given ring: the rank after an absent one waits for
       return static_cast<int>(tutti_comm_destroy(children[static_cast<size_t>(rank)]));
     });
   }
+}
+
+// Over tcp a step's data goes out from the caller's buffer itself (no copy into a slot). When the
+// operation fails with such sends still queued behind full sockets, the caller may free its buffer
+// as soon as the call returns, and destroying the communicator then flushes what tcp still holds
+// while the peer, flushing too, reads it: from tcp's own copy, never from the freed buffer. Each
+// rank broadcasts 48 MiB as the root (their roots differ), so neither reads the other's frames
+// beyond its 8 receive slots of 1 MiB and what one socket's buffers hold: both time out waiting
+// for a free slot (or fail on hearing that the other did), and only then, buffers freed, destroy.
+// The sanitized build checks the memory sendmsg reads: a read of a freed buffer fails the test
+// there.
+TEST_CASE("a failed operation's queued sends do not read the caller's freed buffer",
+          "[ranks][tcp]") {
+  ScopedEnv forceTransport("TUTTI_TRANSPORT", "tcp");
+  ScopedEnv slotBytes("TUTTI_CHUNK_BYTES", std::to_string(1 << 20));
+  ScopedEnv slots("TUTTI_SLOTS", "8");
+  ScopedEnv sockets("TUTTI_NSOCKS", "1");
+  tutti::tests::Warnings().expect();  // the failures are warnings
+  std::vector<tuttiComm_t> comms(2, nullptr);
+  REQUIRE(tutti_comm_init_all(comms.data(), 2) == tuttiSuccess);
+  std::latch bothFailed(2);  // a rank that destroyed early would read the other's sends
+  const auto outcomes = onEveryRank<std::string>(2, [&](int rank) {
+    tuttiComm_t comm = comms[static_cast<size_t>(rank)];
+    tutti_comm_set_timeout(comm, 1000);
+    std::string outcome;
+    {
+      std::vector<char> data(48 << 20, static_cast<char>(rank));
+      if (tutti_broadcast(data.data(), data.data(), data.size(), tuttiUint8, rank, comm, nullptr) !=
+          tuttiSuccess)
+        outcome = tutti_get_last_error();
+    }
+    bothFailed.arrive_and_wait();
+    CHECK(tutti_comm_destroy(comm) == tuttiSuccess);
+    return outcome;
+  });
+  for (const std::string& outcome : outcomes)
+    CHECK_THAT(outcome, Contains("broadcast #1") && Contains("waiting for a free slot to rank"));
 }

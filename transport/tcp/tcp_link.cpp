@@ -183,6 +183,18 @@ bool TcpLink::writeSocket(int index) {
   return false;
 }
 
+void TcpLink::copyFramesInPlace() noexcept {
+  // The window [freed_, posted_) holds distinct residues, so each frame has a slot of its own.
+  for (uint64_t frame = freed_; frame < posted_; ++frame) {
+    const size_t entry = frame % slots_;
+    if (sent_[entry]) continue;
+    std::byte* slot = sendSlots_.claim(frame);
+    if (sendData_[entry] == slot) continue;
+    if (sendLength_[entry] > 0) std::memcpy(slot, sendData_[entry], sendLength_[entry]);
+    sendData_[entry] = slot;
+  }
+}
+
 void TcpLink::advanceWritten(Socket& s, size_t bytes) {
   // Every frame has a header, so each one completed here consumed some of `bytes`.
   const uint64_t step = sockets_.size();

@@ -73,6 +73,8 @@ class TcpLink {
   // Writes queued frames as far as the sockets take them; true while some remain queued (and
   // the link has not failed).
   bool flushWrites();
+  // Copies each queued frame that reads the caller's memory into its staging slot.
+  void copyFramesInPlace() noexcept;
   // Reads what socket `index` holds into free receive slots.
   void readSocket(int index);
 

@@ -130,6 +130,10 @@ class TcpTransport final : public Transport {
   RecvConn& recv(int peer) override { return link(peer).receiver(); }
 
   bool sendsPending() const override { return !pending_.empty(); }
+  void copyPendingSends() noexcept override {
+    for (auto& link : links_)
+      if (link) link->copyFramesInPlace();
+  }
   int wakeFd() const override { return epoll_.get(); }
 
   void progress() override {

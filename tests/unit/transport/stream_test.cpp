@@ -1,8 +1,11 @@
 // Both transports, same tests: every rank of a thread world streams random-size messages to every
 // other rank while receiving, with FIFOs small enough to fill up, and checks every byte and the
 // order of what it receives.
+#include <sys/mman.h>
+
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <functional>
 
 #include "base/error.hpp"
 #include "world.hpp"
@@ -139,53 +142,108 @@ void checkBadInputRejected(Kind kind) {
   CHECK_THROWS_AS(t->connect({1}, {addresses[0]}, deadline), Error);  // too few addresses
 }
 
-// Messages sent in place, more than the sockets hold while the receiver reads nothing, leave sends
-// pending, and arrive exact although their memory is overwritten as soon as sendsPending() says
-// the transport has let go of it.
-TEST_CASE("tcp reads what it sends in place until its sends are drained", "[transport][tcp]") {
-  constexpr size_t kBytes = 1 << 20;
+// Two tcp ranks whose 32 slots of 1 MiB hold more than their sockets do.
+constexpr size_t kInPlaceBytes = 1 << 20;
+constexpr int kInPlaceFrames = 32;
+
+std::vector<std::unique_ptr<Transport>> fullTcpPair() {
   auto options = worldOptions(2);
   for (Options& o : options) {
-    o.slotBytes = kBytes;
-    o.slots = 32;
+    o.slotBytes = kInPlaceBytes;
+    o.slots = kInPlaceFrames;
   }
   std::vector<std::unique_ptr<Transport>> world;
   for (const Options& o : options) world.push_back(make(Kind::kTcp, o));
   connectAll(world, Deadline::after(std::chrono::seconds(20)));
-  SendConn& send = world[0]->send(1);
-  REQUIRE(send.sendsInPlace());
-  const Traffic traffic(5, 0, 1, kBytes);
-  std::vector<std::vector<std::byte>> sent;
-  for (int k = 0; k < options[0].slots; ++k) {
-    sent.emplace_back(kBytes);
-    traffic.fill(sent.back().data(), kBytes, static_cast<uint64_t>(k));
-    REQUIRE(send.tryPostFrom(sent.back().data(), kBytes, traffic.tag(static_cast<uint64_t>(k))));
-    world[0]->progress();
-  }
-  CHECK(world[0]->sendsPending());  // the sockets are full: the transport still reads `sent`
+  REQUIRE(world[0]->send(1).sendsInPlace());
+  return world;
+}
 
+// Rank 1 receives `count` messages of `traffic` from rank 0 and checks each, calling
+// `afterSenderMoved` after each of rank 0's progress calls.
+void receiveInOrder(std::vector<std::unique_ptr<Transport>>& world, const Traffic& traffic,
+                    int count, const std::function<void()>& afterSenderMoved) {
   RecvConn& recv = world[1]->recv(0);
-  std::vector<std::byte> expect(kBytes);
+  std::vector<std::byte> expect(kInPlaceBytes);
   const Deadline deadline = Deadline::after(std::chrono::seconds(30));
   int received = 0;
-  while (received < options[0].slots && !deadline.expired()) {
+  while (received < count && !deadline.expired()) {
     world[0]->progress();
-    if (!sent.empty() && !world[0]->sendsPending()) {
-      for (std::vector<std::byte>& data : sent) scribble(data);
-      sent.clear();
-    }
+    afterSenderMoved();
     world[1]->progress();
     Envelope got;
     const void* data = recv.tryPeek(&got);
     if (!data) continue;
-    traffic.fill(expect.data(), kBytes, static_cast<uint64_t>(received));
+    traffic.fill(expect.data(), kInPlaceBytes, static_cast<uint64_t>(received));
     INFO("message " << received);
-    CHECK(got == Envelope{kBytes, traffic.tag(static_cast<uint64_t>(received))});
-    CHECK(std::memcmp(data, expect.data(), kBytes) == 0);
+    CHECK(got == Envelope{kInPlaceBytes, traffic.tag(static_cast<uint64_t>(received))});
+    CHECK(std::memcmp(data, expect.data(), kInPlaceBytes) == 0);
     recv.release();
     ++received;
   }
-  CHECK(received == options[0].slots);
+  CHECK(received == count);
+}
+
+// Messages sent in place, more than the sockets hold while the receiver reads nothing, leave sends
+// pending, and arrive exact although their memory is overwritten as soon as sendsPending() says
+// the transport has let go of it.
+TEST_CASE("tcp reads what it sends in place until its sends are drained", "[transport][tcp]") {
+  auto world = fullTcpPair();
+  SendConn& send = world[0]->send(1);
+  const Traffic traffic(5, 0, 1, kInPlaceBytes);
+  std::vector<std::vector<std::byte>> sent;
+  for (int k = 0; k < kInPlaceFrames; ++k) {
+    sent.emplace_back(kInPlaceBytes);
+    traffic.fill(sent.back().data(), kInPlaceBytes, static_cast<uint64_t>(k));
+    REQUIRE(
+        send.tryPostFrom(sent.back().data(), kInPlaceBytes, traffic.tag(static_cast<uint64_t>(k))));
+    world[0]->progress();
+  }
+  CHECK(world[0]->sendsPending());  // the sockets are full: the transport still reads `sent`
+
+  receiveInOrder(world, traffic, kInPlaceFrames, [&] {
+    if (!sent.empty() && !world[0]->sendsPending()) {
+      for (std::vector<std::byte>& data : sent) scribble(data);
+      sent.clear();
+    }
+  });
+  leaveTogether(world);
+}
+
+// A failed operation's caller frees its buffers at once: copyPendingSends() makes the queued
+// frames independent of the caller's memory, even the one a socket holds half of. The memory is
+// unmapped, so a frame still read from it fails the send (EFAULT) rather than pass unnoticed.
+TEST_CASE("tcp sends in place from its own copy once told to copy them", "[transport][tcp]") {
+  auto world = fullTcpPair();
+  SendConn& send = world[0]->send(1);
+  const Traffic traffic(6, 0, 1, kInPlaceBytes);
+  const size_t mapped = kInPlaceBytes * kInPlaceFrames;
+  void* region = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(region != MAP_FAILED);
+  auto* bytes = static_cast<std::byte*>(region);
+  for (int k = 0; k < kInPlaceFrames; ++k) {
+    std::byte* message = bytes + kInPlaceBytes * static_cast<size_t>(k);
+    traffic.fill(message, kInPlaceBytes, static_cast<uint64_t>(k));
+    const Tag tag = traffic.tag(static_cast<uint64_t>(k));
+    if (k % 4 == 3) {  // some staged frames among them, which stay as they are
+      void* slot = send.tryAcquire();
+      REQUIRE(slot);
+      std::memcpy(slot, message, kInPlaceBytes);
+      send.post(kInPlaceBytes, tag);
+    } else if (k % 4 == 2) {  // and frames whose slot was acquired before they were sent in place
+      REQUIRE(send.tryAcquire());
+      REQUIRE(send.tryPostFrom(message, kInPlaceBytes, tag));
+    } else {
+      REQUIRE(send.tryPostFrom(message, kInPlaceBytes, tag));
+    }
+    world[0]->progress();
+  }
+  REQUIRE(world[0]->sendsPending());
+  world[0]->copyPendingSends();
+  REQUIRE(munmap(region, mapped) == 0);
+  receiveInOrder(world, traffic, kInPlaceFrames, [] {});
+  CHECK_FALSE(world[0]->sendsPending());
+  CHECK_NOTHROW(send.tryAcquire());  // no write error was kept
   leaveTogether(world);
 }
 
