@@ -291,7 +291,9 @@ void runJoinedBy(Communicator& comm, OpContext& ctx, const std::vector<P2PTransf
     runTransfers(ctx, batch, join);
     ctx.drainSends();
   } catch (const Error& error) {
-    ctx.letGoOfCallerMemory();  // the joined requests' callers see the failure now
+    // The joined requests' callers see the failure now, before ctx ends (p2p sends copy into
+    // slots today, so this holds the rule for a batch that ever sends in place).
+    ctx.letGoOfCallerMemory();
     for (const Engine::Joined& next : joined) {
       comm.recorder().failed(next.transfers.sequence, error);
       next.request->fail(error);
