@@ -179,7 +179,7 @@ void OpContext::postFrom(int peer, const void* data, size_t bytes) {
   transport::SendConn& conn = group.connections.sendTo(peer);
   waitFor(*this, conn, peer, "for a free slot to",
           [&] { return conn.tryPostFrom(data, bytes, tag()) ? &conn : nullptr; });
-  sendsFromCaller_ |= conn.sendsInPlace();
+  sendsFromCaller_ = true;  // a transport that copied has nothing to copy later
 }
 
 void OpContext::drainSends() {

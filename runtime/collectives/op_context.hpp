@@ -70,7 +70,6 @@ class OpContext : public OpDescription {
   // A copy (a round of the operation with other tags or types) answers for its own sends only.
   OpContext(const OpContext& other)
       : OpDescription(other), group(other.group), stores(other.stores), comm_(other.comm_) {}
-  OpContext& operator=(const OpContext&) = delete;
   // An operation that ends without draining its sends (it failed) lets go of the caller's memory.
   ~OpContext() { letGoOfCallerMemory(); }
 
