@@ -29,4 +29,12 @@ IterationStats iterationStats(std::vector<double> samples) {
   return s;
 }
 
+size_t medianRound(const std::vector<double>& seconds) {
+  std::vector<size_t> order(seconds.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return seconds[a] < seconds[b]; });
+  return order.at((order.size() - 1) / 2);
+}
+
 }  // namespace tutti::bench

@@ -54,6 +54,7 @@ json configurationJson(const BenchOptions& o, int nranks) {
           {"root", o.allRoots ? json("all") : json(o.root)},
           {"average", aggregates[static_cast<int>(o.aggregate)]},
           {"cycles", o.cycles},
+          {"rounds", o.rounds},
           {"misaligned", o.misaligned},
           {"algorithms", o.algorithms.empty() ? json::array({"auto"}) : json(o.algorithms)},
           {"transport", o.transport.empty() ? "default" : o.transport},

@@ -2,9 +2,9 @@
 //
 //   tutti-bench COLLECTIVE [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5] [-m 1] [-c 1]
 //                          [-d float|all] [-o sum|all] [-r 0|all] [-a 1] [-N 1] [-T SECONDS] [-u]
-//                          [-I] [-M] [-z 0] [--algo NAME|all] [--transport shm|tcp]
+//                          [-I] [-M] [-z 0] [--algo NAME|all] [--rounds 1] [--transport shm|tcp]
 //                          [--buffers host] [--device auto] [--quiet|--verbose] [--ranks N]
-//   tutti-bench tune --ranks N -o FILE|--save [-b 8] [-e 64M] [-f 2] [-n 20] [-w 5]
+//   tutti-bench tune --ranks N -o FILE|--save [-b 8] [-e 64M] [-f 2] [-n 20] [-w 5] [--rounds 1]
 //                    [--transport shm|tcp]
 //   tutti-bench tune --from SWEEP.json -o FILE|--save
 //

@@ -58,15 +58,22 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("-N,--run_cycles", o.cycles, "run the whole sweep this many times (0: forever)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub.add_option("--rounds", o.rounds,
+                 "measure each size this many times, the column groups (--algo) in turn, and "
+                 "report each one's median round")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   sub.add_option("-T,--timeout", o.timeoutSeconds,
-                 "abort when one size takes longer than this many seconds (0: no limit)")
+                 "abort when one size (all its rounds) takes longer than this many seconds (0: no "
+                 "limit)")
       ->check(CLI::NonNegativeNumber);
   sub.add_flag("-u,--misaligned", o.misaligned, "buffers start one element past an alignment");
   sub.add_flag("-I,--iteration_stats", o.iterationStats,
                "time every iteration: min, max, p50, p99, coefficient of variation");
   sub.add_flag("-M,--memory", o.memoryReport, "report buffer sizes and peak resident memory");
   CLI::Option* verbose =
-      sub.add_flag("--verbose", o.verbose, "also print each case and warm-up as it starts");
+      sub.add_flag("--verbose", o.verbose,
+                   "also print each case and warm-up as it starts, and each round's time");
   sub.add_flag("--quiet", o.quiet, "print the table only")->excludes(verbose);
   std::vector<std::string> algoChoices = kAllReduceAlgorithms;
   algoChoices.push_back("all");

@@ -46,6 +46,7 @@ struct BenchOptions {
   bool allRoots = false;                                 // -r all
   Aggregate aggregate = Aggregate::kAverage;
   int cycles = 1;               // -N: the whole sweep this many times; 0: forever
+  int rounds = 1;               // --rounds: each size's column groups measured in turn, K times
   double timeoutSeconds = 0;    // -T: a row that takes longer aborts the run; 0: no limit
   bool misaligned = false;      // -u: buffers start `unalign` elements past a page boundary
   int unalign = 1;              // with misaligned: nccl-tests' -u N sets N

@@ -125,6 +125,14 @@ std::string formatIterationStats(size_t bytes, const char* placement, const Iter
                       formatTime(s.max * 1e6).c_str(), s.cv);
 }
 
+std::string formatRounds(size_t bytes, const std::string& placement,
+                         const std::vector<double>& seconds, double medianSeconds) {
+  std::string times;
+  for (double t : seconds) times += " " + formatTime(t * 1e6);
+  return printfString("#  rounds %10ld B %-21s:%s us, median %s\n", static_cast<long>(bytes),
+                      placement.c_str(), times.c_str(), formatTime(medianSeconds * 1e6).c_str());
+}
+
 std::string formatMemory(size_t sendBytes, size_t recvBytes, long peakResidentKiB) {
   return printfString(
       "# Memory: send buffer %ld B, receive buffer %ld B per rank; peak resident %ld KiB"

@@ -67,6 +67,10 @@ std::string formatTime(double microseconds);
 // -I: "#  -I <bytes> B <placement>: min .. p50 .. p99 .. max .. us, cv .." (a comment line, so
 // that scrapers skip it).
 std::string formatIterationStats(size_t bytes, const char* placement, const IterationStats& s);
+// --rounds with --verbose: "#  rounds <bytes> B <placement>: <each round's time> us, median <t>"
+// (a comment line, like -I's).
+std::string formatRounds(size_t bytes, const std::string& placement,
+                         const std::vector<double>& seconds, double medianSeconds);
 // -M: "# Memory: ..." per rank.
 std::string formatMemory(size_t sendBytes, size_t recvBytes, long peakResidentKiB);
 

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 
 #include "bench/buffer.hpp"
 #include "bench/check_data.hpp"
+#include "bench/iteration_stats.hpp"
 #include "bench/nccl_tests_report.hpp"
 #include "bench/progress.hpp"
 #include "bench/report.hpp"
@@ -84,6 +86,12 @@ class Benchmark {
   int rowsBelowRatio() const { return rowsBelowRatio_; }
 
  private:
+  struct Placement {
+    Measurement measurement;
+    std::optional<IterationStats> stats;  // -I
+    std::vector<double> roundSeconds;     // --rounds: every round's time, in order
+  };
+
   std::vector<Case> cases() const {
     std::vector<Case> out;
     for (tuttiDataType_t dtype : o_.dtypes) {
@@ -138,12 +146,14 @@ class Benchmark {
                                         listsOps() ? opName(c.op) : "none", c.root);
       std::string stats;
       watchdog_.arm();
+      const std::vector<std::string>& names = o_.algorithms;
+      const std::vector<std::array<Placement, 2>> measured = measureRounds(c, data, l, rowBytes);
+      watchdog_.disarm();
       const size_t firstResult = results_.rows.size();
-      for (const std::string* algorithm : algorithms()) {
-        if (algorithm) useAlgorithm(*algorithm);
+      for (size_t a = 0; a < measured.size(); ++a) {
         ResultRow& result = results_.rows.emplace_back();
         result = {spec_.name,
-                  algorithm ? *algorithm : "auto",
+                  names.empty() ? "auto" : names[a],
                   rowBytes,
                   l.count,
                   typeName(c.dtype),
@@ -152,21 +162,24 @@ class Benchmark {
                   {},
                   {}};
         for (bool inPlace : {false, true}) {
-          Placement p = measureTimed(c, data, l, rowBytes, inPlace);
+          const Placement& p = measured[a][inPlace];
           (inPlace ? result.inPlace : result.outOfPlace) = p.measurement;
+          busBwSum_ += p.measurement.bandwidth.busbw;
+          ++busBwCount_;
+          failedChecks_ += p.measurement.wrong.value_or(0) != 0;
           if (o_.nccl) {
             line += formatNcclMeasurement(p.measurement);
           } else {
             line += formatMeasurement(p.measurement);
           }
-          if (p.stats) {
-            std::string label = std::string(inPlace ? "in-place" : "out-of-place") +
-                                (o_.algorithms.size() > 1 ? " " + *algorithm : "");
-            stats += formatIterationStats(rowBytes, label.c_str(), *p.stats);
+          const std::string label = std::string(inPlace ? "in-place" : "out-of-place") +
+                                    (names.size() > 1 ? " " + names[a] : "");
+          if (p.stats) stats += formatIterationStats(rowBytes, label.c_str(), *p.stats);
+          if (o_.verbose && o_.rounds > 1) {
+            stats += formatRounds(rowBytes, label, p.roundSeconds, p.measurement.seconds);
           }
         }
       }
-      watchdog_.disarm();
       if (baseline_) line += ratioColumn(results_.rows[firstResult]);
       if (o_.nccl.timestamps) line += formatNcclTimestamp();
       print(line + "\n" + stats);
@@ -194,10 +207,46 @@ class Benchmark {
     check(tutti_comm_set_algorithm(comm_.get(), algorithm.c_str()), "tutti_comm_set_algorithm");
   }
 
-  struct Placement {
-    Measurement measurement;
-    std::optional<IterationStats> stats;  // -I
-  };
+  // Each column group's placements (out of place, in place) at one size: --rounds of them, the
+  // groups in turn, so that the machine's drift falls on every group alike, every other round in
+  // reverse, so that a drift within a round falls on the first group and the last alike. Each
+  // group warms up again (-w calls) when it takes over from another: whatever group followed
+  // the direct algorithm ran its next calls slower (2 ranks, 128 B, 2-core AMD EPYC: 0.67-0.76
+  // us over 10 calls against 0.60-0.64 after any other). Each placement is its median round,
+  // with the most wrong elements any round counted, and every round's time.
+  std::vector<std::array<Placement, 2>> measureRounds(const Case& c, const CheckData& data,
+                                                      const Layout& l, size_t rowBytes) {
+    const std::vector<const std::string*> groups = algorithms();
+    std::vector<std::array<std::vector<Placement>, 2>> rounds(groups.size());
+    for (size_t round = 0; round < static_cast<size_t>(o_.rounds); ++round) {
+      for (size_t turn = 0; turn < groups.size(); ++turn) {
+        const size_t a = round % 2 ? groups.size() - 1 - turn : turn;
+        if (groups[a]) useAlgorithm(*groups[a]);
+        if (groups.size() > 1) {
+          for (int i = 0; i < o_.warmupIters; ++i) call(c, l, false);
+        }
+        for (bool inPlace : {false, true}) {
+          rounds[a][inPlace].push_back(measureTimed(c, data, l, rowBytes, inPlace));
+        }
+      }
+    }
+    std::vector<std::array<Placement, 2>> out(groups.size());
+    for (size_t a = 0; a < groups.size(); ++a) {
+      for (bool inPlace : {false, true}) {
+        std::vector<Placement>& each = rounds[a][inPlace];
+        std::vector<double> seconds;
+        std::optional<int64_t> wrong;
+        for (const Placement& p : each) {
+          seconds.push_back(p.measurement.seconds);
+          if (p.measurement.wrong) wrong = std::max(wrong.value_or(0), *p.measurement.wrong);
+        }
+        out[a][inPlace] = std::move(each[medianRound(seconds)]);
+        out[a][inPlace].measurement.wrong = wrong;
+        out[a][inPlace].roundSeconds = std::move(seconds);
+      }
+    }
+    return out;
+  }
 
   // measure(), with a watchdog's abort turned into a message naming the limit.
   Placement measureTimed(const Case& c, const CheckData& data, const Layout& l, size_t rowBytes,
@@ -283,8 +332,6 @@ class Benchmark {
       p.stats = combine(iterationStats(std::move(samples)));
     }
     m.bandwidth = bandwidth(rowBytes, m.seconds, spec_.busFactor(comm_.size()));
-    busBwSum_ += m.bandwidth.busbw;
-    ++busBwCount_;
     if (o_.check && spec_.moves) {
       int64_t wrong = 0;
       for (int i = 0; i < o_.check && wrong == 0; ++i) {
@@ -293,7 +340,6 @@ class Benchmark {
         wrong = comm_.sum(countWrong(c, data, l, inPlace));
       }
       m.wrong = wrong;
-      failedChecks_ += wrong != 0;
     }
     return p;
   }

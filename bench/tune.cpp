@@ -24,6 +24,7 @@ namespace {
 struct TuneOptions {
   int ranks = 0;
   std::string minBytes = "8", maxBytes = "64M", factor = "2", iters = "20", warmup = "5";
+  std::string rounds = "1";
   std::string transport;
   std::string output, from, fromStreaming;
   bool save = false;
@@ -37,8 +38,9 @@ void sweep(const TuneOptions& o, const std::string& self, const std::string& jso
   launch.nranks = o.ranks;
   launch.launcherName = "tutti-bench tune";
   launch.extraEnv = {{"TUTTI_TUNING_FILE", tuning}};
-  launch.argv = {self, "allreduce", "--algo", "all",   "-b", o.minBytes, "-e", o.maxBytes,
-                 "-f", o.factor,    "-n",     o.iters, "-w", o.warmup,   "-J", json};
+  launch.argv = {self, "allreduce", "--algo",   "all",    "-b", o.minBytes,
+                 "-e", o.maxBytes,  "-f",       o.factor, "-n", o.iters,
+                 "-w", o.warmup,    "--rounds", o.rounds, "-J", json};
   if (!o.transport.empty()) launch.argv.insert(launch.argv.end(), {"--transport", o.transport});
   const int exitCode = launch::spawnRanks(launch).exitCode;
   if (exitCode != 0)
@@ -141,6 +143,10 @@ int runTune(int argc, char** argv, const std::string& self) {
   app.add_option("-f,--stepfactor", o.factor, "size factor between steps")->capture_default_str();
   app.add_option("-n,--iters", o.iters, "timed iterations per size")->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations")->capture_default_str();
+  app.add_option("--rounds", o.rounds,
+                 "measure each size this many times, the algorithms in turn, and read each "
+                 "one's median round (a machine whose speed drifts moves every algorithm alike)")
+      ->capture_default_str();
   app.add_option("--transport", o.transport, "shm or tcp (TUTTI_TRANSPORT for the sweep)")
       ->check(CLI::IsMember({"shm", "tcp"}));
   try {
@@ -183,10 +189,10 @@ int runTune(int argc, char** argv, const std::string& self) {
     if (o.save) table.byRanks[results.nranks] = found.table;
     std::string header = fmt::format(
         "tutti-bench tune: {} ranks, transports {}, CPU {}, {:%Y-%m-%d %H:%M} UTC\n"
-        "sweep {} (allreduce --algo all, float32 sum, ordinary buffers); other keys from {}",
+        "sweep {} (allreduce --algo all{}, float32 sum, ordinary buffers); other keys from {}",
         results.nranks, fmt::join(results.transports, ","), runtime::cpuModel(),
         fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())), json,
-        base.origin);
+        o.from.empty() ? " --rounds " + o.rounds : "", base.origin);
     for (const std::string& note : found.notes) header += "\n" + note;
     // Read back before it replaces anything, and renamed into place: a job starting meanwhile
     // reads the old table or the new one, never half of one.

@@ -76,6 +76,7 @@ TEST_CASE("defaults and a full command line", "[bench]") {
   CHECK(d.options.aggIters == 1);
   CHECK(d.options.aggregate == Aggregate::kAverage);
   CHECK(d.options.ranks == 0);
+  CHECK(d.options.rounds == 1);
 
   auto p = parse({"-b", "1K", "-e", "1M",    "-i", "4K",  "-n", "3", "-w",      "0",
                   "-c", "0",  "-d", "int32", "-o", "max", "-z", "1", "--ranks", "4"});
@@ -89,12 +90,13 @@ TEST_CASE("defaults and a full command line", "[bench]") {
   CHECK(p.options.ranks == 4);
   CHECK(p.options.notes.empty());
 
-  auto q = parse({"-m", "4", "-a", "3", "-N", "0", "-T", "2.5", "-u", "-I", "-M", "--quiet", "-r",
-                  "all", "-o", "all", "-d", "all"});
+  auto q = parse({"-m", "4",       "-a", "3",   "-N", "0",   "-T", "2.5", "-u",       "-I",
+                  "-M", "--quiet", "-r", "all", "-o", "all", "-d", "all", "--rounds", "5"});
   REQUIRE(q.run);
   CHECK(q.options.aggIters == 4);
   CHECK(q.options.aggregate == Aggregate::kMax);
   CHECK(q.options.cycles == 0);
+  CHECK(q.options.rounds == 5);
   CHECK(q.options.timeoutSeconds == 2.5);
   CHECK((q.options.misaligned && q.options.iterationStats && q.options.memoryReport));
   CHECK((q.options.quiet && !q.options.verbose));
@@ -114,6 +116,17 @@ TEST_CASE("per-iteration statistics", "[bench]") {
   CHECK(s.cv == Approx(28.866 / 50.5).epsilon(1e-3));
   CHECK(iterationStats({2, 2, 2}).cv == 0);
   CHECK(iterationStats({}).max == 0);
+}
+
+TEST_CASE("--rounds reports the round of median time, a measured one", "[bench]") {
+  CHECK(medianRound({7.0}) == 0);
+  CHECK(medianRound({9.0, 3.0, 5.0}) == 2);
+  CHECK(medianRound({1.0, 50.0, 2.0, 40.0, 3.0}) == 4);  // two slow rounds move nothing
+  // An even count: the lower of the two middle times, not their average (never measured).
+  CHECK(medianRound({4.0, 1.0, 3.0, 2.0}) == 3);
+  const std::vector<double> ties = {6.0, 5.0, 5.0, 6.0};
+  CHECK(ties.at(medianRound(ties)) == 5.0);
+  CHECK_THROWS(medianRound({}));
 }
 
 TEST_CASE("the sweep rounds sizes down to the type size and says so", "[bench]") {

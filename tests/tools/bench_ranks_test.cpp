@@ -2,6 +2,7 @@
 // nccl-tests' format, every check passes; and a fault on one rank is caught by -c.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -174,6 +175,93 @@ TEST_CASE("--algo all: a column group per algorithm, side by side; --transport t
     REQUIRE(fields.size() == 5 + 4 * 12);
     for (size_t wrong = 5 + 3; wrong < fields.size(); wrong += 4) CHECK(fields[wrong] == "0");
   }
+}
+
+namespace {
+
+// "#  rounds <bytes> B <label>: t1 t2 t3 us, median t": the label, the round times and the median.
+struct RoundsLine {
+  std::string label;
+  std::vector<std::string> times;
+  std::string median;
+};
+
+std::vector<RoundsLine> roundsLines(const std::string& out) {
+  std::vector<RoundsLine> found;
+  for (const auto& line : tutti::test::splitLines(out)) {
+    if (line.rfind("#  rounds ", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    std::istringstream head(line.substr(10, colon - 10)), tail(line.substr(colon + 1));
+    RoundsLine& r = found.emplace_back();
+    std::string bytes, unit, word;
+    head >> bytes >> unit;
+    for (std::string part; head >> part;) r.label += (r.label.empty() ? "" : " ") + part;
+    r.label = bytes + " " + r.label;
+    while (tail >> word && word != "us,") r.times.push_back(word);
+    tail >> word >> r.median;
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("--rounds: the algorithms in turn, each row its median round, checked every round",
+          "[bench]") {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("tutti-bench-rounds-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto r = bench({"allreduce", "--ranks", "2",         "-b",     "1K",
+                  "-e",        "64K",     "-f",        "8",      "-n",
+                  "3",         "-w",      "1",         "--algo", "all",
+                  "--rounds",  "3",       "--verbose", "-J",     dir + "/run.json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = tableRows(r.out);
+  REQUIRE(rows.size() == 3);  // 1K, 8K, 64K: one row each, whatever the rounds
+  const auto rounds = roundsLines(r.out);
+  REQUIRE(rounds.size() == 3 * 6 * 2);  // a line per size, algorithm and placement
+  for (size_t row = 0; row < rows.size(); ++row) {
+    REQUIRE(rows[row].size() == 5 + 4 * 12);
+    for (size_t group = 0; group < 12; ++group) {
+      const RoundsLine& line = rounds[row * 12 + group];
+      INFO(line.label);
+      CHECK(line.label.rfind(rows[row][0] + " ", 0) == 0);
+      CHECK(line.label.find(group % 2 ? "in-place" : "out-of-place") != std::string::npos);
+      REQUIRE(line.times.size() == 3);
+      std::vector<double> sorted;
+      for (const auto& t : line.times) sorted.push_back(std::stod(t));
+      std::sort(sorted.begin(), sorted.end());
+      CHECK(std::stod(line.median) == sorted[1]);
+      CHECK(rows[row][5 + 4 * group] == line.median);  // the row reports the median round
+      CHECK(rows[row][5 + 4 * group + 3] == "0");
+    }
+  }
+  std::ifstream in(dir + "/run.json");
+  const auto document = nlohmann::json::parse(in);
+  CHECK(document["configuration"]["rounds"] == 3);
+  REQUIRE(document["rows"].size() == 3 * 6);
+  double busbw = 0;
+  for (const auto& row : document["rows"]) {
+    busbw += row["out_of_place"]["busbw_gbps"].get<double>() +
+             row["in_place"]["busbw_gbps"].get<double>();
+  }
+  // The average over what the rows report, not over every round.
+  CHECK(document["summary"]["avg_busbw_gbps"].get<double>() ==
+        Approx(busbw / (2 * 3 * 6)).epsilon(1e-6));
+
+  // A wrong element in every round is one failed check per size and placement, not one a round.
+  auto faulty = bench({"allreduce", "--ranks", "2", "-b", "1K", "-e", "4K", "-n", "1", "-w", "0",
+                       "--rounds", "4", "--fault", "1:5"});
+  INFO(faulty.out << faulty.err);
+  CHECK(faulty.status == 1);
+  const auto table = tutti::test::parseTable(faulty.out);
+  REQUIRE(table);
+  CHECK(table->outOfBounds == 3 * 2);
+  for (const auto& row : table->rows) {
+    CHECK(row.outOfPlace.wrong == 1);
+    CHECK(row.inPlace.wrong == 1);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("--buffers registered: tutti_mem_alloc buffers, checked, under the direct all-reduce",

@@ -77,9 +77,12 @@ echo "the ranks ran what tutti-info algorithms said, with the default table and 
 
 unset TUTTI_TUNING_FILE
 "$bench" --help | grep -q "tutti-bench tune --ranks N -o FILE" || fail "tutti-bench --help does not name tune"
-"$bench" tune --ranks 2 -b 64K -e 1M -f 4 -n 1 -w 0 -o "$dir/tuned" >"$dir/log" 2>&1 ||
+"$bench" tune --ranks 2 -b 64K -e 1M -f 4 -n 1 -w 0 --rounds 2 -o "$dir/tuned" >"$dir/log" 2>&1 ||
   { cat "$dir/log"; fail "tutti-bench tune exited non-zero"; }
 grep -q "^# tutti-bench tune: 2 ranks, .*CPU " "$dir/tuned" || fail "tune's header: $(cat "$dir/tuned")"
+grep -q "^# sweep .*(allreduce --algo all --rounds 2, " "$dir/tuned" || fail "tune's header lacks its rounds"
+[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["configuration"]["rounds"])' \
+  "$dir/tuned.json")" = 2 ] || fail "tune's sweep did not run its --rounds"
 [ "$(grep -c '^[a-z_]* = ' "$dir/tuned")" = 18 ] || fail "tune wrote not every key: $(cat "$dir/tuned")"
 TUTTI_TUNING_FILE="$dir/tuned" "$info" algorithms >"$dir/out" 2>&1 ||
   { cat "$dir/out"; fail "TUTTI_TUNING_FILE refused what tune wrote"; }
