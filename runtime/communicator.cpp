@@ -125,6 +125,10 @@ Communicator::~Communicator() {
     peerWatch_->announce(transport::Departure{
         transport::Departure::State::kFinished, 0, counts_.lastCollective(), {}});
   if (connected_) writeTrace(*this);
+  // What a failed communicator still had queued is owed to nobody: closing its connections
+  // must not wait on a peer that stopped reading (a failed operation's sends to it are the
+  // likeliest frames left).
+  if (connections_ && failure_.failure()) connections_->abandonPendingSends();
 }
 
 void Communicator::setAlgorithm(const std::string& algorithm) {

@@ -127,6 +127,10 @@ void Connections::copyPendingSends() noexcept {
   for (Instance& instance : instances_) instance.transport->copyPendingSends();
 }
 
+void Connections::abandonPendingSends() noexcept {
+  for (Instance& instance : instances_) instance.transport->abandonPendingSends();
+}
+
 void Connections::combineWakeFds() {
   std::vector<int> fds;
   for (const Instance& instance : instances_)

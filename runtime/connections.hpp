@@ -61,6 +61,9 @@ class Connections {
   // Every transport copies what its queued sends still read from the caller's memory
   // (Transport::copyPendingSends).
   void copyPendingSends() noexcept;
+  // Every transport closes without delivering what it still holds (a failed communicator's;
+  // Transport::abandonPendingSends).
+  void abandonPendingSends() noexcept;
   // Readable when any transport has data for this rank; -1 when none can tell.
   int wakeFd() const { return wakeFd_; }
 

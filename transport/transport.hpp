@@ -168,6 +168,10 @@ class Transport {
   // sendsInPlace) into the transport's own, so that the caller may free it: for an operation
   // that fails before its sends drained. What is copied is still sent, in order.
   virtual void copyPendingSends() noexcept {}
+  // Closing will not deliver what is still queued: the communicator failed, so no peer waits for
+  // it, and a peer that no longer reads would hold the close for its whole limit (tcp and ucx:
+  // 5 s) otherwise. Called once, just before the transport is destroyed.
+  virtual void abandonPendingSends() noexcept {}
   // A descriptor that becomes readable when data arrives (tcp: its epoll set), so that a waiter
   // past its spinning phase can sleep until then instead of for a fixed time; -1 when none.
   virtual int wakeFd() const { return -1; }

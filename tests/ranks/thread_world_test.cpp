@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -18,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
+#include <thread>
 
 #include "collective_check.hpp"
 #include "in_process_transport.hpp"
@@ -455,6 +458,25 @@ TEST_CASE("the chains are the given ring: the rank after an absent one waits for
   }
 }
 
+namespace {
+
+// Two ranks over `transport` whose FIFOs hold 8 slots of 1 MiB, one socket a peer: a broadcast
+// of 48 MiB stalls on a peer that does not read it. Their failures are warnings.
+struct StallingPair {
+  explicit StallingPair(const std::string& transport) : transport("TUTTI_TRANSPORT", transport) {
+    tutti::tests::Warnings().expect();
+    REQUIRE(tutti_comm_init_all(comms.data(), 2) == tuttiSuccess);
+  }
+  ScopedEnv transport;
+  ScopedEnv quiet{"UCX_WARN_UNUSED_ENV_VARS", "n"};
+  ScopedEnv slotBytes{"TUTTI_CHUNK_BYTES", std::to_string(1 << 20)};
+  ScopedEnv slots{"TUTTI_SLOTS", "8"};
+  ScopedEnv sockets{"TUTTI_NSOCKS", "1"};
+  std::vector<tuttiComm_t> comms = std::vector<tuttiComm_t>(2, nullptr);
+};
+
+}  // namespace
+
 // Over tcp a step's data goes out from the caller's buffer itself (no copy into a slot). When the
 // operation fails with such sends still queued behind full sockets, the caller may free its buffer
 // as soon as the call returns, and destroying the communicator then flushes what tcp still holds
@@ -466,13 +488,8 @@ TEST_CASE("the chains are the given ring: the rank after an absent one waits for
 // there.
 TEST_CASE("a failed operation's queued sends do not read the caller's freed buffer",
           "[ranks][tcp]") {
-  ScopedEnv forceTransport("TUTTI_TRANSPORT", "tcp");
-  ScopedEnv slotBytes("TUTTI_CHUNK_BYTES", std::to_string(1 << 20));
-  ScopedEnv slots("TUTTI_SLOTS", "8");
-  ScopedEnv sockets("TUTTI_NSOCKS", "1");
-  tutti::tests::Warnings().expect();  // the failures are warnings
-  std::vector<tuttiComm_t> comms(2, nullptr);
-  REQUIRE(tutti_comm_init_all(comms.data(), 2) == tuttiSuccess);
+  const StallingPair pair("tcp");
+  const std::vector<tuttiComm_t>& comms = pair.comms;
   std::latch bothFailed(2);  // a rank that destroyed early would read the other's sends
   const auto outcomes = onEveryRank<std::string>(2, [&](int rank) {
     tuttiComm_t comm = comms[static_cast<size_t>(rank)];
@@ -490,4 +507,47 @@ TEST_CASE("a failed operation's queued sends do not read the caller's freed buff
   });
   for (const std::string& outcome : outcomes)
     CHECK_THAT(outcome, Contains("broadcast #1") && Contains("waiting for a free slot to rank"));
+}
+
+// A failed communicator's connections close without delivering what they still hold: rank 0
+// broadcasts 48 MiB to a rank 1 that never joins and never reads, times out with sends queued
+// (tcp: behind full sockets; ucx: waiting for rank 1's credits), and destroys its communicator at
+// once, where it used to wait for delivery for the transport's whole 5 s limit (a destroy that
+// waited on a peer that is gone or stuck). Rank 1 waits for that destroy for 4.5 s (rank 0's
+// failure takes 1) before destroying its own, which would release such a wait: the order of the
+// two says which came first.
+TEST_CASE("a failed communicator closes at once, whatever its peer does not read",
+          "[ranks][tcp][ucx]") {
+#ifdef TUTTI_HAVE_UCX
+  const std::string transport = GENERATE("tcp", "ucx");
+#else
+  const std::string transport = "tcp";
+#endif
+  INFO(transport);
+  const StallingPair pair(transport);
+  const std::vector<tuttiComm_t>& comms = pair.comms;
+  std::atomic<bool> rank0Destroyed{false};
+  bool destroyedFirst = false;
+  std::string failure;
+  onEveryRank<int>(2, [&](int rank) {
+    tuttiComm_t comm = comms[static_cast<size_t>(rank)];
+    if (rank == 0) {
+      tutti_comm_set_timeout(comm, 1000);
+      std::vector<char> data(48 << 20, 1);
+      if (tutti_broadcast(data.data(), data.data(), data.size(), tuttiUint8, 0, comm, nullptr) !=
+          tuttiSuccess)
+        failure = tutti_get_last_error();
+      CHECK(tutti_comm_destroy(comm) == tuttiSuccess);
+      rank0Destroyed = true;
+    } else {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(4500);
+      while (!rank0Destroyed && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      destroyedFirst = rank0Destroyed;
+      CHECK(tutti_comm_destroy(comm) == tuttiSuccess);
+    }
+    return 0;
+  });
+  CHECK_THAT(failure, Contains("broadcast #1") && Contains("timed out"));
+  CHECK(destroyedFirst);
 }

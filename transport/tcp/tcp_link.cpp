@@ -396,8 +396,8 @@ void TcpLink::discardInput() {
   }
 }
 
-void TcpLink::close() {
-  if (posted_ != freed_ && !writeError_)
+void TcpLink::close(bool abandoned) {
+  if (posted_ != freed_ && !writeError_ && !abandoned)
     log::warn("tcp: rank {} closes its connection to {} with {} frames unsent", rank_, what_,
               posted_ - freed_);
   // Unread data at close() makes the kernel send a reset, which may cost the peer data it has

@@ -84,8 +84,9 @@ class TcpLink {
   // reads and throws away what has arrived (nobody will read it, and a peer that is flushing to
   // us must not stall on us), and
   void discardInput();
-  // ends our direction of every socket and closes them, warning about frames left unsent.
-  void close();
+  // ends our direction of every socket and closes them, warning about frames left unsent unless
+  // they were `abandoned` (a failed communicator's: nobody waits for them).
+  void close(bool abandoned);
 
  private:
   struct Socket {

@@ -18,7 +18,8 @@
 // run concurrently (one thread at a time); they share sockets and the pending-write list.
 //
 // Destruction flushes frames still queued (for up to 5 s while the peer reads) before closing,
-// so the last post() of a rank that then leaves is delivered.
+// so the last post() of a rank that then leaves is delivered; a failed communicator's transport
+// (abandonPendingSends) closes at once.
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -71,7 +72,7 @@ class TcpTransport final : public Transport {
   ~TcpTransport() override {
     const Deadline deadline = Deadline::after(kCloseFlushLimit);
     std::vector<pollfd> fds;
-    for (;;) {
+    while (!abandoned_) {
       bool queued = false;
       for (auto& link : links_)
         if (link) queued |= link->flushWrites();
@@ -85,7 +86,7 @@ class TcpTransport final : public Transport {
         if (link) link->discardInput();
     }
     for (auto& link : links_)
-      if (link) link->close();
+      if (link) link->close(abandoned_);
   }
 
   const char* name() const override { return "tcp"; }
@@ -134,6 +135,7 @@ class TcpTransport final : public Transport {
     for (auto& link : links_)
       if (link) link->copyFramesInPlace();
   }
+  void abandonPendingSends() noexcept override { abandoned_ = true; }
   int wakeFd() const override { return epoll_.get(); }
 
   void progress() override {
@@ -163,6 +165,7 @@ class TcpTransport final : public Transport {
   PendingWrites pending_;
   std::vector<std::unique_ptr<TcpLink>> links_;
   int connectedLinks_ = 0;
+  bool abandoned_ = false;  // close without flushing (abandonPendingSends)
 };
 
 }  // namespace

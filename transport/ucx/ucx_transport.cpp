@@ -67,12 +67,16 @@ class UcxTransport final : public Transport {
         links_(options.nranks) {}
 
   ~UcxTransport() override {
-    for (auto& link : links_)
-      if (link) link->sayBye();
-    progressUntil(Deadline::after(kCloseLimit), [&] {
-      return std::any_of(links_.begin(), links_.end(),
-                         [](const auto& link) { return link && !link->doneWithPeer(); });
-    });
+    // In good order, every message sent arrives before the endpoints close; a failed
+    // communicator's (abandonPendingSends) owes nobody anything and closes at once.
+    if (!abandoned_) {
+      for (auto& link : links_)
+        if (link) link->sayBye();
+      progressUntil(Deadline::after(kCloseLimit), [&] {
+        return std::any_of(links_.begin(), links_.end(),
+                           [](const auto& link) { return link && !link->doneWithPeer(); });
+      });
+    }
     for (auto& link : links_)
       if (link) link->startClose();
     progressUntil(Deadline::after(kCloseLimit), [&] {
@@ -153,6 +157,7 @@ class UcxTransport final : public Transport {
     }
   }
 
+  void abandonPendingSends() noexcept override { abandoned_ = true; }
   bool sendsPending() const override {
     return std::any_of(links_.begin(), links_.end(),
                        [](const auto& link) { return link && link->sendsInFlight() > 0; });
@@ -207,6 +212,7 @@ class UcxTransport final : public Transport {
   std::vector<UcxLink*> creditReposts_;  // links whose credit receive completed
   std::vector<UcxLink*> byesToAnswer_;   // links whose peer said bye, not answered yet
   bool peerErrors_ = true;               // endpoints with UCP's peer error handling (link->open)
+  bool abandoned_ = false;               // close without waiting for delivery
 };
 
 }  // namespace
