@@ -13,6 +13,7 @@
 
 #include "bench/crossovers.hpp"
 #include "bench/json_report.hpp"
+#include "bench/options.hpp"
 #include "bench/streaming_stores.hpp"
 #include "runtime/tuning/machine_tuning.hpp"
 #include "runtime/tuning/tuning_file.hpp"
@@ -30,6 +31,29 @@ struct TuneOptions {
   bool save = false;
 };
 
+// The sweep's command line: `self` allreduce with the fixed algorithms, its results to `json`.
+std::vector<std::string> sweepArgs(const TuneOptions& o, const std::string& self,
+                                   const std::string& json) {
+  std::vector<std::string> args = {self, "allreduce", "--algo",   "all",    "-b", o.minBytes,
+                                   "-e", o.maxBytes,  "-f",       o.factor, "-n", o.iters,
+                                   "-w", o.warmup,    "--rounds", o.rounds, "-J", json};
+  if (!o.transport.empty()) args.insert(args.end(), {"--transport", o.transport});
+  return args;
+}
+
+// What the sweep's ranks would refuse of tune's options, refused before any rank starts: the
+// first line of tutti-bench's own message ("" when they would run).
+std::string sweepOptionsError(const TuneOptions& o) {
+  const std::vector<std::string> args = sweepArgs(o, "tutti-bench", "sweep.json");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  const ParseResult parsed = parseCommandLine(static_cast<int>(argv.size()), argv.data());
+  if (parsed.run) return "";
+  const std::string message = parsed.message.substr(0, parsed.message.find('\n'));
+  const std::string prefix = "tutti-bench: ";
+  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+}
+
 // Runs the sweep over o.ranks local ranks of `self`, its results written to `json`, under the
 // tuning file `tuning`.
 void sweep(const TuneOptions& o, const std::string& self, const std::string& json,
@@ -38,10 +62,7 @@ void sweep(const TuneOptions& o, const std::string& self, const std::string& jso
   launch.nranks = o.ranks;
   launch.launcherName = "tutti-bench tune";
   launch.extraEnv = {{"TUTTI_TUNING_FILE", tuning}};
-  launch.argv = {self, "allreduce", "--algo",   "all",    "-b", o.minBytes,
-                 "-e", o.maxBytes,  "-f",       o.factor, "-n", o.iters,
-                 "-w", o.warmup,    "--rounds", o.rounds, "-J", json};
-  if (!o.transport.empty()) launch.argv.insert(launch.argv.end(), {"--transport", o.transport});
+  launch.argv = sweepArgs(o, self, json);
   const int exitCode = launch::spawnRanks(launch).exitCode;
   if (exitCode != 0)
     throw std::runtime_error(fmt::format("the sweep's ranks exited {} (the sweep: {})", exitCode,
@@ -153,6 +174,10 @@ int runTune(int argc, char** argv, const std::string& self) {
     app.parse(argc - 1, argv + 1);
     if (o.ranks == 0 && o.from.empty()) throw CLI::ValidationError("--ranks N or --from JSON");
     if (o.output.empty() == !o.save) throw CLI::ValidationError("-o FILE or --save, one of them");
+    if (o.from.empty()) {
+      if (const std::string error = sweepOptionsError(o); !error.empty())
+        throw CLI::ValidationError(error);
+    }
   } catch (const CLI::CallForHelp& help) {
     return app.exit(help);
   } catch (const CLI::ParseError& error) {

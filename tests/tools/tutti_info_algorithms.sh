@@ -104,6 +104,13 @@ python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); s["machine"]["tr
   >/dev/null || fail "tune --from exited $?"
 diff <(grep -v '^#' "$dir/tuned") <(grep -v '^#' "$dir/again") || fail "tune --from read another table"
 "$bench" tune -o "$dir/x" >"$dir/log" 2>&1; [ $? = 2 ] || fail "tune without --ranks or --from"
+# What the sweep's ranks would refuse is refused before any starts: "options|what the message names"
+for case in "--rounds 0|--rounds" "-n 0|--iters" "-b 1Q|-b 1Q" "-e 8 -b 1K|-e 8 is smaller than -b 1K"; do
+  # shellcheck disable=SC2086 # the options are several words
+  "$bench" tune --ranks 2 ${case%%|*} -o "$dir/x" >"$dir/log" 2>&1
+  [ $? = 2 ] && grep -q -- "${case#*|}" "$dir/log" && [ ! -e "$dir/x.json" ] ||
+    fail "tune ${case%%|*}: not refused before its sweep: $(cat "$dir/log")"
+done
 "$bench" tune --from "$dir/missing.json" -o "$dir/x" >"$dir/log" 2>&1
 [ $? = 1 ] && grep -q "missing.json" "$dir/log" || fail "tune --from a missing file: $(cat "$dir/log")"
 XDG_CACHE_HOME="$dir/cache" "$bench" tune --from "$dir/tuned.json" \
