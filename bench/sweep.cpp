@@ -134,8 +134,7 @@ class Benchmark {
     for (const std::string* algorithm : algorithms()) {
       if (algorithm) useAlgorithm(*algorithm);
       for (size_t bytes : warmupSizes(o_, unit)) {
-        const Layout l = layout(c, bytes);
-        for (int i = 0; i < o_.warmupIters; ++i) call(c, l, false);
+        warmUp(c, layout(c, bytes));
       }
     }
     for (size_t bytes : sizes) {
@@ -222,9 +221,7 @@ class Benchmark {
       for (size_t turn = 0; turn < groups.size(); ++turn) {
         const size_t a = round % 2 ? groups.size() - 1 - turn : turn;
         if (groups[a]) useAlgorithm(*groups[a]);
-        if (groups.size() > 1) {
-          for (int i = 0; i < o_.warmupIters; ++i) call(c, l, false);
-        }
+        if (groups.size() > 1) warmUp(c, l);
         for (bool inPlace : {false, true}) {
           rounds[a][inPlace].push_back(measureTimed(c, data, l, rowBytes, inPlace));
         }
@@ -288,6 +285,11 @@ class Benchmark {
     CallArgs args{send,   recv,         l.count,      c.dtype,    c.op,
                   c.root, comm_.rank(), comm_.size(), comm_.get()};
     check(spec_.call(args), spec_.name);
+  }
+
+  // -w untimed calls, out of place.
+  void warmUp(const Case& c, const Layout& l) {
+    for (int i = 0; i < o_.warmupIters; ++i) call(c, l, false);
   }
 
   // One timed iteration: aggIters calls, grouped when more than one.
