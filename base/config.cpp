@@ -27,6 +27,10 @@ const std::vector<Var>& table() {
        "force the all-reduce algorithm (auto: the cost model picks per size; direct reads the "
        "peers' buffers in place when all are reachable (TUTTI_DIRECT_BUFFERS), else runs what "
        "auto picks)"},
+      {"TUTTI_AUTOTUNE", Type::kChoice, "auto", "auto|on|off", 0, 0,
+       "where auto times the all-reduce algorithms while the job runs and keeps the fastest per "
+       "size (the ranks agree on it; again every 1000 calls of a size): on, off (the tuning "
+       "table decides), or auto (on with 2 ranks, where every algorithm computes the same bits)"},
       {"TUTTI_DIRECT_BUFFERS", Type::kChoice, "any", "any|registered", 0, 0,
        "which buffers the direct algorithms reach in place: any (tutti_mem_alloc memory mapped, "
        "ordinary memory read through the kernel with process_vm_readv) or registered "

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+
+#include "runtime/collectives/autotune.hpp"
 
 namespace tutti::bench {
 
@@ -64,6 +67,15 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
                                                 : o.algorithms[0].c_str(),
                       o.transport.empty() ? "default" : o.transport.c_str(), o.buffers.c_str());
   if (!o.tuning.empty()) out += "# tutti: tuning table " + o.tuning + "\n";
+  const bool autoRuns = o.algorithms.empty() || std::find(o.algorithms.begin(), o.algorithms.end(),
+                                                          "auto") != o.algorithms.end();
+  if (o.collective == "allreduce" && autoRuns) {
+    const char* autotune = std::getenv("TUTTI_AUTOTUNE");
+    out += printfString(
+        "# tutti: auto first runs %d untimed calls of each size: TUTTI_AUTOTUNE=%s's trial of the "
+        "algorithms, where it runs\n",
+        runtime::SizeTrial::longestCalls(), autotune && *autotune ? autotune : "auto");
+  }
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {
     out += printfString("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s %s]\n", r.rank, 0,

@@ -31,6 +31,7 @@
 #include "bench/report.hpp"
 #include "bench/types.hpp"
 #include "bench/watchdog.hpp"
+#include "runtime/collectives/autotune.hpp"
 
 namespace tutti::bench {
 namespace {
@@ -222,6 +223,7 @@ class Benchmark {
         const size_t a = round % 2 ? groups.size() - 1 - turn : turn;
         if (groups[a]) useAlgorithm(*groups[a]);
         if (groups.size() > 1) warmUp(c, l);
+        if (round == 0 && runsAutotune(groups[a])) runAutotuneTrials(c, l, rowBytes);
         for (bool inPlace : {false, true}) {
           rounds[a][inPlace].push_back(measureTimed(c, data, l, rowBytes, inPlace));
         }
@@ -248,8 +250,14 @@ class Benchmark {
   // measure(), with a watchdog's abort turned into a message naming the limit.
   Placement measureTimed(const Case& c, const CheckData& data, const Layout& l, size_t rowBytes,
                          bool inPlace) {
+    return watched(rowBytes, [&] { return measure(c, data, l, rowBytes, inPlace); });
+  }
+
+  // work() on a row of rowBytes, with a watchdog's abort turned into a message naming the limit.
+  template <typename Work>
+  auto watched(size_t rowBytes, Work&& work) -> decltype(work()) {
     try {
-      return measure(c, data, l, rowBytes, inPlace);
+      return work();
     } catch (const std::runtime_error& e) {
       if (!watchdog_.fired()) throw;
       throw TimeoutError(fmt::format("{} of {} B took longer than -T {} s (aborted: {})",
@@ -290,6 +298,18 @@ class Benchmark {
   // -w untimed calls, out of place.
   void warmUp(const Case& c, const Layout& l) {
     for (int i = 0; i < o_.warmupIters; ++i) call(c, l, false);
+  }
+
+  // Whether the group's all-reduces are auto's, which TUTTI_AUTOTUNE may time: the first calls of
+  // each size are its trial of every algorithm (runtime/collectives/autotune.hpp).
+  bool runsAutotune(const std::string* algorithm) const {
+    return std::string_view(spec_.name) == "allreduce" && (!algorithm || *algorithm == "auto");
+  }
+  // The longest trial, untimed: the timed calls measure what auto settles on.
+  void runAutotuneTrials(const Case& c, const Layout& l, size_t rowBytes) {
+    watched(rowBytes, [&] {
+      for (int i = 0; i < runtime::SizeTrial::longestCalls(); ++i) call(c, l, false);
+    });
   }
 
   // One timed iteration: aggIters calls, grouped when more than one.

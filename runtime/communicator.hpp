@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/bootstrap/bootstrap.hpp"
+#include "runtime/collectives/autotune.hpp"
 #include "runtime/connections.hpp"
 #include "runtime/device_side.hpp"
 #include "runtime/engine.hpp"
@@ -57,6 +58,8 @@ class Communicator {
     return {rank(), size(), *connections_, members_.peers(), members_.ring(), settings_, picks_};
   }
   const Settings& settings() const { return settings_; }
+  // TUTTI_AUTOTUNE's trials of the all-reduce algorithms (autotune.hpp), on the engine.
+  Autotune& autotune() { return autotune_; }
   // "auto", "ring", "tree", "oneshot" or "direct" (kInvalidArgument otherwise); ordered with the
   // operations.
   void setAlgorithm(const std::string& algorithm);
@@ -134,6 +137,7 @@ class Communicator {
   JobBootstrap job_;
   Settings settings_;
   PickMemo picks_;
+  Autotune autotune_;
   Membership members_;
   OperationTimeout timeout_;
   std::unique_ptr<Connections> connections_;

@@ -150,7 +150,9 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
     return runAlone(
         call, [](void* to, const void* from, size_t bytes) { std::memmove(to, from, bytes); });
   }
-  const Algorithm& algorithm = pickAlgorithm(call.collective, bytes, comm.view());
+  const Autotune::Turn turn =
+      comm.autotune().turn(bytes, pickAlgorithm(call.collective, bytes, comm.view()), comm.view());
+  const Algorithm& algorithm = *turn.algorithm;
   comm.recorder().started(sequence, algorithm.name);
   const CallSignature signature{static_cast<uint32_t>(call.collective),
                                 static_cast<uint32_t>(call.dtype),
@@ -173,8 +175,15 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
   if (call.collective == Collective::kReduceScatter && call.send == call.recv)
     args.recv = static_cast<char*>(call.recv) +
                 call.count * kernels::typeSize(call.dtype) * static_cast<size_t>(comm.rank());
+  const auto start = std::chrono::steady_clock::now();
   algorithm.run(ctx, args);
   ctx.drainSends();
+  if (turn.trial)
+    Autotune::finish(turn,
+                     std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                               start)
+                         .count(),
+                     ctx);
 }
 
 // The lambda itself, not a Task: a blocking call runs it inline (Engine::run) without the

@@ -33,13 +33,23 @@ const char* choiceName(DirectBuffers buffers) {
   return "?";
 }
 
+const char* choiceName(AutotuneMode mode) {
+  switch (mode) {
+    case AutotuneMode::kAuto: return "auto";
+    case AutotuneMode::kOn: return "on";
+    case AutotuneMode::kOff: return "off";
+  }
+  return "?";
+}
+
 std::string Settings::agreed() const {
   std::string words = fmt::format(
       "TUTTI_CHUNK_BYTES={} TUTTI_SLOTS={} TUTTI_CHECK_CALLS={} TUTTI_TRANSPORT={} "
-      "TUTTI_ALGO={} TUTTI_GPU_PATH={} TUTTI_GPU_CHANNELS={}",
+      "TUTTI_ALGO={} TUTTI_AUTOTUNE={} TUTTI_GPU_PATH={} TUTTI_GPU_CHANNELS={}",
       slotBytesVariable ? std::to_string(*slotBytesVariable) : "unset",
       slotsVariable ? std::to_string(*slotsVariable) : "unset", int(checkCalls), transport.text(),
-      algorithm ? algorithm->name : kAutoAlgorithm, gpuKernels ? "kernels" : "staged", gpuChannels);
+      algorithm ? algorithm->name : kAutoAlgorithm, choiceName(autotune),
+      gpuKernels ? "kernels" : "staged", gpuChannels);
   for (const TuningKey& key : tuningKeys())
     words +=
         fmt::format(" TUTTI_TUNING_FILE:{}={}", key.name, formatTuningValue(tuningTable.any, key));
@@ -81,6 +91,8 @@ Settings Settings::fromConfig() {
   settings.gpuChannels = static_cast<int>(config::getInt("TUTTI_GPU_CHANNELS"));
   settings.directBuffers =
       parseChoice("TUTTI_DIRECT_BUFFERS", {DirectBuffers::kAny, DirectBuffers::kRegistered});
+  settings.autotune =
+      parseChoice("TUTTI_AUTOTUNE", {AutotuneMode::kAuto, AutotuneMode::kOn, AutotuneMode::kOff});
   settings.enginePlacement =
       parseChoice("TUTTI_ENGINE_AFFINITY",
                   {EnginePlacement::kAuto, EnginePlacement::kSpread, EnginePlacement::kNone});

@@ -26,6 +26,13 @@ enum class DirectBuffers { kAny, kRegistered };
 // The variable's word for each value: "any", "registered".
 const char* choiceName(DirectBuffers buffers);
 
+// TUTTI_AUTOTUNE: where auto times the all-reduce algorithms while the job runs
+// (collectives/autotune.hpp). kAuto where that cannot change the results' bits (two ranks: each
+// element is the one sum, product, minimum or maximum of two numbers, whichever algorithm runs);
+// kOn everywhere; kOff nowhere (the tuning table decides).
+enum class AutotuneMode { kAuto, kOn, kOff };
+const char* choiceName(AutotuneMode mode);
+
 struct Settings {
   // TUTTI_TUNING_FILE's table; where it came from; whether init trades it for rank 0's
   // (tuning_file.hpp); the part of it that a communicator of its size plans from (planFor).
@@ -49,6 +56,7 @@ struct Settings {
   // every all-reduce runs; nullptr for auto (the planner picks per call).
   const Algorithm* algorithm = nullptr;
   DirectBuffers directBuffers = DirectBuffers::kAny;         // TUTTI_DIRECT_BUFFERS
+  AutotuneMode autotune = AutotuneMode::kAuto;               // TUTTI_AUTOTUNE
   EnginePlacement enginePlacement = EnginePlacement::kAuto;  // TUTTI_ENGINE_AFFINITY
   bool checkCalls = false;                                   // TUTTI_CHECK_CALLS
   size_t flightRecorderEntries = 0;                          // TUTTI_FLIGHT_RECORDER_ENTRIES

@@ -21,6 +21,8 @@
 # Usage: direct_between_processes.sh TUTTIRUN PROCESS_WORLD TUTTI_BENCH
 set -u
 tuttirun=$1 world=$2 bench=$3
+# The planner's picks, as it makes them: TUTTI_AUTOTUNE would time other algorithms too.
+export TUTTI_AUTOTUNE=off
 dir=$(mktemp -d) && trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
 

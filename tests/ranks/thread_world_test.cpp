@@ -19,11 +19,13 @@
 #include <latch>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "collective_check.hpp"
 #include "in_process_transport.hpp"
+#include "runtime/collectives/autotune.hpp"
 #include "tests/warnings.hpp"
 #include "tutti/tutti.hpp"
 #include "world.hpp"
@@ -197,6 +199,8 @@ TEST_CASE("direct algorithms reach every rank's buffers in place, else fall back
   const std::string trace = std::string(dir) + "/trace-%r.json";
   {
     ScopedEnv forceAlgo("TUTTI_ALGO", algo);
+    // auto as the planner picks: TUTTI_AUTOTUNE would also time the other algorithms.
+    ScopedEnv autotune("TUTTI_AUTOTUNE", "off");
     ScopedEnv traceFile("TUTTI_TRACE_FILE", trace);
     ScopedEnv buffers("TUTTI_DIRECT_BUFFERS", directBuffers);
     ThreadWorld world(nranks);
@@ -233,6 +237,92 @@ TEST_CASE("direct algorithms reach every rank's buffers in place, else fall back
         CHECK((algorithms[i] != "direct" && !algorithms[i].empty()));
     }
   }
+  rmdir(dir);
+}
+
+namespace {
+
+// The algorithm of each all-reduce of `bytes` in a rank's trace, in call order.
+std::vector<std::string> allReducesOf(const std::string& traceFile, size_t bytes) {
+  std::ifstream in(traceFile);
+  std::vector<std::string> algorithms;
+  if (!in) return algorithms;
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  for (const auto& event : trace["traceEvents"])
+    if (event["ph"] == "X" && event["name"] == "allreduce" && event["args"]["bytes"] == bytes)
+      algorithms.push_back(event["args"]["algorithm"]);
+  return algorithms;
+}
+
+}  // namespace
+
+// TUTTI_AUTOTUNE (runtime/collectives/autotune.hpp): two sizes called in turn, each rank placing
+// its buffers in place or not at random (its own choice, not its peers'), random types and
+// operations checked against the reference. Where it measures, each size's first calls run the
+// candidates in turn (direct among them only from direct_min_bytes), then one of them, the same
+// on every rank (TUTTI_CHECK_CALLS=1 fails any call where ranks differ); where it does not, each
+// size runs one algorithm throughout.
+TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on",
+          "[ranks][autotune]") {
+  const auto [nranks, mode, measures] =
+      GENERATE(std::tuple{2, "auto", true}, std::tuple{3, "on", true},
+               std::tuple{3, "auto", false}, std::tuple{2, "off", false});
+  INFO(nranks << " ranks, TUTTI_AUTOTUNE=" << mode);
+  char dir[] = "/tmp/tutti-autotune-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string trace = std::string(dir) + "/trace-%r.json";
+  const size_t small = 4 << 10, large = 512 << 10;  // either side of direct_min_bytes (256K)
+  const int calls = 2 * tutti::runtime::SizeTrial::longestCalls();
+  {
+    ScopedEnv autotune("TUTTI_AUTOTUNE", mode);
+    ScopedEnv checkCalls("TUTTI_CHECK_CALLS", "1");
+    ScopedEnv transport("TUTTI_TRANSPORT", "shm");
+    ScopedEnv traceFile("TUTTI_TRACE_FILE", trace);
+    ThreadWorld world(nranks);
+    REQUIRE(world.ok());
+    std::mt19937_64 rng(6000 + static_cast<uint64_t>(nranks));
+    for (int call = 0; call < 2 * calls; ++call) {
+      Case c = randomCase(rng, Kind::kAllReduce, nranks, large);
+      c.count = (call % 2 ? large : small) / tutti_type_size(c.dtype);
+      const uint64_t placements = rng();
+      std::vector<std::vector<char>> outputs(static_cast<size_t>(nranks));
+      const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
+        Case mine = c;
+        mine.inPlace = (placements >> rank) & 1;
+        return runCase(world.comm(rank), mine, &outputs[static_cast<size_t>(rank)]);
+      });
+      INFO(describe(c) << ", call " << call);
+      for (const std::string& problem : problems) REQUIRE(problem == "");
+    }
+  }  // destroyed: the traces are written
+  for (const size_t bytes : {small, large}) {
+    INFO(bytes << " bytes");
+    const size_t candidates = bytes < large ? 4 : 5;  // oneshot, ring, tree, doubling; direct
+    const size_t trial =
+        candidates * (tutti::runtime::SizeTrial::kWarmUps + tutti::runtime::SizeTrial::kSamples);
+    std::vector<std::string> rank0;
+    for (int rank = 0; rank < nranks; ++rank) {
+      const std::string file = std::string(dir) + "/trace-" + std::to_string(rank) + ".json";
+      const std::vector<std::string> ran = allReducesOf(file, bytes);
+      REQUIRE(ran.size() == static_cast<size_t>(calls));
+      if (rank == 0) rank0 = ran;
+      CHECK(ran == rank0);
+    }
+    if (!measures) {
+      CHECK(std::count(rank0.begin(), rank0.end(), rank0[0]) == calls);
+      continue;
+    }
+    const std::set<std::string> first(rank0.begin(),
+                                      rank0.begin() + static_cast<ptrdiff_t>(candidates));
+    CHECK(first.size() == candidates);
+    CHECK(first.count("direct") == (bytes == large));
+    for (size_t i = candidates; i < trial; ++i) CHECK(rank0[i] == rank0[i % candidates]);
+    CHECK(first.count(rank0[trial]) == 1);
+    CHECK(std::count(rank0.begin() + static_cast<ptrdiff_t>(trial), rank0.end(), rank0[trial]) ==
+          calls - static_cast<ptrdiff_t>(trial));
+  }
+  for (int rank = 0; rank < nranks; ++rank)
+    std::remove((std::string(dir) + "/trace-" + std::to_string(rank) + ".json").c_str());
   rmdir(dir);
 }
 

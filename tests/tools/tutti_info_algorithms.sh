@@ -20,7 +20,9 @@ direct_pull_out_of_place = 16K..256K
 direct_pull_in_place = 1M..4M
 TABLE
 
-# compare LABEL: tutti-info's picks and the ranks' traces for the environment as it is.
+# compare LABEL [first]: tutti-info's picks and the ranks' traces for the environment as it is;
+# with "first" (TUTTI_AUTOTUNE timing the algorithms) only each size's first call, which runs the
+# planner's pick, is compared.
 compare() {
   "$info" algorithms --ranks 2 >"$dir/out-of-place" &&
     "$info" algorithms --ranks 2 --in-place >"$dir/in-place" || fail "$1: tutti-info exited $?"
@@ -29,9 +31,9 @@ compare() {
   TUTTI_TRACE_FILE="$dir/trace-%r.json" "$bench" allreduce --ranks 2 -b 32 -e 8M -f 4 -n 1 -w 1 \
     >"$dir/log" 2>&1 || { cat "$dir/log"; fail "$1: tutti-bench exited non-zero"; }
   for rank in 0 1; do
-    python3 - "$dir" "$rank" "$1" <<'PY' || fail "$1: rank $rank ran other algorithms than tutti-info says"
+    python3 - "$dir" "$rank" "$1" "${2:-all}" <<'PY' || fail "$1: rank $rank ran other algorithms than tutti-info says"
 import json, re, sys
-dir, rank, label = sys.argv[1:]
+dir, rank, label, which = sys.argv[1:]
 def picks(name):
     units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     out = {}
@@ -49,6 +51,10 @@ seen = set()
 for size in sizes:
     # The size's out-of-place calls (warm-up ones too), then its in-place ones.
     calls = [a for b, a in ran if b == size]
+    if which == "first":
+        assert calls[0] == out_of_place[size], (size, calls, out_of_place[size])
+        seen.add(calls[0])
+        continue
     runs = [a for i, a in enumerate(calls) if i == 0 or calls[i - 1] != a]
     expected = [out_of_place[size]] + ([in_place[size]] if in_place[size] != out_of_place[size] else [])
     print(label, "rank", rank, size, runs, "tutti-info:", expected)
@@ -60,7 +66,18 @@ PY
 }
 
 unset TUTTI_TUNING_FILE
-compare defaults
+# The planner's picks, with TUTTI_AUTOTUNE off and on.
+TUTTI_AUTOTUNE=off compare defaults
+grep -q "^TUTTI_AUTOTUNE=off: with 2 ranks auto runs the picks below" "$dir/out-of-place" ||
+  fail "TUTTI_AUTOTUNE=off: $(cat "$dir/out-of-place")"
+compare "defaults, TUTTI_AUTOTUNE unset" first
+grep -q "^TUTTI_AUTOTUNE=auto: with 2 ranks auto runs the pick below on a size's first call, then" \
+  "$dir/out-of-place" || fail "TUTTI_AUTOTUNE unset: $(cat "$dir/out-of-place")"
+"$info" algorithms --ranks 4 | grep -q "^TUTTI_AUTOTUNE=auto: with 4 ranks auto runs the picks below" ||
+  fail "TUTTI_AUTOTUNE unset, 4 ranks: $("$info" algorithms --ranks 4)"
+TUTTI_AUTOTUNE=on "$info" algorithms --ranks 4 |
+  grep -q "^TUTTI_AUTOTUNE=on: with 4 ranks auto runs the pick below on a size's first call" ||
+  fail "TUTTI_AUTOTUNE=on, 4 ranks: $(TUTTI_AUTOTUNE=on "$info" algorithms --ranks 4)"
 # meson's test setup points XDG_CACHE_HOME at an empty directory: no table of this machine's.
 grep -q "^tuning table: defaults (TUTTI_TUNING_FILE unset (auto): no table for this machine at " \
   "$dir/out-of-place" || fail "not the defaults: $(cat "$dir/out-of-place")"
@@ -68,7 +85,7 @@ grep -q "^tuning table: defaults (TUTTI_TUNING_FILE unset (auto): no table for t
 picks() { cat "$dir/out-of-place" "$dir/in-place" | awk '/^ +[0-9]+[KMG]? / {print $1, $2}'; }
 defaults=$(picks)
 export TUTTI_TUNING_FILE="$dir/tuning"
-compare "$TUTTI_TUNING_FILE"
+TUTTI_AUTOTUNE=off compare "$TUTTI_TUNING_FILE"
 grep -qx "tuning table: TUTTI_TUNING_FILE=$dir/tuning" "$dir/out-of-place" ||
   fail "not the file's table: $(cat "$dir/out-of-place")"
 [ "$defaults" != "$(picks)" ] ||

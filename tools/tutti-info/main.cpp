@@ -16,6 +16,7 @@
 #include "base/config.hpp"
 #include "base/error.hpp"
 #include "runtime/collectives/allreduce_choice.hpp"
+#include "runtime/collectives/autotune.hpp"
 #include "runtime/settings.hpp"
 #include "tools/tutti-info/dumps.hpp"
 #include "tools/tutti-info/postmortem.hpp"
@@ -86,6 +87,16 @@ void printAlgorithms(const AlgorithmsQuery& query) {
   if (settings.algorithm)
     fmt::print("TUTTI_ALGO={}: every all-reduce runs it, whatever auto would pick below\n",
                settings.algorithm->name);
+  else if (autotunes(settings.autotune, query.ranks))
+    fmt::print(
+        "TUTTI_AUTOTUNE={}: with {} ranks auto runs the pick below on a size's first call, then "
+        "every algorithm that can take the size in turn, {} calls each ({} in all at most), and "
+        "keeps the one fastest on the slowest rank (measured again after {} calls)\n",
+        choiceName(settings.autotune), query.ranks, SizeTrial::kWarmUps + SizeTrial::kSamples,
+        SizeTrial::longestCalls(), SizeTrial::kCallsBetweenTrials);
+  else
+    fmt::print("TUTTI_AUTOTUNE={}: with {} ranks auto runs the picks below\n",
+               choiceName(settings.autotune), query.ranks);
   const bool sharedMemory = query.transport == "shm";
   fmt::print(
       "all-reduce with auto, {} ranks over {}, {}, {} buffers{}:\n", query.ranks, query.transport,

@@ -53,7 +53,7 @@ TEST_CASE("unset variables give the defaults of the table") {
   CHECK_FALSE(settings.checkCalls);
   CHECK(settings.agreed() ==
         "TUTTI_CHUNK_BYTES=unset TUTTI_SLOTS=unset TUTTI_CHECK_CALLS=0 TUTTI_TRANSPORT=auto "
-        "TUTTI_ALGO=auto TUTTI_GPU_PATH=kernels TUTTI_GPU_CHANNELS=16 "
+        "TUTTI_ALGO=auto TUTTI_AUTOTUNE=auto TUTTI_GPU_PATH=kernels TUTTI_GPU_CHANNELS=16 "
         "TUTTI_TUNING_FILE:oneshot_max_bytes=64K TUTTI_TUNING_FILE:tcp_oneshot_max_bytes=64K "
         "TUTTI_TUNING_FILE:direct_min_bytes=256K "
         "TUTTI_TUNING_FILE:direct_pull_out_of_place=256K..8M "
@@ -103,6 +103,20 @@ TEST_CASE("TUTTI_ENGINE_AFFINITY: each choice of the table is the value of that 
   }
   CHECK(refusal("TUTTI_ENGINE_AFFINITY", "core") ==
         "TUTTI_ENGINE_AFFINITY='core' is not one of auto|spread|none");
+}
+
+TEST_CASE("TUTTI_AUTOTUNE: each choice of the table is the value of that name, agreed on") {
+  CHECK(tableChoices("TUTTI_AUTOTUNE") == std::vector<std::string>{"auto", "on", "off"});
+  for (const auto& [word, value] :
+       {std::pair{"auto", AutotuneMode::kAuto}, std::pair{"on", AutotuneMode::kOn},
+        std::pair{"off", AutotuneMode::kOff}}) {
+    ScopedEnv set("TUTTI_AUTOTUNE", word);
+    const Settings settings = Settings::fromConfig();
+    CHECK(settings.autotune == value);
+    CHECK(std::string(choiceName(settings.autotune)) == word);
+    CHECK_THAT(settings.agreed(), Contains(std::string(" TUTTI_AUTOTUNE=") + word + " "));
+  }
+  CHECK(refusal("TUTTI_AUTOTUNE", "yes") == "TUTTI_AUTOTUNE='yes' is not one of auto|on|off");
 }
 
 TEST_CASE("TUTTI_ALGO: each choice is the all-reduce entry of that name, auto none") {
