@@ -31,7 +31,7 @@ class SizeTrial {
   // reuse), calls whose times count, and the calls the chosen algorithm runs before the next
   // trial (the machine may have moved).
   static constexpr int kWarmUps = 1;
-  static constexpr int kSamples = 3;
+  static constexpr int kSamples = 5;
   static constexpr uint32_t kCallsBetweenTrials = 1000;
 
   explicit SizeTrial(std::vector<const Algorithm*> candidates);
