@@ -42,9 +42,9 @@ SizeTrial::SizeTrial(std::vector<const Algorithm*> candidates)
     : candidates_(std::move(candidates)), samples_(candidates_.size() * kSamples) {}
 
 int SizeTrial::longestCalls() {
-  const auto allReduces = std::count_if(algorithms().begin(), algorithms().end(), [](const auto& a) {
-    return a.collective == Collective::kAllReduce;
-  });
+  const auto allReduces =
+      std::count_if(algorithms().begin(), algorithms().end(),
+                    [](const auto& a) { return a.collective == Collective::kAllReduce; });
   return static_cast<int>(allReduces) * (kWarmUps + kSamples);
 }
 
@@ -67,8 +67,9 @@ bool SizeTrial::finished(const Turn& turn, double us) {
 std::vector<double> SizeTrial::medians() const {
   std::vector<double> medians;
   for (size_t candidate = 0; candidate < candidates_.size(); ++candidate) {
-    std::vector<double> times(samples_.begin() + static_cast<ptrdiff_t>(candidate * kSamples),
-                              samples_.begin() + static_cast<ptrdiff_t>((candidate + 1) * kSamples));
+    std::vector<double> times(
+        samples_.begin() + static_cast<ptrdiff_t>(candidate * kSamples),
+        samples_.begin() + static_cast<ptrdiff_t>((candidate + 1) * kSamples));
     std::nth_element(times.begin(), times.begin() + kSamples / 2, times.end());
     medians.push_back(times[kSamples / 2]);
   }
@@ -96,7 +97,10 @@ Autotune::Turn Autotune::turn(size_t bytes, const Algorithm& planned, const Grou
   return {call.algorithm, call.trial ? &trial : nullptr, call};
 }
 
-void Autotune::finish(const Turn& turn, double us, OpContext& ctx) {
+void Autotune::finish(const Turn& turn, std::chrono::steady_clock::time_point start,
+                      OpContext& ctx) {
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   if (!turn.trial || !turn.trial->finished(turn.call, us)) return;
   std::vector<double> agreed = turn.trial->medians();
   // The slowest rank's time is the collective's: every rank ends the trial with the same figures.
@@ -109,7 +113,8 @@ void Autotune::finish(const Turn& turn, double us, OpContext& ctx) {
   if (log::level() < log::Level::kInfo) return;
   std::string times;
   for (size_t i = 0; i < agreed.size(); ++i)
-    times += fmt::format("{}{} {:.1f}", i ? ", " : "", turn.trial->candidates()[i]->name, agreed[i]);
+    times +=
+        fmt::format("{}{} {:.1f}", i ? ", " : "", turn.trial->candidates()[i]->name, agreed[i]);
   log::info("rank {}: autotune: allreduce of {} bytes runs {} (median us, slowest rank: {})",
             ctx.group.rank, ctx.bytes, chosen.name, times);
 }

@@ -10,6 +10,7 @@
 // so every rank runs the same algorithm at each call without saying so.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -41,9 +42,9 @@ class SizeTrial {
 
   struct Turn {
     const Algorithm* algorithm;
-    bool trial;     // a call of the trial: finished() wants its time
+    bool trial;  // a call of the trial: finished() wants its time
     size_t candidate;
-    int sample;     // its index among the candidate's counted times; -1 for a warm-up
+    int sample;  // its index among the candidate's counted times; -1 for a warm-up
   };
   // The algorithm of the next call: the candidates in turn (one call each, then again), so that
   // a machine drifting during the trial slows every candidate alike; then the chosen one.
@@ -85,9 +86,9 @@ class Autotune {
   // What a collective of `bytes` runs, `planned` being the planner's pick: `planned` itself but
   // for all-reduces that TUTTI_AUTOTUNE measures (and TUTTI_ALGO leaves to auto).
   Turn turn(size_t bytes, const Algorithm& planned, const GroupView& group);
-  // After the call of `turn` ran (on `ctx`, taking `us` here): records its time, and at the
-  // trial's last call agrees with the other ranks on the fastest (a small all-reduce on ctx).
-  static void finish(const Turn& turn, double us, OpContext& ctx);
+  // After the call of `turn` ran (on `ctx`, from `start` until now): records its time, and at
+  // the trial's last call agrees with the other ranks on the fastest (a small all-reduce on ctx).
+  static void finish(const Turn& turn, std::chrono::steady_clock::time_point start, OpContext& ctx);
 
  private:
   std::map<size_t, SizeTrial> trials_;

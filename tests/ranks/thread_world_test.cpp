@@ -265,8 +265,8 @@ std::vector<std::string> allReducesOf(const std::string& traceFile, size_t bytes
 TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on",
           "[ranks][autotune]") {
   const auto [nranks, mode, measures] =
-      GENERATE(std::tuple{2, "auto", true}, std::tuple{3, "on", true},
-               std::tuple{3, "auto", false}, std::tuple{2, "off", false});
+      GENERATE(std::tuple{2, "auto", true}, std::tuple{3, "on", true}, std::tuple{3, "auto", false},
+               std::tuple{2, "off", false});
   INFO(nranks << " ranks, TUTTI_AUTOTUNE=" << mode);
   char dir[] = "/tmp/tutti-autotune-XXXXXX";
   REQUIRE(mkdtemp(dir));

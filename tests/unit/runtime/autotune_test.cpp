@@ -2,13 +2,14 @@
 // uncounted, the medians are each candidate's own times, the fastest of the agreed figures is
 // chosen (the first of equals), it runs for the calls between trials, and then a new trial
 // starts. Times are random with a fixed seed; the reference is computed here, apart.
-#include <catch2/catch.hpp>
+#include "runtime/collectives/autotune.hpp"
+
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <vector>
 
 #include "runtime/collectives/algorithm.hpp"
-#include "runtime/collectives/autotune.hpp"
 
 using namespace tutti::runtime;
 
@@ -28,7 +29,8 @@ double medianOf(std::vector<double> times) {
 
 }  // namespace
 
-TEST_CASE("a trial runs each candidate in turn, counts all but the warm-ups, and keeps the fastest") {
+TEST_CASE(
+    "a trial runs each candidate in turn, counts all but the warm-ups, and keeps the fastest") {
   const std::vector<const Algorithm*> candidates = allReduces();
   REQUIRE(candidates.size() >= 4);
   const size_t k = candidates.size();
