@@ -326,6 +326,53 @@ TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on"
   rmdir(dir);
 }
 
+// A job whose sizes keep changing stops paying for trials: past Autotune::kMaxSizes sizes, a new
+// size runs the planner's pick on every call, while a size met before still has its trial.
+TEST_CASE("autotune: sizes past the first 64 run the planner's pick", "[ranks][autotune]") {
+  char dir[] = "/tmp/tutti-autotune-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const std::string trace = std::string(dir) + "/trace-%r.json";
+  const size_t sizes = tutti::runtime::Autotune::kMaxSizes;
+  const int calls = tutti::runtime::SizeTrial::longestCalls();
+  {
+    ScopedEnv checkCalls("TUTTI_CHECK_CALLS", "1");
+    ScopedEnv transport("TUTTI_TRANSPORT", "shm");
+    ScopedEnv traceFile("TUTTI_TRACE_FILE", trace);
+    ThreadWorld world(2);
+    REQUIRE(world.ok());
+    const auto problems = onEveryRank<std::string>(2, [&](int rank) {
+      std::vector<int32_t> data(sizes + 1);
+      auto allreduce = [&](size_t count) {
+        std::fill(data.begin(), data.end(), rank + 1);
+        if (tutti_allreduce(data.data(), data.data(), count, tuttiInt32, tuttiSum, world.comm(rank),
+                            nullptr) != tuttiSuccess)
+          return std::string(tutti_get_last_error());
+        const bool right = std::all_of(data.begin(), data.begin() + static_cast<ptrdiff_t>(count),
+                                       [](int32_t x) { return x == 3; });
+        return right ? std::string() : "wrong sum at " + std::to_string(count) + " elements";
+      };
+      for (size_t count = 1; count <= sizes; ++count)
+        if (std::string problem = allreduce(count); !problem.empty()) return problem;
+      for (int call = 0; call < calls; ++call)
+        for (size_t count : {size_t{1}, sizes + 1})
+          if (std::string problem = allreduce(count); !problem.empty()) return problem;
+      return std::string();
+    });
+    for (const std::string& problem : problems) CHECK(problem == "");
+  }  // destroyed: the traces are written
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string file = std::string(dir) + "/trace-" + std::to_string(rank) + ".json";
+    const std::vector<std::string> first = allReducesOf(file, sizeof(int32_t));
+    const std::vector<std::string> past = allReducesOf(file, (sizes + 1) * sizeof(int32_t));
+    std::remove(file.c_str());
+    REQUIRE(past.size() == static_cast<size_t>(calls));
+    CHECK(std::count(past.begin(), past.end(), past[0]) == calls);
+    REQUIRE(first.size() == static_cast<size_t>(calls) + 1);
+    CHECK(std::set<std::string>(first.begin(), first.end()).size() > 1);
+  }
+  rmdir(dir);
+}
+
 TEST_CASE("direct over transports without peer-memory access runs another algorithm",
           "[ranks][direct]") {
   // tcp, and a registered transport that does not share memory, give no PeerMemory
