@@ -256,18 +256,19 @@ std::vector<std::string> allReducesOf(const std::string& traceFile, size_t bytes
 
 }  // namespace
 
-// TUTTI_AUTOTUNE (runtime/collectives/autotune.hpp): two sizes called in turn, each rank placing
-// its buffers in place or not at random (its own choice, not its peers'), random types and
-// operations checked against the reference. Where it measures, each size's first calls run the
-// candidates in turn (direct among them only from direct_min_bytes), then one of them, the same
-// on every rank (TUTTI_CHECK_CALLS=1 fails any call where ranks differ); where it does not, each
-// size runs one algorithm throughout.
+// TUTTI_AUTOTUNE (runtime/collectives/autotune.hpp), over shm and tcp: two sizes called in turn,
+// each rank placing its buffers in place or not at random (its own choice, not its peers'), random
+// types and operations checked against the reference. Where it measures, each size's first calls
+// run the candidates in turn (direct among them only over shm from direct_min_bytes), then one of
+// them, the same on every rank (TUTTI_CHECK_CALLS=1 fails any call where ranks differ); where it
+// does not, each size runs one algorithm throughout.
 TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on",
           "[ranks][autotune]") {
-  const auto [nranks, mode, measures] =
-      GENERATE(std::tuple{2, "auto", true}, std::tuple{3, "on", true}, std::tuple{3, "auto", false},
-               std::tuple{2, "off", false});
-  INFO(nranks << " ranks, TUTTI_AUTOTUNE=" << mode);
+  const auto [nranks, mode, measures, transportName] =
+      GENERATE(std::tuple{2, "auto", true, "shm"}, std::tuple{2, "auto", true, "tcp"},
+               std::tuple{3, "on", true, "shm"}, std::tuple{3, "auto", false, "shm"},
+               std::tuple{2, "off", false, "shm"});
+  INFO(nranks << " ranks over " << transportName << ", TUTTI_AUTOTUNE=" << mode);
   char dir[] = "/tmp/tutti-autotune-XXXXXX";
   REQUIRE(mkdtemp(dir));
   const std::string trace = std::string(dir) + "/trace-%r.json";
@@ -276,7 +277,7 @@ TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on"
   {
     ScopedEnv autotune("TUTTI_AUTOTUNE", mode);
     ScopedEnv checkCalls("TUTTI_CHECK_CALLS", "1");
-    ScopedEnv transport("TUTTI_TRANSPORT", "shm");
+    ScopedEnv transport("TUTTI_TRANSPORT", transportName);
     ScopedEnv traceFile("TUTTI_TRACE_FILE", trace);
     ThreadWorld world(nranks);
     REQUIRE(world.ok());
@@ -297,7 +298,8 @@ TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on"
   }  // destroyed: the traces are written
   for (const size_t bytes : {small, large}) {
     INFO(bytes << " bytes");
-    const size_t candidates = bytes < large ? 4 : 5;  // oneshot, ring, tree, doubling; direct
+    // oneshot, ring, tree, doubling; direct over shared memory from direct_min_bytes
+    const size_t candidates = bytes < large || std::string(transportName) == "tcp" ? 4 : 5;
     const size_t trial =
         candidates * (tutti::runtime::SizeTrial::kWarmUps + tutti::runtime::SizeTrial::kSamples);
     std::vector<std::string> rank0;
@@ -315,7 +317,7 @@ TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on"
     const std::set<std::string> first(rank0.begin(),
                                       rank0.begin() + static_cast<ptrdiff_t>(candidates));
     CHECK(first.size() == candidates);
-    CHECK(first.count("direct") == (bytes == large));
+    CHECK(first.count("direct") == (candidates == 5));
     for (size_t i = candidates; i < trial; ++i) CHECK(rank0[i] == rank0[i % candidates]);
     CHECK(first.count(rank0[trial]) == 1);
     CHECK(std::count(rank0.begin() + static_cast<ptrdiff_t>(trial), rank0.end(), rank0[trial]) ==
