@@ -78,7 +78,8 @@ std::vector<double> SizeTrial::medians() const {
 
 const Algorithm& SizeTrial::choose(const std::vector<double>& agreed) {
   const auto fastest = std::min_element(agreed.begin(), agreed.end()) - agreed.begin();
-  chosen_ = candidates_[static_cast<size_t>(fastest)];
+  const bool clearlyFaster = agreed[static_cast<size_t>(fastest)] < agreed[0] * (1 - kMargin);
+  chosen_ = candidates_[clearlyFaster ? static_cast<size_t>(fastest) : 0];
   call_ = 0;
   return *chosen_;
 }

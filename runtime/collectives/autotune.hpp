@@ -34,6 +34,11 @@ class SizeTrial {
   static constexpr int kWarmUps = 1;
   static constexpr int kSamples = 5;
   static constexpr uint32_t kCallsBetweenTrials = 1000;
+  // How much faster than the planner's pick another candidate must be to replace it. A trial's
+  // five calls are noisy on a busy VM, and between near-equals a noisy pick (2 ranks over TCP,
+  // 2-32K: 1.07-3.2x behind the best in one run) costs more than keeping the table's, which costs
+  // less than this margin where the trial is right.
+  static constexpr double kMargin = 0.05;
 
   explicit SizeTrial(std::vector<const Algorithm*> candidates);
   // The calls of the longest trial, where every all-reduce of the table is a candidate: what a
@@ -54,7 +59,7 @@ class SizeTrial {
   // Each candidate's median time on this rank, in the candidates' order.
   std::vector<double> medians() const;
   // Ends the trial with the fastest of `agreed` (the medians every rank agreed on, in the
-  // candidates' order); the first of equals.
+  // candidates' order), unless the first candidate, the planner's pick, is within kMargin of it.
   const Algorithm& choose(const std::vector<double>& agreed);
 
   const std::vector<const Algorithm*>& candidates() const { return candidates_; }

@@ -1,7 +1,8 @@
 // TUTTI_AUTOTUNE's trial of one size (SizeTrial): the candidates run in turn, each warm-up call
 // uncounted, the medians are each candidate's own times, the fastest of the agreed figures is
-// chosen (the first of equals), it runs for the calls between trials, and then a new trial
-// starts. Times are random with a fixed seed; the reference is computed here, apart.
+// chosen (the planner's pick, the first, unless another beats it by more than the margin), it runs
+// for the calls between trials, and then a new trial starts. Times are random with a fixed seed;
+// the reference is computed here, apart.
 #include "runtime/collectives/autotune.hpp"
 
 #include <algorithm>
@@ -78,10 +79,14 @@ TEST_CASE(
   CHECK(trial.chosen() == nullptr);
 }
 
-TEST_CASE("a trial's tie goes to the first candidate, the planner's pick") {
+TEST_CASE("the planner's pick stays unless another is faster by more than the margin") {
   const std::vector<const Algorithm*> candidates = allReduces();
-  SizeTrial trial(candidates);
-  std::vector<double> agreed(candidates.size(), 5.0);
-  agreed[0] = agreed[3] = 2.0;
-  CHECK(&trial.choose(agreed) == candidates[0]);
+  std::vector<double> agreed(candidates.size(), 500.0);
+  agreed[0] = 100.0;
+  agreed[3] = 100.0 * (1 - SizeTrial::kMargin) + 0.01;  // faster, within the margin
+  CHECK(&SizeTrial(candidates).choose(agreed) == candidates[0]);
+  agreed[3] = 100.0 * (1 - SizeTrial::kMargin) - 0.01;  // faster by more
+  CHECK(&SizeTrial(candidates).choose(agreed) == candidates[3]);
+  agreed[2] = agreed[3] / 2;  // the fastest, not the first past the margin
+  CHECK(&SizeTrial(candidates).choose(agreed) == candidates[2]);
 }
