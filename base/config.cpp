@@ -29,8 +29,9 @@ const std::vector<Var>& table() {
        "auto picks)"},
       {"TUTTI_AUTOTUNE", Type::kChoice, "auto", "auto|on|off", 0, 0,
        "where auto times the all-reduce algorithms while the job runs and keeps the fastest per "
-       "size (the ranks agree on it; again every 1000 calls of a size): on, off (the tuning "
-       "table decides), or auto (on with 2 ranks, where every algorithm computes the same bits)"},
+       "size (the ranks agree on it, keeping the table's pick unless another is over 5% faster; "
+       "again every 1000 calls of a size): on, off (the tuning table decides), or auto (on with 2 "
+       "ranks, where every algorithm computes the same bits)"},
       {"TUTTI_DIRECT_BUFFERS", Type::kChoice, "any", "any|registered", 0, 0,
        "which buffers the direct algorithms reach in place: any (tutti_mem_alloc memory mapped, "
        "ordinary memory read through the kernel with process_vm_readv) or registered "

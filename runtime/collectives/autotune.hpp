@@ -5,7 +5,8 @@
 // "Measured while it runs"). So each size a communicator all-reduces runs every algorithm that can
 // take it in turn (the planner's pick first), times them, and the ranks agree on the fastest
 // (the slowest rank's median decides, with a small all-reduce of the medians: every rank then
-// picks the same), which then runs until the next trial. Intel MPI's autotuner
+// picks the same; the planner's pick stays unless another beats it by kMargin), which then runs
+// until the next trial. Intel MPI's autotuner
 // (I_MPI_TUNING_MODE=auto) works alike. The calls of a size come in the same order on every rank,
 // so every rank runs the same algorithm at each call without saying so.
 #pragma once

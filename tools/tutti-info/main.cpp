@@ -91,7 +91,8 @@ void printAlgorithms(const AlgorithmsQuery& query) {
     fmt::print(
         "TUTTI_AUTOTUNE={}: with {} ranks auto runs the pick below on a size's first call, then "
         "every algorithm that can take the size in turn, {} calls each ({} in all at most), and "
-        "keeps the one fastest on the slowest rank (measured again after {} calls)\n",
+        "keeps the one fastest on the slowest rank, the pick below unless another is over 5% "
+        "faster (measured again after {} calls)\n",
         choiceName(settings.autotune), query.ranks, SizeTrial::kWarmUps + SizeTrial::kSamples,
         SizeTrial::longestCalls(), SizeTrial::kCallsBetweenTrials);
   else
