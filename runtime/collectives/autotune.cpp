@@ -102,7 +102,7 @@ void Autotune::finish(const Turn& turn, std::chrono::steady_clock::time_point st
                       OpContext& ctx) {
   const double us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-  if (!turn.trial || !turn.trial->finished(turn.call, us)) return;
+  if (!turn.trial->finished(turn.call, us)) return;
   std::vector<double> agreed = turn.trial->medians();
   // The slowest rank's time is the collective's: every rank ends the trial with the same figures.
   OpContext vote = ctx;

@@ -6,9 +6,9 @@
 // take it in turn (the planner's pick first), times them, and the ranks agree on the fastest
 // (the slowest rank's median decides, with a small all-reduce of the medians: every rank then
 // picks the same; the planner's pick stays unless another beats it by kMargin), which then runs
-// until the next trial. Intel MPI's autotuner
-// (I_MPI_TUNING_MODE=auto) works alike. The calls of a size come in the same order on every rank,
-// so every rank runs the same algorithm at each call without saying so.
+// until the next trial. Intel MPI's autotuner (I_MPI_TUNING_MODE=auto) works alike. The calls of
+// a size come in the same order on every rank, so every rank runs the same algorithm at each call
+// without saying so.
 #pragma once
 
 #include <chrono>
@@ -92,8 +92,9 @@ class Autotune {
   // What a collective of `bytes` runs, `planned` being the planner's pick: `planned` itself but
   // for all-reduces that TUTTI_AUTOTUNE measures (and TUTTI_ALGO leaves to auto).
   Turn turn(size_t bytes, const Algorithm& planned, const GroupView& group);
-  // After the call of `turn` ran (on `ctx`, from `start` until now): records its time, and at
-  // the trial's last call agrees with the other ranks on the fastest (a small all-reduce on ctx).
+  // After a trial's call of `turn` ran (on `ctx`, from `start` until now): records its time, and
+  // at the trial's last call agrees with the other ranks on the fastest (a small all-reduce on
+  // ctx).
   static void finish(const Turn& turn, std::chrono::steady_clock::time_point start, OpContext& ctx);
 
  private:
