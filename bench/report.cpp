@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 
+#include "base/config.hpp"
 #include "runtime/collectives/autotune.hpp"
 
 namespace tutti::bench {
@@ -70,11 +70,10 @@ std::string formatPreamble(const BenchOptions& o, const std::vector<RankInfo>& r
   const bool autoRuns = o.algorithms.empty() || std::find(o.algorithms.begin(), o.algorithms.end(),
                                                           "auto") != o.algorithms.end();
   if (o.collective == "allreduce" && autoRuns) {
-    const char* autotune = std::getenv("TUTTI_AUTOTUNE");
     out += printfString(
         "# tutti: auto first runs %d untimed calls of each size: TUTTI_AUTOTUNE=%s's trial of the "
         "algorithms, where it runs\n",
-        runtime::SizeTrial::longestCalls(), autotune && *autotune ? autotune : "auto");
+        runtime::SizeTrial::longestCalls(), config::getString("TUTTI_AUTOTUNE").c_str());
   }
   out += "#\n# Using devices\n";
   for (const auto& r : ranks) {

@@ -150,8 +150,7 @@ void runCollective(Communicator& comm, const CollectiveCall& call, size_t bytes,
     return runAlone(
         call, [](void* to, const void* from, size_t bytes) { std::memmove(to, from, bytes); });
   }
-  const Autotune::Turn turn =
-      comm.autotune().turn(bytes, pickAlgorithm(call.collective, bytes, comm.view()), comm.view());
+  const Autotune::Turn turn = comm.autotune().turn(call.collective, bytes, comm.view());
   const Algorithm& algorithm = *turn.algorithm;
   comm.recorder().started(sequence, algorithm.name);
   const CallSignature signature{static_cast<uint32_t>(call.collective),

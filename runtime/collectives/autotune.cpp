@@ -84,14 +84,17 @@ const Algorithm& SizeTrial::choose(const std::vector<double>& agreed) {
   return *chosen_;
 }
 
-Autotune::Turn Autotune::turn(size_t bytes, const Algorithm& planned, const GroupView& group) {
-  if (planned.collective != Collective::kAllReduce || group.settings.algorithm ||
+Autotune::Turn Autotune::turn(Collective collective, size_t bytes, const GroupView& group) {
+  const auto planned = [&]() -> const Algorithm& {
+    return pickAlgorithm(collective, bytes, group);
+  };
+  if (collective != Collective::kAllReduce || group.settings.algorithm ||
       !autotunes(group.settings.autotune, group.size))
-    return {&planned, nullptr, {}};
+    return {&planned(), nullptr, {}};
   auto found = trials_.find(bytes);
   if (found == trials_.end()) {
-    if (trials_.size() == kMaxSizes) return {&planned, nullptr, {}};
-    found = trials_.emplace(bytes, candidatesFor(bytes, planned, group)).first;
+    if (trials_.size() == kMaxSizes) return {&planned(), nullptr, {}};
+    found = trials_.emplace(bytes, candidatesFor(bytes, planned(), group)).first;
   }
   SizeTrial& trial = found->second;
   const SizeTrial::Turn call = trial.next();

@@ -24,6 +24,7 @@ namespace tutti::runtime {
 struct Algorithm;
 struct GroupView;
 class OpContext;
+enum class Collective;
 
 // One size's trial: which candidate each call runs, and which was fastest. Pure bookkeeping,
 // apart from the agreement (Autotune::finish), so that its schedule can be tested alone.
@@ -89,9 +90,10 @@ class Autotune {
     SizeTrial* trial;  // nullptr where nothing is measured
     SizeTrial::Turn call;
   };
-  // What a collective of `bytes` runs, `planned` being the planner's pick: `planned` itself but
-  // for all-reduces that TUTTI_AUTOTUNE measures (and TUTTI_ALGO leaves to auto).
-  Turn turn(size_t bytes, const Algorithm& planned, const GroupView& group);
+  // What a `collective` of `bytes` runs: the planner's pick (pickAlgorithm) but for all-reduces
+  // that TUTTI_AUTOTUNE measures (and TUTTI_ALGO leaves to auto), whose sizes consult the planner
+  // once, for the trial's first candidate.
+  Turn turn(Collective collective, size_t bytes, const GroupView& group);
   // After a trial's call of `turn` ran (on `ctx`, from `start` until now): records its time, and
   // at the trial's last call agrees with the other ranks on the fastest (a small all-reduce on
   // ctx).

@@ -145,18 +145,26 @@ TEST_CASE("large all-reduce pipelines through many sections", "[ranks][large]") 
 
 namespace {
 
-// The algorithm of each all-reduce, reduce-scatter and allgather in a rank's trace
-// (TUTTI_TRACE_FILE), in call order.
-std::vector<std::string> directCandidates(const std::string& traceFile) {
+// The algorithm of each operation in a rank's trace (TUTTI_TRACE_FILE) that `wanted` keeps (given
+// the operation's name and bytes), in call order.
+template <typename Wanted>
+std::vector<std::string> tracedAlgorithms(const std::string& traceFile, Wanted&& wanted) {
   std::ifstream in(traceFile);
   std::vector<std::string> algorithms;
   if (!in) return algorithms;
   const nlohmann::json trace = nlohmann::json::parse(in);
   for (const auto& event : trace["traceEvents"])
-    if (event["ph"] == "X" && (event["name"] == "allreduce" || event["name"] == "reduce_scatter" ||
-                               event["name"] == "allgather"))
+    if (event["ph"] == "X" &&
+        wanted(event["name"].get<std::string>(), event["args"].value("bytes", size_t{0})))
       algorithms.push_back(event["args"]["algorithm"]);
   return algorithms;
+}
+
+// The algorithm of each all-reduce, reduce-scatter and allgather in a rank's trace, in call order.
+std::vector<std::string> directCandidates(const std::string& traceFile) {
+  return tracedAlgorithms(traceFile, [](const std::string& name, size_t) {
+    return name == "allreduce" || name == "reduce_scatter" || name == "allgather";
+  });
 }
 
 }  // namespace
@@ -244,14 +252,9 @@ namespace {
 
 // The algorithm of each all-reduce of `bytes` in a rank's trace, in call order.
 std::vector<std::string> allReducesOf(const std::string& traceFile, size_t bytes) {
-  std::ifstream in(traceFile);
-  std::vector<std::string> algorithms;
-  if (!in) return algorithms;
-  const nlohmann::json trace = nlohmann::json::parse(in);
-  for (const auto& event : trace["traceEvents"])
-    if (event["ph"] == "X" && event["name"] == "allreduce" && event["args"]["bytes"] == bytes)
-      algorithms.push_back(event["args"]["algorithm"]);
-  return algorithms;
+  return tracedAlgorithms(traceFile, [bytes](const std::string& name, size_t traced) {
+    return name == "allreduce" && traced == bytes;
+  });
 }
 
 }  // namespace
@@ -286,11 +289,10 @@ TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on"
       Case c = randomCase(rng, Kind::kAllReduce, nranks, large);
       c.count = (call % 2 ? large : small) / tutti_type_size(c.dtype);
       const uint64_t placements = rng();
-      std::vector<std::vector<char>> outputs(static_cast<size_t>(nranks));
       const auto problems = onEveryRank<std::string>(nranks, [&](int rank) {
         Case mine = c;
         mine.inPlace = (placements >> rank) & 1;
-        return runCase(world.comm(rank), mine, &outputs[static_cast<size_t>(rank)]);
+        return runCase(world.comm(rank), mine, nullptr);
       });
       INFO(describe(c) << ", call " << call);
       for (const std::string& problem : problems) REQUIRE(problem == "");
