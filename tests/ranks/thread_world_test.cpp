@@ -275,8 +275,9 @@ TEST_CASE("autotune: every algorithm in turn, then the one every rank agreed on"
   char dir[] = "/tmp/tutti-autotune-XXXXXX";
   REQUIRE(mkdtemp(dir));
   const std::string trace = std::string(dir) + "/trace-%r.json";
-  const size_t small = 4 << 10, large = 512 << 10;  // either side of direct_min_bytes (256K)
-  const int calls = 2 * tutti::runtime::SizeTrial::longestCalls();
+  const size_t small = 4 << 10, large = 320 << 10;  // either side of direct_min_bytes (256K)
+  // The longest trial, then a few calls of its choice.
+  const int calls = tutti::runtime::SizeTrial::longestCalls() + 6;
   {
     ScopedEnv autotune("TUTTI_AUTOTUNE", mode);
     ScopedEnv checkCalls("TUTTI_CHECK_CALLS", "1");
