@@ -131,6 +131,12 @@ void Connections::abandonPendingSends() noexcept {
   for (Instance& instance : instances_) instance.transport->abandonPendingSends();
 }
 
+bool Connections::armWake() {
+  for (Instance& instance : instances_)
+    if (!instance.transport->armWake()) return false;
+  return true;
+}
+
 void Connections::combineWakeFds() {
   std::vector<int> fds;
   for (const Instance& instance : instances_)

@@ -66,6 +66,9 @@ class Connections {
   void abandonPendingSends() noexcept;
   // Readable when any transport has data for this rank; -1 when none can tell.
   int wakeFd() const { return wakeFd_; }
+  // Every transport readies wakeFd() for one sleep (Transport::armWake); false when one already
+  // has something waiting: then progress, not sleep.
+  bool armWake();
 
  private:
   struct Instance {

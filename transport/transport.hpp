@@ -175,6 +175,9 @@ class Transport {
   // A descriptor that becomes readable when data arrives (tcp: its epoll set), so that a waiter
   // past its spinning phase can sleep until then instead of for a fixed time; -1 when none.
   virtual int wakeFd() const { return -1; }
+  // Readies wakeFd() for one sleep, right before it (ucx: arms the worker, which signals only
+  // once per arming); false when something already waits, so that the waiter progresses instead.
+  virtual bool armWake() { return true; }
   // Publishes this rank's departure where the peers on this transport read it even after this
   // process is gone (shm: the header page of its segment, which every peer maps). The first call
   // wins; never blocks; any thread. Transports without such a place ignore it.

@@ -86,7 +86,7 @@ void Stall::pause(int peer, const char* what) {
   if (ns == 0) return;
   if (wakingConn_)
     wakingConn_->sleep(ns);
-  else
+  else if (ctx_.group.connections.armWake())
     Backoff::sleepOn(ctx_.group.connections.wakeFd(), ns);
 }
 

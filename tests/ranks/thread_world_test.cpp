@@ -19,6 +19,7 @@
 #include <latch>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -115,6 +116,60 @@ TEST_CASE("collectives over a transport registered with one line", "[ranks][regi
   runRandomCases(nranks, "in-process", "auto", 2, 64 << 10, 3000 + static_cast<uint64_t>(nranks));
   // The data went over it, not over a transport the runtime knows by name.
   CHECK(inProcessMessages() > before);
+}
+
+namespace {
+
+// Each transport, and ucx over UCX's tcp and its shared memory (UCX_TLS).
+std::vector<std::pair<const char*, const char*>> everyTransport() {
+  std::vector<std::pair<const char*, const char*>> transports{{"shm", ""}, {"tcp", ""}};
+#ifdef TUTTI_HAVE_UCX
+  transports.insert(transports.end(), {{"ucx", "tcp"}, {"ucx", "posix,sysv,cma,self"}});
+#endif
+  return transports;
+}
+
+}  // namespace
+
+// A rank that waits for a late peer sleeps on what its transports signal (shm: the FIFO's doorbell;
+// tcp: its sockets; ucx: the worker's event descriptor, armed before each sleep) instead of
+// spinning a core away from the job's own threads. The bound is loose: a spinning wait takes
+// most of a core (ucx did, its worker armed only once), a sleeping one a small share.
+TEST_CASE("a rank waiting for a late peer sleeps", "[ranks][sleep]") {
+  const auto [transport, ucxTls] = GENERATE(from_range(everyTransport()));
+  INFO(transport << (*ucxTls ? " with UCX_TLS=" : "") << ucxTls);
+  ScopedEnv forceTransport("TUTTI_TRANSPORT", transport);
+  std::optional<ScopedEnv> tls;
+  if (*ucxTls) tls.emplace("UCX_TLS", ucxTls);
+  ScopedEnv quiet("UCX_WARN_UNUSED_ENV_VARS", "n");
+  ThreadWorld world(2);
+  REQUIRE(world.ok());
+  const auto cpuSeconds = [] {
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+  };
+  const auto allreduce = [&](int rank) {
+    float data[16] = {};
+    return tutti_allreduce(data, data, 16, tuttiFloat32, tuttiSum, world.comm(rank), nullptr) ==
+                   tuttiSuccess
+               ? std::string()
+               : std::string(tutti_get_last_error());
+  };
+  // Calls before the wait leave events behind (ucx: its descriptor stays readable until re-armed).
+  for (const std::string& problem : onEveryRank<std::string>(2, allreduce)) REQUIRE(problem == "");
+  const auto wallStart = std::chrono::steady_clock::now();
+  const double cpuStart = cpuSeconds();
+  const auto problems = onEveryRank<std::string>(2, [&](int rank) {
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::seconds(1));
+    return allreduce(rank);
+  });
+  const double cpu = cpuSeconds() - cpuStart;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+  for (const std::string& problem : problems) CHECK(problem == "");
+  INFO("CPU " << cpu << " s in " << wall << " s");
+  CHECK(cpu < wall / 3);
 }
 
 #ifdef TUTTI_HAVE_UCX

@@ -15,8 +15,9 @@
 //
 // connect() creates the endpoints and posts the receives, then every rank sends each peer a hello
 // (credit 0) and waits for theirs: so an address UCX cannot reach fails at init, and no data
-// arrives before its receive is posted. progress() runs the worker; wakeFd() arms the worker's
-// event descriptor and returns it: a waiter sleeps in poll() until a message (or a credit) arrives.
+// arrives before its receive is posted. progress() runs the worker; wakeFd() is the worker's event
+// descriptor, which armWake() arms before each sleep: a waiter sleeps in poll() until a message
+// (or a credit) arrives.
 // sendsPending() counts sends UCX has not completed (a rendezvous send completes once the peer has
 // pulled its data).
 //
@@ -162,14 +163,11 @@ class UcxTransport final : public Transport {
     return std::any_of(links_.begin(), links_.end(),
                        [](const auto& link) { return link && link->sendsInFlight() > 0; });
   }
-  // Armed here, not in progress(): the runtime asks for it only as a waiter is about to sleep, and
-  // arming costs system calls (2 ranks over UCX's shared memory: an 8-byte all-reduce took 6.6 us
-  // at the median with progress() arming, 0.6 us without). When arming finds events already
-  // waiting, the sleep ends at its bound (at most 200 us) and the next progress() takes them.
-  int wakeFd() const override {
-    worker_->arm();
-    return worker_->eventFd();
-  }
+  int wakeFd() const override { return worker_->eventFd(); }
+  // Armed here, not in progress(): a waiter arms only as it is about to sleep, and arming costs
+  // system calls (2 ranks over UCX's shared memory: an 8-byte all-reduce took 6.6 us at the
+  // median with progress() arming, 0.6 us without).
+  bool armWake() override { return worker_->arm(); }
 
  private:
   UcxLink& link(int peer) {
@@ -186,7 +184,7 @@ class UcxTransport final : public Transport {
     while (busy()) {
       if (deadline.expired()) return false;
       progress();
-      backoff.pause(wakeFd());
+      if (const long ns = backoff.round(); ns > 0 && armWake()) Backoff::sleepOn(wakeFd(), ns);
     }
     return true;
   }

@@ -136,8 +136,8 @@ Worker::~Worker() {
   ucp_cleanup(context_);
 }
 
-void Worker::arm() {
-  ucp_worker_arm(worker_);
+bool Worker::arm() {
+  return ucp_worker_arm(worker_) != UCS_ERR_BUSY;
 }
 
 std::vector<uint8_t> decodeAddress(const std::string& address, const std::string& what) {

@@ -35,9 +35,10 @@ class Worker {
   const std::string& address() const { return address_; }
   // The worker's event descriptor, readable after arm() returned true once something arrives.
   int eventFd() const { return eventFd_; }
-  // Arms eventFd(). When events are already waiting (UCS_ERR_BUSY) or it cannot be armed, it
-  // stays quiet and a waiter sleeps its backoff's bounded interval; the next progress takes them.
-  void arm();
+  // Arms eventFd(); false when events are already waiting (UCS_ERR_BUSY): progress takes them,
+  // and the descriptor stays quiet until then. Where it cannot be armed for another reason, true:
+  // a waiter sleeps its backoff's bounded interval.
+  bool arm();
 
  private:
   ucp_context_h context_ = nullptr;
