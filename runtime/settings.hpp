@@ -28,8 +28,9 @@ const char* choiceName(DirectBuffers buffers);
 
 // TUTTI_AUTOTUNE: where auto times the all-reduce algorithms while the job runs
 // (collectives/autotune.hpp). kAuto where that cannot change the results' bits (two ranks: each
-// element is the one sum, product, minimum or maximum of two numbers, whichever algorithm runs);
-// kOn everywhere; kOff nowhere (the tuning table decides).
+// element is the one sum, product, minimum or maximum of two numbers, whichever algorithm runs;
+// but for ties between NaN payloads, or +0 and -0 under min and max, which keep the operands'
+// order); kOn everywhere; kOff nowhere (the tuning table decides).
 enum class AutotuneMode { kAuto, kOn, kOff };
 const char* choiceName(AutotuneMode mode);
 

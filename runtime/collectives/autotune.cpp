@@ -113,6 +113,9 @@ void Autotune::finish(const Turn& turn, std::chrono::steady_clock::time_point st
   vote.op = kernels::RedOp::kMax;
   vote.carries = Carries::kData;
   allreduceOneShot(vote, {agreed.data(), agreed.data(), agreed.size(), 0});
+  // As after every operation: a rank that returns and computes must not hold back what its
+  // peers wait for (over tcp a vote can still be queued for a full socket).
+  vote.drainSends();
   const Algorithm& chosen = turn.trial->choose(agreed);
   if (log::level() < log::Level::kInfo) return;
   std::string times;
