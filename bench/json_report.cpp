@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/regular_file.hpp"
 #include "bench/types.hpp"
 
 namespace tutti::bench {
@@ -133,10 +134,9 @@ void writeJson(const std::string& path, const BenchOptions& options, const Resul
 }
 
 Results readJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}", path));
+  const std::string text = tutti::readRegularFile(path, path);
   try {
-    return resultsFromJson(json::parse(in));
+    return resultsFromJson(json::parse(text));
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("{}: {}", path, e.what()));
   }

@@ -5,9 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -15,6 +13,7 @@
 
 #include "base/config.hpp"
 #include "base/error.hpp"
+#include "base/regular_file.hpp"
 #include "runtime/tuning/machine_tuning.hpp"
 
 namespace tutti::runtime {
@@ -214,15 +213,7 @@ TuningSource tuningInForce() {
 }
 
 TuningTable readTuningFile(const std::string& path, const std::string& where) {
-  std::ifstream in(path);
-  if (!in.is_open())
-    raise(ErrorCode::kInvalidArgument, "{}: cannot open it: {}", where, std::strerror(errno));
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error))
-    raise(ErrorCode::kInvalidArgument, "{}: not a file", where);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parseTuning(text.str(), where);
+  return parseTuning(readRegularFile(path, where), where);
 }
 
 std::string encodeTuning(const TuningSource& source) {

@@ -4,8 +4,8 @@
 # collectives up by collective_seq, so that send/recv between some ranks neither hide a mismatch
 # nor make a rank look behind; a rank that entered (or, stopped inside it, finished) a collective
 # only after the others had failed in it waiting for it is behind, whatever the counts say; bad
-# input (no directory, no dumps, malformed JSON, a missing field, two jobs, one rank twice, a dump
-# inconsistent in itself) is an error naming it, exit 2.
+# input (no directory, no dumps, malformed JSON, a dump that is a directory or a FIFO, a missing
+# field, two jobs, one rank twice, a dump inconsistent in itself) is an error naming it, exit 2.
 # Usage: tutti_info_cli.sh TUTTI_INFO
 set -u
 info=$1
@@ -149,6 +149,13 @@ mkdir "$dir/malformed"
 dump "$dir/malformed" wjob 0 2 1 "$(entry 1 done 8)"
 echo '{"format": "tutti-flight-recorder", "version": 1, ' >"$dir/malformed/tutti-wjob-rank1.json"
 expect_error 2 "$dir/malformed/tutti-wjob-rank1.json: not valid JSON" postmortem "$dir/malformed"
+# A dump's name on a directory, or on a FIFO no process writes (not waited on): not a file.
+for kind in directory fifo; do
+  mkdir "$dir/$kind"
+  dump "$dir/$kind" wjob 0 2 1 "$(entry 1 done 8)"
+  if [ $kind = directory ]; then mkdir "$dir/$kind/tutti-wjob-rank1.json"; else mkfifo "$dir/$kind/tutti-wjob-rank1.json"; fi
+  expect_error 2 "$dir/$kind/tutti-wjob-rank1.json: not a file" postmortem "$dir/$kind"
+done
 
 mkdir "$dir/field"
 dump "$dir/field" wjob 0 2 1 "$(entry 1 done 8)"

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "base/regular_file.hpp"
 
 namespace tutti::info {
 namespace {
@@ -132,11 +134,15 @@ void checkConsistent(const RankDump& dump, uint64_t capacity, const std::string&
 
 RankDump readDump(const fs::path& path) {
   const std::string where = path.string();
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot be read", where));
+  std::string text;
+  try {
+    text = tutti::readRegularFile(where, where);
+  } catch (const tutti::Error& error) {
+    throw InputError(error.what());
+  }
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::exception& error) {
     throw InputError(fmt::format("{}: not valid JSON: {}", where, error.what()));
   }

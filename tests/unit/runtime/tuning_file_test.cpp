@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -202,8 +203,12 @@ TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never h
   SECTION("a file that is not there, or not a file") {
     const TempFile file("");
     const std::string directory = std::filesystem::path(file.path()).parent_path();
+    // A FIFO that no process writes: refused, not waited on for a writer.
+    const std::string fifo = file.path() + ".fifo";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
     for (const auto& [path, says] : {std::pair{file.path() + ".missing", "cannot open it"},
-                                     std::pair{directory, "not a file"}}) {
+                                     std::pair{directory, "not a file"},
+                                     std::pair{fifo, "not a file"}}) {
       const ScopedEnv set("TUTTI_TUNING_FILE", path);
       CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
                  Contains("TUTTI_TUNING_FILE=" + path + ": " + says));
