@@ -17,7 +17,7 @@ std::string readRegularFile(const std::string& path, const std::string& where) {
   Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd.valid())
     raise(ErrorCode::kInvalidArgument, "{}: cannot open it: {}", where, std::strerror(errno));
-  struct stat info{};
+  struct stat info {};
   if (fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode))
     raise(ErrorCode::kInvalidArgument, "{}: not a file", where);
   std::string text;

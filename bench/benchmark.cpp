@@ -85,6 +85,14 @@ int runBenchmark(const BenchOptions& given, const Results* baseline) {
     }
     return 2;
   }
+  // A fault no rank can apply would let a test that expects it pass without a word.
+  if (options.fault.rank >= comm.size()) {
+    if (comm.rank() == 0) {
+      fmt::print(stderr, "tutti-bench: --fault (TUTTI_BENCH_FAULT) {}:{}: no rank {} among {}\n",
+                 options.fault.rank, options.fault.index, options.fault.rank, comm.size());
+    }
+    return 2;
+  }
   std::vector<RankInfo> ranks = comm.gatherRanks();
   if (options.nccl) {
     std::optional<std::string> jsonPath;

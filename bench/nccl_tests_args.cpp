@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/types.hpp"
+#include "tools/cli/number_checks.hpp"
 
 namespace tutti::bench {
 namespace {
@@ -296,6 +297,9 @@ NcclTestsParse parseNcclTestsArgs(const std::string& program, int argc, const ch
                             r.maxBytes));
   }
   if (std::string why = refusal(r); !why.empty()) return fail(program + ": " + why);
+  if (o.timeoutSeconds > tutti::cli::kMaxSeconds)
+    return fail(fmt::format("{}: invalid timeout -T {:.0f} (at most {:g} seconds)", program,
+                            o.timeoutSeconds, tutti::cli::kMaxSeconds));
   // nccl-tests' own corrections, with its words, on stderr.
   if (r.perIterTiming != 0 && r.perIterTiming != 1) {
     o.notes.push_back("per-iteration timing (-I) only supports 0=off or 1=on. Disabling.");

@@ -10,6 +10,7 @@
 #include "bench/collectives.hpp"
 #include "bench/types.hpp"
 #include "runtime/collectives/algorithm.hpp"
+#include "tools/cli/number_checks.hpp"
 
 namespace tutti::bench {
 namespace {
@@ -66,7 +67,7 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
   sub.add_option("-T,--timeout", o.timeoutSeconds,
                  "abort when one size (all its rounds) takes longer than this many seconds (0: no "
                  "limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tutti::cli::seconds());
   sub.add_flag("-u,--misaligned", o.misaligned, "buffers start one element past an alignment");
   sub.add_flag("-I,--iteration_stats", o.iterationStats,
                "time every iteration: min, max, p50, p99, coefficient of variation");
@@ -102,10 +103,10 @@ void addOptions(CLI::App& sub, BenchOptions& o, RawOptions& raw) {
                  "compare with a -J file: a ratio column (busbw / the baseline's, out-of-place)");
   sub.add_option("--min-ratio", o.minRatio, "with --compare: fail when a ratio is below this")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(tutti::cli::nonNegative());
   sub.add_option("--min-busbw", o.minBusBw,
                  "fail when the average bus bandwidth (GB/s) is below this")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tutti::cli::nonNegative());
   sub.add_option("-z,--blocking", o.blocking, "accepted for nccl-tests compatibility")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

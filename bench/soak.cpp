@@ -45,6 +45,7 @@
 #include "bench/collectives.hpp"
 #include "bench/options.hpp"
 #include "bench/types.hpp"
+#include "tools/cli/number_checks.hpp"
 #include "tools/launch/launch.hpp"
 
 namespace {
@@ -266,13 +267,14 @@ int main(int argc, char** argv) {
   SoakOptions options;
   std::string maxBytes = "4M";
   CLI::App app("tutti-soak: random collectives for a given time, every result checked");
-  app.add_option("--seconds", options.seconds, "how long to run")->check(CLI::PositiveNumber);
+  app.add_option("--seconds", options.seconds, "how long to run")
+      ->check(tutti::cli::finiteIn(1e-3, tutti::cli::kMaxSeconds));
   app.add_option("--ranks", options.ranks, "local ranks to spawn (without a launcher)")
       ->check(CLI::Range(1, 64));
   app.add_option("--max-bytes", maxBytes, "largest buffer per rank (K, M, G suffixes)");
   app.add_option("--seed", options.seed, "the sequence of calls (the same on every rank)");
   app.add_option("--report-every", options.reportEvery, "seconds between progress lines")
-      ->check(CLI::PositiveNumber);
+      ->check(tutti::cli::finiteIn(1e-3, tutti::cli::kMaxSeconds));
   std::string buffers = "host";
   app.add_option("--buffers", buffers,
                  "host: ordinary memory; registered: tutti_mem_alloc memory (direct algorithms)")

@@ -32,7 +32,9 @@ std::string cpuModel() {
 
 std::string machineTuningPath() {
   std::string cache;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+  // The XDG spec: a relative path is invalid and ignored (it would name another table in each
+  // directory a job starts in).
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
     cache = xdg;
   else if (const char* home = std::getenv("HOME"); home && *home)
     cache = std::string(home) + "/.cache";

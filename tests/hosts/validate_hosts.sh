@@ -60,7 +60,8 @@ failed=0
 # Bad input: exit 2 naming what was wrong, before any job.
 for bad in "--bogus|--bogus" "--min-bandwidth-fraction 1.5|--min-bandwidth-fraction" \
   "--rails eth0,,eth1|--rails 'eth0,,eth1' has an empty interface name" \
-  "--rail-timeout 0|--rail-timeout" \
+  "--rail-timeout 0|--rail-timeout" "--rail-timeout nan|--rail-timeout" \
+  "--max-latency-factor nan|--max-latency-factor" \
   "--json /nonexistent/r.json|cannot write the JSON report to /nonexistent/r.json"; do
   # shellcheck disable=SC2086
   out=$("$validate" ${bad%%|*} 2>&1)

@@ -43,6 +43,10 @@ TEST_CASE("tutti-bench rejects bad input with exit status 2 and names it", "[ben
            {{"allreduce", "-m", "0"}, "agg_iters"},
            {{"allreduce", "--quiet", "--verbose"}, "excludes"},
            {{"allreduce", "-T", "-1"}, "timeout"},
+           {{"allreduce", "-T", "1e10"}, "--timeout: 1e10 is not seconds"},  // overflows ns
+           {{"allreduce", "-T", "nan"}, "--timeout: nan"},
+           {{"allreduce", "--min-ratio", "nan"}, "--min-ratio: nan"},  // would pass every row
+           {{"allreduce", "--min-busbw", "inf"}, "--min-busbw: inf"},
            {{"allreduce", "--rounds", "0"}, "--rounds"},
            {{"allreduce", "--rounds", "1001"}, "--rounds"},
            {{"allreduce", "--rounds", "3x"}, "3x"},
@@ -62,6 +66,16 @@ TEST_CASE("tutti-bench rejects bad input with exit status 2 and names it", "[ben
     CHECK(contains(r.err, "Usage"));
     CHECK(r.out.empty());  // nothing ran
   }
+}
+
+// A fault for a rank the job does not have could never be applied: a test that expects -c to
+// catch it would pass without a word.
+TEST_CASE("tutti-bench refuses a --fault for a rank the job does not have", "[bench]") {
+  auto r = tutti::test::run(
+      bench({"allreduce", "--ranks", "2", "-b", "8", "-e", "8", "-n", "1", "--fault", "2:0"}));
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(contains(r.err, "--fault (TUTTI_BENCH_FAULT) 2:0: no rank 2 among 2"));
 }
 
 TEST_CASE("tutti-bench --help exits 0 and lists the nccl-tests flags", "[bench]") {

@@ -249,6 +249,7 @@ TEST_CASE("what nccl-tests would hang or crash on is refused, status 255", "[ben
            {{"-D", "1"}, "-D 1"},
            {{"-b", "8", "-e", "64", "-i", "0"}, "-i 0"},
            {{"-b", "0", "-e", "64", "-f", "2"}, "-b 0"},
+           {{"-T", "9223372037"}, "-T 9223372037"},  // its nanoseconds overflow
        }) {
     NcclTestsParse p = parse(args);
     INFO(named << ": " << p.message);

@@ -202,6 +202,9 @@ TEST_CASE("tuttirun rejects bad usage with exit status 2", "[tuttirun]") {
            {"-n", "two", "true"},           // not a number
            {"-n", "2", "-x", "NOEQUALS", "true"},
            {"-n", "2", "--grace", "-1", "true"},
+           {"-n", "2", "--grace", "nan", "true"},
+           {"-n", "2", "--grace", "1e10", "true"},  // past where a clock's nanoseconds overflow
+           {"-n", "2", "--timeout", "1e10", "true"},
        }) {
     auto r = run(tuttirun(args));
     std::string joined;

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <optional>
 
+#include "tools/cli/number_checks.hpp"
 #include "tools/tutti-validate/heatmap.hpp"
 #include "tools/tutti-validate/inventory.hpp"
 #include "tools/tutti-validate/measure.hpp"
@@ -242,13 +243,13 @@ int main(int argc, char** argv) {
   double railTimeoutSeconds = 30;
   app.add_option("--rail-timeout", railTimeoutSeconds,
                  "seconds a rail may stall (a cut link) before it is reported failed (default 30)")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(tutti::cli::finiteIn(1, 3600));
   app.add_option("--min-bandwidth-fraction", options.thresholds.minBandwidthFraction,
                  "a direction below this fraction of the median is slow (default 0.93)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(tutti::cli::finiteIn(0, 1));
   app.add_option("--max-latency-factor", options.thresholds.maxLatencyFactor,
                  "a latency above this multiple of the median is slow (default 2.1)")
-      ->check(CLI::Range(1.0, 1000.0));
+      ->check(tutti::cli::finiteIn(1, 1000));
   app.add_option("--json", options.json, "write the JSON report (docs/validate.md) to this file");
   app.add_option("--svg", options.svg, "write the bandwidth heatmap (SVG) to this file");
   app.add_option("--name", options.name, "this host's label (default: its host name)");

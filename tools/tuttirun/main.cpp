@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/cli/number_checks.hpp"
 #include "tools/launch/launch.hpp"
 
 namespace {
@@ -53,11 +54,11 @@ int main(int argc, char** argv) {
   app.add_option("--grace", options.graceSeconds,
                  "seconds the other ranks get after one fails, before SIGTERM")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(tutti::cli::seconds());
   app.add_option("--timeout", options.timeoutSeconds,
                  "kill the job after this many seconds (0: none)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(tutti::cli::seconds());
   app.add_option("--elastic", options.elasticReplacements,
                  "replace a failed rank with a fresh process, which joins the survivors' grown\n"
                  "communicator (docs/elastic.md), up to this many times in the job")

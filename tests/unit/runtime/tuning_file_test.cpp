@@ -206,9 +206,9 @@ TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never h
     // A FIFO that no process writes: refused, not waited on for a writer.
     const std::string fifo = file.path() + ".fifo";
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-    for (const auto& [path, says] : {std::pair{file.path() + ".missing", "cannot open it"},
-                                     std::pair{directory, "not a file"},
-                                     std::pair{fifo, "not a file"}}) {
+    for (const auto& [path, says] :
+         {std::pair{file.path() + ".missing", "cannot open it"}, std::pair{directory, "not a file"},
+          std::pair{fifo, "not a file"}}) {
       const ScopedEnv set("TUTTI_TUNING_FILE", path);
       CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
                  Contains("TUTTI_TUNING_FILE=" + path + ": " + says));
@@ -246,8 +246,12 @@ TEST_CASE(
     CHECK_THAT(tests::messageOf(ErrorCode::kInvalidArgument, [] { Settings::fromConfig(); }),
                Contains(fmt::format("{} ({}): line 1: direct_min_bytes = 2X", where, path)));
   }
-  const ScopedEnv noXdg("XDG_CACHE_HOME", ""), home("HOME", cache.dir() + "/home");
-  CHECK(machineTuningPath().rfind(cache.dir() + "/home/.cache/tutti/tuning-", 0) == 0);
+  const ScopedEnv home("HOME", cache.dir() + "/home");
+  // Empty, or relative (which the XDG spec calls invalid): ~/.cache.
+  for (const char* xdgValue : {"", "relative/cache"}) {
+    const ScopedEnv xdgAgain("XDG_CACHE_HOME", xdgValue);
+    CHECK(machineTuningPath().rfind(cache.dir() + "/home/.cache/tutti/tuning-", 0) == 0);
+  }
 }
 
 // What init sends from rank 0 to the ranks that take its table reads back as that table, its FIFO
