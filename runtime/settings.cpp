@@ -71,6 +71,15 @@ void Settings::planFor(int ranks) {
   tuning = tuningTable.forRanks(ranks);
   slotBytes = slotBytesVariable.value_or(tuning.slotBytes);
   slots = slotsVariable.value_or(static_cast<int>(tuning.slots));
+  // Each within its range, the two could still ask for 4 GiB a connection: every local peer pair's
+  // FIFOs in /dev/shm, each page touched before data flows.
+  constexpr size_t kMaxFifoBytes = 256 << 20;
+  if (const size_t fifo = static_cast<size_t>(slots) * slotBytes; fifo > kMaxFifoBytes)
+    raise(ErrorCode::kInvalidArgument,
+          "a connection's FIFO of {} slots ({}) of {} bytes ({}) would take {} MiB; at most {} MiB",
+          slots, slotsVariable ? "TUTTI_SLOTS" : "the tuning table's slots", slotBytes,
+          slotBytesVariable ? "TUTTI_CHUNK_BYTES" : "the tuning table's slot_bytes", fifo >> 20,
+          kMaxFifoBytes >> 20);
 }
 
 Settings Settings::fromConfig() {

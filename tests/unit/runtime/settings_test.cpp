@@ -39,6 +39,19 @@ std::string refusal(const char* name, const std::string& value) {
   return "";
 }
 
+}  // namespace
+
+// Each within its range, slots x slot bytes may still not exceed 256 MiB a connection.
+TEST_CASE("TUTTI_SLOTS x TUTTI_CHUNK_BYTES: at most 256 MiB a connection") {
+  ScopedEnv slots("TUTTI_SLOTS", "64");
+  CHECK(refusal("TUTTI_CHUNK_BYTES", "4M") == "");
+  CHECK_THAT(refusal("TUTTI_CHUNK_BYTES", "8M"),
+             Contains("a connection's FIFO of 64 slots (TUTTI_SLOTS) of 8388608 bytes "
+                      "(TUTTI_CHUNK_BYTES) would take 512 MiB; at most 256 MiB"));
+}
+
+namespace {
+
 const char* algorithmName(const Settings& settings) {
   return settings.algorithm ? settings.algorithm->name : "auto";
 }
