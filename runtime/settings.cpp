@@ -1,7 +1,11 @@
 #include "runtime/settings.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <initializer_list>
 
 #include "base/config.hpp"
@@ -21,6 +25,21 @@ Choice parseChoice(const char* name, std::initializer_list<Choice> values) {
   for (Choice value : values)
     if (word == choiceName(value)) return value;
   raise(ErrorCode::kInternal, "{}='{}' is in the variable table but not known here", name, word);
+}
+
+// TUTTI_DUMP_DIR, made where its parent exists. Checked at init, not at the first dump: dumps are
+// written when something went wrong, and one lost then is lost for good.
+void makeDumpDirectory(const std::string& dir) {
+  const int made = mkdir(dir.c_str(), 0755) == 0 ? 0 : errno;
+  struct stat info {};
+  if (stat(dir.c_str(), &info) != 0)
+    raise(ErrorCode::kInvalidArgument, "TUTTI_DUMP_DIR={}: cannot make it: {}", dir,
+          std::strerror(made));
+  if (!S_ISDIR(info.st_mode))
+    raise(ErrorCode::kInvalidArgument, "TUTTI_DUMP_DIR={}: not a directory", dir);
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    raise(ErrorCode::kInvalidArgument, "TUTTI_DUMP_DIR={}: cannot write in it: {}", dir,
+          std::strerror(errno));
 }
 
 }  // namespace
@@ -109,6 +128,7 @@ Settings Settings::fromConfig() {
   settings.flightRecorderEntries =
       static_cast<size_t>(config::getInt("TUTTI_FLIGHT_RECORDER_ENTRIES"));
   settings.dumpDir = config::getString("TUTTI_DUMP_DIR");
+  if (!settings.dumpDir.empty()) makeDumpDirectory(settings.dumpDir);
   settings.traceFile = config::getString("TUTTI_TRACE_FILE");
   settings.ringOrder = parseRingOrder(config::getString("TUTTI_RING_ORDER"));
   // The trace is drawn from the recorder's buffer.

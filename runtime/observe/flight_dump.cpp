@@ -1,7 +1,5 @@
 #include "runtime/observe/flight_dump.hpp"
 
-#include <sys/stat.h>
-
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
@@ -86,8 +84,6 @@ std::string dumpPath(const Communicator& comm) {
 void dumpFlightRecord(const Communicator& comm, const std::string& reason) {
   const std::string path = dumpPath(comm);
   if (path.empty()) return;
-  // The directory is made if its parent exists; any other problem shows when writing.
-  mkdir(comm.settings().dumpDir.c_str(), 0755);
   try {
     if (writeReportFile(path, flightRecordJson(comm, reason), "flight recorder dump"))
       log::warn("rank {}: flight recorder dumped to {} ({})", comm.rank(), path, reason);

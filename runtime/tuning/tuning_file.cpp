@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +19,16 @@
 
 namespace tutti::runtime {
 namespace {
+
+// Part of a line as an error quotes it: printable, and short, whatever the file holds (a binary
+// file's escape sequences reached the terminal, a NUL cut the message, a long line filled it).
+std::string quoted(const std::string& text) {
+  constexpr size_t kShown = 60;
+  std::string shown;
+  for (const char c : text.substr(0, kShown))
+    shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  return text.size() > kShown ? shown + "..." : shown;
+}
 
 std::string trimmed(const std::string& text) {
   const size_t first = text.find_first_not_of(" \t\r");
@@ -46,8 +57,8 @@ struct Line {
   const std::string& value;
 
   [[noreturn]] void refuse(const std::string& why) const {
-    raise(ErrorCode::kInvalidArgument, "{}: line {}: {} = {}: {}", where, number, key.name, value,
-          why);
+    raise(ErrorCode::kInvalidArgument, "{}: line {}: {} = {}: {}", where, number, key.name,
+          quoted(value), why);
   }
   size_t size(const std::string& text) const {
     const bool count = std::string_view(key.unit) == "count";
@@ -137,7 +148,7 @@ TuningTable parseTuning(const std::string& text, const std::string& where) {
       if (!ranks)
         raise(ErrorCode::kInvalidArgument,
               "{}: line {}: '{}' is not a section of a rank count, [ranks N] with N from 1 to {}",
-              where, number, content, mostRanks());
+              where, number, quoted(content), mostRanks());
       if (const auto [first, fresh] = sectionLine.emplace(*ranks, number); !fresh)
         raise(ErrorCode::kInvalidArgument,
               "{}: line {}: [ranks {}] is given twice (first on line {})", where, number, *ranks,
@@ -150,12 +161,12 @@ TuningTable parseTuning(const std::string& text, const std::string& where) {
     const size_t equals = content.find('=');
     if (equals == std::string::npos)
       raise(ErrorCode::kInvalidArgument, "{}: line {}: '{}' is not 'key = value'", where, number,
-            content);
+            quoted(content));
     const std::string name = trimmed(content.substr(0, equals));
     const TuningKey* key = findKey(name);
     if (!key)
       raise(ErrorCode::kInvalidArgument, "{}: line {}: unknown key '{}' (the keys: {})", where,
-            number, name, keyNames());
+            number, quoted(name), keyNames());
     if (const auto [first, fresh] = given.emplace(name, number); !fresh)
       raise(ErrorCode::kInvalidArgument, "{}: line {}: {} is given twice (first on line {})", where,
             number, name, first->second);

@@ -4,6 +4,8 @@
 #include "runtime/settings.hpp"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,6 +42,23 @@ std::string refusal(const char* name, const std::string& value) {
 }
 
 }  // namespace
+
+// TUTTI_DUMP_DIR is made at init where its parent exists, and refused there otherwise: dumps are
+// written when something went wrong, when a lost one is lost for good.
+TEST_CASE("TUTTI_DUMP_DIR: made at init, or refused naming it") {
+  char parent[] = "/tmp/tutti-settings-XXXXXX";
+  REQUIRE(mkdtemp(parent));
+  const std::string made = std::string(parent) + "/dumps", file = std::string(parent) + "/file";
+  CHECK(refusal("TUTTI_DUMP_DIR", made) == "");
+  CHECK(std::filesystem::is_directory(made));
+  std::ofstream(file) << "not a directory\n";
+  CHECK_THAT(refusal("TUTTI_DUMP_DIR", file),
+             Contains("TUTTI_DUMP_DIR=" + file + ": not a directory"));
+  CHECK_THAT(
+      refusal("TUTTI_DUMP_DIR", made + "/a/b"),
+      Contains("TUTTI_DUMP_DIR=" + made + "/a/b: cannot make it: No such file or directory"));
+  std::filesystem::remove_all(parent);
+}
 
 // Each within its range, slots x slot bytes may still not exceed 256 MiB a connection.
 TEST_CASE("TUTTI_SLOTS x TUTTI_CHUNK_BYTES: at most 256 MiB a connection") {

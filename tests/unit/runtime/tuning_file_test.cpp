@@ -164,6 +164,17 @@ TEST_CASE("a bad tuning file is refused, naming the line and the key") {
   CHECK_THAT(refusal(text), Contains(says));
 }
 
+// What a refusal quotes of the file is printable and short: a binary file's bytes must not reach
+// the terminal, nor a NUL cut the message, nor one long line fill the screen.
+TEST_CASE("a refusal quotes the line printable and cut short") {
+  using namespace std::string_literals;
+  CHECK_THAT(refusal("\x1b[2Jslots\n"), Contains("line 1: '?[2Jslots' is not 'key = value'"));
+  CHECK_THAT(refusal("sl\0ts = 8\n"s),
+             Contains("line 1: unknown key 'sl?ts' (the keys: ") && Contains("slot_bytes"));
+  CHECK_THAT(refusal("slots = " + std::string(1000, '9') + "\n"),
+             Contains("slots = " + std::string(60, '9') + "...: not a whole number"));
+}
+
 TEST_CASE("TUTTI_TUNING_FILE: the table in force, or an error naming it; never half of a file") {
   SECTION("defaults: tutti's table") {
     const ScopedEnv set("TUTTI_TUNING_FILE", "defaults");
