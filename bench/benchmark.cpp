@@ -44,6 +44,14 @@ int finish(const BenchOptions& o, SweepOutcome& sweep, std::vector<RankInfo> ran
   if (!o.plotPath.empty()) {
     writePlot(o.plotPath, results, fmt::format("tutti-bench {}: {} ranks", o.collective, nranks));
   }
+  // A gate that compared nothing would pass whatever the run measured.
+  if (!o.comparePath.empty() && sweep.rowsCompared == 0) {
+    fmt::print(stderr,
+               "tutti-bench: --compare {}: no row of this run has a counterpart there (the same "
+               "collective, size, type, operation and algorithm): nothing compared\n",
+               o.comparePath);
+    status = 1;
+  }
   if (sweep.rowsBelowRatio > 0) {
     fmt::print(stderr, "tutti-bench: {} row(s) below --min-ratio {} against {}\n",
                sweep.rowsBelowRatio, o.minRatio, o.comparePath);

@@ -85,6 +85,7 @@ class Benchmark {
 
   Results& results() { return results_; }
   int rowsBelowRatio() const { return rowsBelowRatio_; }
+  int rowsCompared() const { return rowsCompared_; }
 
  private:
   struct Placement {
@@ -191,6 +192,7 @@ class Benchmark {
     const ResultRow* base = findMatch(baseline_->rows, row);
     if (!base || base->outOfPlace.bandwidth.busbw <= 0) return fmt::format("  {:>6}", "-");
     double ratio = row.outOfPlace.bandwidth.busbw / base->outOfPlace.bandwidth.busbw;
+    ++rowsCompared_;
     rowsBelowRatio_ += ratio < o_.minRatio;
     return fmt::format("  {:6.2f}", ratio);
   }
@@ -406,6 +408,7 @@ class Benchmark {
   Progress progress_;
   Results results_;
   int rowsBelowRatio_ = 0;
+  int rowsCompared_ = 0;
   int64_t failedChecks_ = 0;
   double busBwSum_ = 0;
   int busBwCount_ = 0;
@@ -419,6 +422,7 @@ SweepOutcome runSweep(const BenchOptions& options, const Comm& comm, const Colle
   SweepOutcome outcome;
   outcome.status = bench.run();
   outcome.rowsBelowRatio = bench.rowsBelowRatio();
+  outcome.rowsCompared = bench.rowsCompared();
   outcome.results = std::move(bench.results());
   return outcome;
 }

@@ -20,6 +20,7 @@ struct SweepOutcome {
   int status = 0;          // 1 when a check found wrong values
   Results results;         // rows and summary (machine fields left to the caller)
   int rowsBelowRatio = 0;  // --compare: rows whose ratio is below --min-ratio
+  int rowsCompared = 0;    // --compare: rows the baseline has a counterpart of
 };
 
 // Throws std::runtime_error when a tutti call fails. Honours the test-only fault switch of

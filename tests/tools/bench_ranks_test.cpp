@@ -486,6 +486,12 @@ TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench
   auto gated = with({"--compare", json, "--min-ratio", "1000"});
   CHECK(gated.status == 1);
   CHECK(gated.err.find("below --min-ratio 1000") != std::string::npos);
+  // A baseline of other sizes compares nothing: the gate fails rather than pass every row.
+  auto elsewhere = bench({"reducescatter", "--ranks", "2", "-b", "64K", "-e", "64K", "-n", "3",
+                          "-w", "1", "--compare", json, "--min-ratio", "0"});
+  CHECK(elsewhere.status == 1);
+  CHECK(elsewhere.err.find("--compare " + json + ": no row of this run has a counterpart") !=
+        std::string::npos);
   CHECK(with({"--min-busbw", "1e-9"}).status == 0);
   auto slow = with({"--min-busbw", "1e6"});
   CHECK(slow.status == 1);
