@@ -1,4 +1,6 @@
 // The graph: nodes, directed links and the names of their kinds.
+#include <algorithm>
+
 #include "base/error.hpp"
 #include "topology/topology.hpp"
 
@@ -53,14 +55,18 @@ int Topology::addHost(std::string hash) {
 int Topology::addNode(Node node) {
   if (node.host < 0 || node.host >= static_cast<int>(hosts_.size()))
     raise(ErrorCode::kInternal, "topology: node {} on unknown host {}", node.busId, node.host);
-  int index = 0;
-  for (const Node& other : nodes_)
-    if (other.kind == node.kind && other.host == node.host) ++index;
-  node.index = index;
+  hostNodes_.resize(hosts_.size());
+  std::vector<int>& siblings = hostNodes_[static_cast<size_t>(node.host)];
+  node.index = static_cast<int>(std::count_if(siblings.begin(), siblings.end(), [&](int id) {
+    return nodes_[static_cast<size_t>(id)].kind == node.kind;
+  }));
+  const int id = static_cast<int>(nodes_.size());
+  local_.push_back(static_cast<int>(siblings.size()));
+  siblings.push_back(id);
   nodes_.push_back(std::move(node));
   out_.emplace_back();
   paths_.clear();
-  return static_cast<int>(nodes_.size() - 1);
+  return id;
 }
 
 int Topology::addDirectedLink(int from, int to, LinkKind kind, double bw, int count) {
@@ -89,9 +95,14 @@ void Topology::addLink(int a, int b, LinkKind kind, double bw, int count) {
 
 std::vector<int> Topology::nodesOf(NodeKind kind, int host) const {
   std::vector<int> ids;
+  if (host >= 0) {
+    if (static_cast<size_t>(host) < hostNodes_.size())
+      for (int id : hostNodes_[static_cast<size_t>(host)])
+        if (nodes_[static_cast<size_t>(id)].kind == kind) ids.push_back(id);
+    return ids;
+  }
   for (size_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].kind == kind && (host < 0 || nodes_[i].host == host))
-      ids.push_back(static_cast<int>(i));
+    if (nodes_[i].kind == kind) ids.push_back(static_cast<int>(i));
   return ids;
 }
 
@@ -103,7 +114,12 @@ int Topology::findBusId(int host, std::string_view busId) const {
 
 const Path& Topology::path(int from, int to) const {
   if (paths_.empty()) raise(ErrorCode::kInvalidUsage, "topology: paths not computed");
-  return paths_.at(from).at(to);
+  const int host = nodes_.at(static_cast<size_t>(from)).host;
+  if (nodes_.at(static_cast<size_t>(to)).host != host)
+    return netPaths_[static_cast<size_t>(
+        std::min(netPath_[static_cast<size_t>(from)], netPath_[static_cast<size_t>(to)]))];
+  return paths_[static_cast<size_t>(host)][static_cast<size_t>(local_[static_cast<size_t>(from)])]
+               [static_cast<size_t>(local_[static_cast<size_t>(to)])];
 }
 
 }  // namespace tutti::topology

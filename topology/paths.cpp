@@ -58,11 +58,16 @@ bool mayCross(const Topology& topo, int node, const Link& in, const Link& out, P
   }
 }
 
-std::vector<Path> pathsFrom(const Topology& topo, int source) {
-  size_t n = topo.nodes().size();
+// Paths from `source` to each node of its host, by position in `members` (the host's node ids, in
+// id order; `local` maps an id to its position). No path leaves a host: across hosts is NET.
+std::vector<Path> pathsFrom(const Topology& topo, int source, const std::vector<int>& members,
+                            const std::vector<int>& local) {
+  const size_t n = members.size();
   std::vector<Label> labels(n);
   std::vector<bool> done(n, false);
-  labels[source] = Label{PathType::kLoc, std::numeric_limits<double>::infinity(), 0, -1, true};
+  const int host = topo.node(source).host;
+  const auto at = [&](int id) { return static_cast<size_t>(local[static_cast<size_t>(id)]); };
+  labels[at(source)] = Label{PathType::kLoc, std::numeric_limits<double>::infinity(), 0, -1, true};
   // Reached nodes, best label first and the lowest id among equals (the order a scan of every
   // node would take): a heap keeps each search O(m log n) where the scan made all of them O(n^3),
   // seconds for a file of a thousand nodes. An entry whose node was since reached better is stale.
@@ -73,21 +78,22 @@ std::vector<Path> pathsFrom(const Topology& topo, int source) {
     return a.second > b.second;
   };
   std::priority_queue<Entry, std::vector<Entry>, decltype(after)> queue(after);
-  queue.push({labels[source], source});
+  queue.push({labels[at(source)], source});
   while (!queue.empty()) {
     const auto [label, u] = queue.top();
     queue.pop();
-    if (done[u] || better(labels[u], label)) continue;
-    done[u] = true;
+    const Label& here = labels[at(u)];
+    if (done[at(u)] || better(here, label)) continue;
+    done[at(u)] = true;
     for (int id : topo.linksFrom(u)) {
       const Link& link = topo.links()[id];
+      if (topo.node(link.to).host != host) continue;
       bool transit = u != source;
-      if (transit && !mayCross(topo, u, topo.links()[labels[u].via], link, labels[u].type))
-        continue;
-      Label next{std::max(labels[u].type, hopType(topo, link, transit)),
-                 std::min(labels[u].bw, link.bw), labels[u].hops + 1, id, true};
-      if (!done[link.to] && better(next, labels[link.to])) {
-        labels[link.to] = next;
+      if (transit && !mayCross(topo, u, topo.links()[here.via], link, here.type)) continue;
+      Label next{std::max(here.type, hopType(topo, link, transit)), std::min(here.bw, link.bw),
+                 here.hops + 1, id, true};
+      if (!done[at(link.to)] && better(next, labels[at(link.to)])) {
+        labels[at(link.to)] = next;
         queue.push({next, link.to});
       }
     }
@@ -97,8 +103,8 @@ std::vector<Path> pathsFrom(const Topology& topo, int source) {
     if (!labels[v].reached) continue;
     paths[v].type = labels[v].type;
     paths[v].bw = labels[v].bw;
-    for (int at = static_cast<int>(v); labels[at].via >= 0; at = topo.links()[labels[at].via].from)
-      paths[v].links.push_back(labels[at].via);
+    for (int hop = labels[v].via; hop >= 0; hop = labels[at(topo.links()[hop].from)].via)
+      paths[v].links.push_back(hop);
     std::reverse(paths[v].links.begin(), paths[v].links.end());
   }
   return paths;
@@ -106,26 +112,26 @@ std::vector<Path> pathsFrom(const Topology& topo, int source) {
 
 // NCCL's P2C: a GPU whose way to its CPU is C2C reaches the NICs nearest it that hang off that
 // CPU (PHB from it) as P2C, not PHB: over its own chip-to-chip link, then one host bridge. Both
-// directions, the NICs and their ports alike.
-void applyP2c(const Topology& topo, std::vector<std::vector<Path>>& paths) {
-  for (const int gpu : topo.nodesOf(NodeKind::kGpu)) {
-    const int host = topo.node(gpu).host;
-    const std::vector<Path>& from = paths[static_cast<size_t>(gpu)];
+// directions, the NICs and their ports alike. `paths` are the host's, by position (`local`).
+void applyP2c(const Topology& topo, int host, std::vector<std::vector<Path>>& paths,
+              const std::vector<int>& local) {
+  const auto at = [&](int id) { return static_cast<size_t>(local[static_cast<size_t>(id)]); };
+  for (const int gpu : topo.nodesOf(NodeKind::kGpu, host)) {
+    const std::vector<Path>& from = paths[at(gpu)];
     PathType nearest = PathType::kNet;
     for (const int nic : topo.nodesOf(NodeKind::kNic, host))
-      nearest = std::min(nearest, from[static_cast<size_t>(nic)].type);
+      nearest = std::min(nearest, from[at(nic)].type);
     for (const int cpu : topo.nodesOf(NodeKind::kCpu, host)) {
-      if (from[static_cast<size_t>(cpu)].type != PathType::kC2c) continue;
+      if (from[at(cpu)].type != PathType::kC2c) continue;
       for (const int nic : topo.nodesOf(NodeKind::kNic, host)) {
-        if (from[static_cast<size_t>(nic)].type != nearest ||
-            paths[static_cast<size_t>(nic)][static_cast<size_t>(cpu)].type != PathType::kPhb)
+        if (from[at(nic)].type != nearest || paths[at(nic)][at(cpu)].type != PathType::kPhb)
           continue;
         std::vector<int> ends{nic};
         for (const int port : topo.nodesOf(NodeKind::kNet, host))
           if (topo.node(port).parent == nic) ends.push_back(port);
         for (const int end : ends)
           for (auto [a, b] : {std::pair{gpu, end}, std::pair{end, gpu}}) {
-            PathType& type = paths[static_cast<size_t>(a)][static_cast<size_t>(b)].type;
+            PathType& type = paths[at(a)][at(b)].type;
             type = std::min(type, PathType::kP2c);
           }
       }
@@ -133,31 +139,45 @@ void applyP2c(const Topology& topo, std::vector<std::vector<Path>>& paths) {
   }
 }
 
-// The widest way from a node into the network of its host (0 without network ports).
-double networkBw(const Topology& topo, const std::vector<Path>& from, int host) {
+// The widest way from a node into the network of its host (0 without network ports), given its
+// paths within the host by position (`local`).
+double networkBw(const Topology& topo, const std::vector<Path>& from, int host,
+                 const std::vector<int>& local) {
   double best = 0;
-  for (int net : topo.nodesOf(NodeKind::kNet, host))
-    if (from[net].type <= PathType::kNet) best = std::max(best, from[net].bw);
+  for (int net : topo.nodesOf(NodeKind::kNet, host)) {
+    const Path& path = from[static_cast<size_t>(local[static_cast<size_t>(net)])];
+    if (path.type <= PathType::kNet) best = std::max(best, path.bw);
+  }
   return best;
 }
 
 }  // namespace
 
 void Topology::computePaths() {
-  std::vector<std::vector<Path>> paths;
-  for (size_t i = 0; i < nodes_.size(); ++i) paths.push_back(pathsFrom(*this, static_cast<int>(i)));
-  applyP2c(*this, paths);
-  std::vector<double> toNetwork;
-  for (size_t a = 0; a < nodes_.size(); ++a)
-    toNetwork.push_back(networkBw(*this, paths[a], nodes_[a].host));
-  for (size_t a = 0; a < nodes_.size(); ++a) {
-    paths[a][a].bw = 0;  // LOC: no transfer
-    for (size_t b = 0; b < nodes_.size(); ++b) {
-      if (nodes_[a].host == nodes_[b].host) continue;
-      paths[a][b].type = PathType::kNet;
-      paths[a][b].bw = std::min(toNetwork[a], toNetwork[b]);
-    }
+  hostNodes_.resize(hosts_.size());
+  std::vector<std::vector<std::vector<Path>>> paths(hosts_.size());
+  std::vector<double> toNetwork(nodes_.size(), 0);
+  for (size_t host = 0; host < hosts_.size(); ++host) {
+    const std::vector<int>& members = hostNodes_[host];
+    std::vector<std::vector<Path>>& within = paths[host];
+    for (int id : members) within.push_back(pathsFrom(*this, id, members, local_));
+    applyP2c(*this, static_cast<int>(host), within, local_);
+    for (size_t i = 0; i < members.size(); ++i)
+      toNetwork[static_cast<size_t>(members[i])] =
+          networkBw(*this, within[i], static_cast<int>(host), local_);
+    for (size_t i = 0; i < members.size(); ++i) within[i][i].bw = 0;  // LOC: no transfer
   }
+  // Across hosts: NET, at the narrower of the two ends' ways into the network. The distinct widths
+  // are few; each node points at its own, and a pair at the lesser of its two.
+  std::vector<double> widths = toNetwork;
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  netPaths_.clear();
+  for (double bw : widths) netPaths_.push_back(Path{PathType::kNet, bw, {}});
+  netPath_.clear();
+  for (double bw : toNetwork)
+    netPath_.push_back(
+        static_cast<int>(std::lower_bound(widths.begin(), widths.end(), bw) - widths.begin()));
   paths_ = std::move(paths);
 }
 

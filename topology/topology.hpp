@@ -120,7 +120,13 @@ class Topology {
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::vector<std::vector<int>> out_;
-  std::vector<std::vector<Path>> paths_;
+  // Paths are kept per host, and across hosts as one per network bandwidth: a file or --hosts
+  // of thousands of hosts held every pair of their nodes (4096 hosts: tens of GB).
+  std::vector<std::vector<int>> hostNodes_;            // each host's node ids, in id order
+  std::vector<int> local_;                             // a node's position in its host's list
+  std::vector<std::vector<std::vector<Path>>> paths_;  // [host][local from][local to]
+  std::vector<Path> netPaths_;                         // across hosts, by bandwidth ascending
+  std::vector<int> netPath_;                           // a node's netPaths_ entry to the network
 };
 
 // NCCL topology XML. Errors (kInvalidArgument) name the file, the line and what was wrong.

@@ -1,5 +1,7 @@
 // Plans across hosts: N copies of one host, rings with rail alignment, double binary trees.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "helpers.hpp"
@@ -51,6 +53,25 @@ TEST_CASE("replicateHosts: N copies of one host, NET between them") {
   CHECK(topo.node(gpu(topo, 5, 2)).parent >= 0);
   CHECK(topo.node(topo.node(gpu(topo, 5, 2)).parent).host == 2);
   CHECK_THROWS(replicateHosts(one, 0));
+  // Each copy's paths are the original's; across hosts NET, at the narrower end's widest way to
+  // one of its host's network ports (a port's own way unbounded).
+  const int size = static_cast<int>(one.nodes().size());
+  const auto widest = [&](int node) {
+    if (one.node(node).kind == NodeKind::kNet) return std::numeric_limits<double>::infinity();
+    double best = 0;
+    for (int port : one.nodesOf(NodeKind::kNet, 0)) best = std::max(best, one.path(node, port).bw);
+    return best;
+  };
+  for (int a = 0; a < size; ++a)
+    for (int b = 0; b < size; ++b) {
+      const Path &original = one.path(a, b), &copy = topo.path(3 * size + a, 3 * size + b);
+      CHECK((copy.type == original.type && copy.bw == original.bw));
+      CHECK(copy.links.size() == original.links.size());
+      const Path& across = topo.path(a, 2 * size + b);
+      CHECK(across.type == PathType::kNet);
+      CHECK(across.bw == std::min(widest(a), widest(b)));
+      CHECK(across.links.empty());
+    }
 }
 
 TEST_CASE("DGX-1 V100 across hosts: one ring per NIC, entering and leaving at its switch") {
