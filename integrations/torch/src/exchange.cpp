@@ -25,6 +25,9 @@ std::vector<int64_t> rowsPerRank(const at::Tensor& tensor, const std::vector<int
   }
   TORCH_CHECK(static_cast<int>(splits.size()) == size, "tutti: ", op, ": ", splits.size(), " ",
               what, " split sizes for world size ", size);
+  for (size_t peer = 0; peer < splits.size(); ++peer)
+    TORCH_CHECK(splits[peer] >= 0, "tutti: ", op, ": ", what, " split size ", peer, " is ",
+                splits[peer], ", below 0");
   const int64_t total = std::accumulate(splits.begin(), splits.end(), int64_t{0});
   TORCH_CHECK(total == rows, "tutti: ", op, ": the ", what, " split sizes add up to ", total,
               " but the ", what, " has ", rows, " rows");
@@ -78,6 +81,12 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::alltoall_base(at::Tensor& output, 
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "tutti: ", op,
               ": the output and input dtypes differ (", output.scalar_type(), ", ",
               input.scalar_type(), ")");
+  // Equal splits both ways: each rank sends what it receives, as gloo and NCCL require; a
+  // mismatch here would otherwise fail the whole group in flight.
+  TORCH_CHECK(!outputSplitSizes.empty() || !inputSplitSizes.empty() ||
+                  output.numel() == input.numel(),
+              "tutti: ", op, ": without split sizes the output and input must be of one size; got ",
+              output.numel(), " and ", input.numel(), " elements");
   const std::vector<int64_t> sendRows = rowsPerRank(input, inputSplitSizes, size_, op, "input");
   const std::vector<int64_t> recvRows = rowsPerRank(output, outputSplitSizes, size_, op, "output");
   return run(c10d::OpType::ALLTOALL_BASE, op, input.device(), {output}, [&](TuttiWork& work) {

@@ -27,6 +27,13 @@ const std::vector<at::Tensor>& rootList(const std::vector<std::vector<at::Tensor
   return lists[0];
 }
 
+// The root as torch passes it, checked: it indexes this rank's blocks.
+int checkedRoot(int64_t root, int size, const char* op) {
+  TORCH_CHECK(root >= 0 && root < size, "tutti: ", op, ": root rank ", root,
+              " is not a rank of this group of ", size);
+  return static_cast<int>(root);
+}
+
 }  // namespace
 
 ProcessGroupTutti::WorkPtr ProcessGroupTutti::gather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -34,7 +41,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::gather(std::vector<std::vector<at:
                                                      const c10d::GatherOptions& opts) {
   const char* op = "gather";
   const at::Tensor& input = theOnlyTensor(inputs, op);
-  const int root = static_cast<int>(opts.rootRank);
+  const int root = checkedRoot(opts.rootRank, size_, op);
   const std::vector<at::Tensor>& outputList =
       rootList(outputs, input, root == rank_, size_, op, "output");
   return run(c10d::OpType::GATHER, op, input.device(), outputList, [&](TuttiWork& work) {
@@ -55,7 +62,7 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::scatter(std::vector<at::Tensor>& o
                                                       const c10d::ScatterOptions& opts) {
   const char* op = "scatter";
   at::Tensor& output = theOnlyTensor(outputs, op);
-  const int root = static_cast<int>(opts.rootRank);
+  const int root = checkedRoot(opts.rootRank, size_, op);
   const std::vector<at::Tensor>& inputList =
       rootList(inputs, output, root == rank_, size_, op, "input");
   return run(c10d::OpType::SCATTER, op, output.device(), outputs, [&](TuttiWork& work) {

@@ -1,14 +1,23 @@
 #include "integrations/torch/src/staging.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
 #include "integrations/torch/src/tensor_types.hpp"
 
 namespace tutti_torch {
 
 at::Tensor stagedOutput(const at::Tensor& tensor, TuttiWork& work) {
+  // Checked before any data moves: copying the result back would fail only after the collective.
+  TORCH_CHECK(at::has_internal_overlap(tensor) != at::MemOverlap::Yes,
+              "tutti: an output tensor has elements that share memory (made by expand()?); pass "
+              "one whose elements each have their own, e.g. its clone()");
   if (tensor.is_contiguous()) return tensor;
-  at::Tensor staged = tensor.contiguous();
+  return stagedSeparately(tensor, work);
+}
+
+at::Tensor stagedSeparately(const at::Tensor& tensor, TuttiWork& work) {
+  at::Tensor staged = tensor.clone(at::MemoryFormat::Contiguous);  // in-place ops read it
   work.onSuccess([tensor, staged] { tensor.copy_(staged); });
   return staged;
 }

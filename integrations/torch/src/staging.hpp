@@ -13,6 +13,8 @@
 namespace tutti_torch {
 
 at::Tensor stagedOutput(const at::Tensor& tensor, TuttiWork& work);
+// A contiguous copy of its own that the work copies back into `tensor` when it succeeds.
+at::Tensor stagedSeparately(const at::Tensor& tensor, TuttiWork& work);
 at::Tensor stagedInput(const at::Tensor& tensor, TuttiWork& work);
 // Inputs concatenated into one flat contiguous tensor (kept alive by the work).
 at::Tensor flattenedInputs(at::TensorList tensors, TuttiWork& work);

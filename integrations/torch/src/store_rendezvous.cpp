@@ -18,6 +18,10 @@ void check(tuttiResult_t result, const char* what) {
 }  // namespace
 
 tuttiComm_t connectThroughStore(c10d::Store& store, int rank, int size) {
+  // Checked before the store is read: a rank that is not among `size` would wait for rank 0's id
+  // until the store's timeout, then be told only that it waited.
+  TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "tutti: rank ", rank,
+              " is not a rank of a group of ", size);
   tuttiUniqueId id;
   if (rank == 0) {
     check(tutti_get_unique_id(&id), "creating the unique id");

@@ -6,6 +6,7 @@ from typing import List
 
 import torch
 import torch.distributed as dist
+import tutti_torch  # registers the backend
 
 import world
 from mistakes import expect_error, group_still_works
@@ -30,6 +31,22 @@ def local_mistakes(rank: int, size: int) -> None:
     expect_error("split sizes add up to",
                  lambda: dist.all_to_all_single(torch.empty(size), torch.ones(size),
                                                 [1] * size, [2] * size))
+    expect_error("without split sizes the output and input must be of one size",
+                 lambda: dist.all_to_all_single(torch.empty(2 * size), torch.ones(size)))
+    expect_error("input split size 0 is -1, below 0",
+                 lambda: dist.all_to_all_single(torch.empty(size), torch.ones(size), [1] * size,
+                                                [-1, size + 1] + [0] * (size - 2)))
+    for root in (-1, size + 3):
+        expect_error(f"gather: root rank {root} is not a rank of this group of {size}",
+                     lambda: dist.gather(torch.ones(3), dst=root))
+        expect_error(f"scatter: root rank {root} is not a rank of this group of {size}",
+                     lambda: dist.scatter(torch.empty(3), src=root))
+    # Elements sharing memory: refused before anything moves, not when copying the result back.
+    expect_error("an output tensor has elements that share memory",
+                 lambda: dist.all_reduce(torch.ones(1).expand(4)))
+    # A group made by hand for a rank it cannot have: said at once, not after the store's timeout.
+    expect_error(f"rank {size + 1} is not a rank of a group of {size}",
+                 lambda: tutti_torch.ProcessGroupTutti(dist.HashStore(), size + 1, size))
     # A receive from any source of nothing: an empty send sends no message to take.
     expect_error("count 0", lambda: dist.recv(torch.empty(0)))
     # None of that reached the peers: the group still works.
@@ -45,8 +62,6 @@ def worker(args: List[str]) -> None:
 
 
 if __name__ == "__main__":
-    import tutti_torch  # noqa: F401  registers the backend
-
     if world.is_worker():
         # No final barrier: the communicator has failed for good, on purpose. The failed call
         # itself met every rank, so no one still needs rank 0's store.

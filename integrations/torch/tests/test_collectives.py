@@ -150,6 +150,15 @@ def gathers_and_scatters(checker: Checker) -> None:
             same(output, reduce_reference([lists[src][rank] for src in range(size)], "min",
                                           dtype), f"reduce_scatter_tensor {dtype}")
 
+            # The output inside the input: NCCL's in place (this rank's block), and the block of
+            # rank 0 on every rank (an overlap that is no in-place form but on rank 0).
+            expected = reduce_reference([lists[src][rank] for src in range(size)], "sum", dtype)
+            for block in (rank, 0):
+                inout = torch.cat([lists[rank][dst] for dst in range(size)])
+                output = inout[block * 4:(block + 1) * 4]
+                wait(dist.reduce_scatter_tensor(output, inout, async_op=async_op), async_op)
+                same(output, expected, f"reduce_scatter_tensor {dtype}, output block {block}")
+
 def all_to_all(checker: Checker) -> None:
     rank, size, gloo = checker.rank, checker.size, checker.gloo
     for async_op in (False, True):

@@ -6,7 +6,8 @@ with the same options (2 and 3 processes, 20 steps, several buckets): plain, no_
 find_unused_parameters (the same parameters' .grad None, a parameter never used keeping None),
 gradient_as_bucket_view (the gradients lie in the buckets), the two together with
 zero_grad(set_to_none=True), and torch's fp16 hook; torch's bf16 hook against torch's DDP over
-tutti's backend (gloo has no bfloat16); and bad hooks are refused with clear errors."""
+tutti's backend (gloo has no bfloat16); and bad hooks and constructor arguments are refused with
+clear errors."""
 import random
 import re
 import sys
@@ -203,7 +204,14 @@ def bad_hooks(tutti_ddp, gloo) -> None:
     twice = wrapped()
     twice.register_comm_hook(None, "fp16")
     refused(lambda: twice.register_comm_hook(None, "bf16"), RuntimeError, "only be called once")
-    print(f"rank {dist.get_rank()}: bad hooks are refused")
+    # Refused at construction, naming what was wrong, before any collective.
+    refused(lambda: tutti_ddp(nn.Linear(4, 4), bucket_cap_mb=-1), ValueError,
+            "bucket_cap_mb must be a finite number of MiB, 0 or more; got -1")
+    refused(lambda: tutti_ddp(nn.Linear(4, 4), first_bucket_mb=float("nan")), ValueError,
+            "first_bucket_mb must be a finite number of MiB, 0 or more; got nan")
+    refused(lambda: tutti_ddp(nn.Sequential(nn.Embedding(10, 4, sparse=True))), ValueError,
+            "does not support sparse gradients; 0 make them")
+    print(f"rank {dist.get_rank()}: bad hooks and arguments are refused")
 
 
 def worker(variants: List[str]) -> None:

@@ -11,6 +11,7 @@ register_comm_hook (torch's allreduce_hook, fp16_compress_hook, bf16_compress_ho
 names "allreduce", "fp16", "bf16"), which run in C++. Not supported: other Python hooks, static
 graphs, sparse or device gradients. Differences from torch are listed in docs/torch.md.
 """
+import math
 from contextlib import contextmanager
 from typing import Callable, Iterator, List, Optional, Union
 
@@ -43,6 +44,16 @@ class DistributedDataParallel(nn.Module):
         if not isinstance(group, ProcessGroupTutti):
             raise TypeError("tutti_torch.DistributedDataParallel needs a tutti process group, "
                             f"got {type(group).__name__}")
+        for name, mib in (("bucket_cap_mb", bucket_cap_mb), ("first_bucket_mb", first_bucket_mb)):
+            if not (isinstance(mib, (int, float)) and math.isfinite(mib) and mib >= 0):
+                raise ValueError(f"tutti_torch.DistributedDataParallel: {name} must be a finite "
+                                 f"number of MiB, 0 or more; got {mib!r}")
+        # Refused here, not half-way through the first backward.
+        sparse = [name for name, m in module.named_modules()
+                  if isinstance(m, (nn.Embedding, nn.EmbeddingBag)) and m.sparse]
+        if sparse:
+            raise ValueError("tutti_torch.DistributedDataParallel does not support sparse "
+                             f"gradients; {', '.join(sparse)} make them (sparse=True)")
         self.module = module
         self.process_group = group
         self.find_unused_parameters = find_unused_parameters
