@@ -1,7 +1,7 @@
 // The flight recorder in thread worlds: a rank that skips a collective makes the others time out
 // and dump (naming the op and the peer they waited on), abort and SIGUSR1 dump too, a
-// TUTTI_DUMP_DIR gone by the time of a dump is a warning and not a failure, and TUTTI_TRACE_FILE holds one complete event per
-// operation with its algorithm, bytes and sequence number.
+// TUTTI_DUMP_DIR gone by the time of a dump is a warning and not a failure, and TUTTI_TRACE_FILE
+// holds one complete event per operation with its algorithm, bytes and sequence number.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>

@@ -83,10 +83,10 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::alltoall_base(at::Tensor& output, 
               input.scalar_type(), ")");
   // Equal splits both ways: each rank sends what it receives, as gloo and NCCL require; a
   // mismatch here would otherwise fail the whole group in flight.
-  TORCH_CHECK(!outputSplitSizes.empty() || !inputSplitSizes.empty() ||
-                  output.numel() == input.numel(),
-              "tutti: ", op, ": without split sizes the output and input must be of one size; got ",
-              output.numel(), " and ", input.numel(), " elements");
+  TORCH_CHECK(
+      !outputSplitSizes.empty() || !inputSplitSizes.empty() || output.numel() == input.numel(),
+      "tutti: ", op, ": without split sizes the output and input must be of one size; got ",
+      output.numel(), " and ", input.numel(), " elements");
   const std::vector<int64_t> sendRows = rowsPerRank(input, inputSplitSizes, size_, op, "input");
   const std::vector<int64_t> recvRows = rowsPerRank(output, outputSplitSizes, size_, op, "output");
   return run(c10d::OpType::ALLTOALL_BASE, op, input.device(), {output}, [&](TuttiWork& work) {

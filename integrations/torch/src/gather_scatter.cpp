@@ -123,25 +123,24 @@ ProcessGroupTutti::WorkPtr ProcessGroupTutti::_reduce_scatter_base(
   const char* op = "_reduce_scatter_base";
   checkWorldSized(input, output, size_, op, "input");
   const tuttiRedOp_t reduceOp = toTuttiOp(opts.reduceOp, op);
-  return run(c10d::OpType::_REDUCE_SCATTER_BASE, op, output.device(), {output},
-             [&](TuttiWork& work) {
-               at::Tensor source = stagedInput(input, work);
-               at::Tensor destination = stagedOutput(output, work);
-               const auto* in = static_cast<const char*>(source.data_ptr());
-               auto* out = static_cast<char*>(destination.data_ptr());
-               const size_t outBytes = destination.nbytes();
-               // NCCL's in place: the output is this rank's block of the input. tutti's in-place
-               // form says so with one pointer for both.
-               if (out == in + static_cast<size_t>(rank_) * outBytes)
-                 out = static_cast<char*>(source.data_ptr());
-               // Any other overlap (the output at the input's start on rank 1, say) would read as
-               // that form, or be refused on this rank alone: a separate output, copied back.
-               else if (out < in + source.nbytes() && in < out + outBytes)
-                 out = static_cast<char*>(stagedSeparately(destination, work).data_ptr());
-               return tutti_reduce_scatter(source.data_ptr(), out, elementCount(destination),
-                                           dtypeOf(destination), reduceOp, comm(),
-                                           work.requestSlot());
-             });
+  return run(
+      c10d::OpType::_REDUCE_SCATTER_BASE, op, output.device(), {output}, [&](TuttiWork& work) {
+        at::Tensor source = stagedInput(input, work);
+        at::Tensor destination = stagedOutput(output, work);
+        const auto* in = static_cast<const char*>(source.data_ptr());
+        auto* out = static_cast<char*>(destination.data_ptr());
+        const size_t outBytes = destination.nbytes();
+        // NCCL's in place: the output is this rank's block of the input. tutti's in-place
+        // form says so with one pointer for both.
+        if (out == in + static_cast<size_t>(rank_) * outBytes)
+          out = static_cast<char*>(source.data_ptr());
+        // Any other overlap (the output at the input's start on rank 1, say) would read as
+        // that form, or be refused on this rank alone: a separate output, copied back.
+        else if (out < in + source.nbytes() && in < out + outBytes)
+          out = static_cast<char*>(stagedSeparately(destination, work).data_ptr());
+        return tutti_reduce_scatter(source.data_ptr(), out, elementCount(destination),
+                                    dtypeOf(destination), reduceOp, comm(), work.requestSlot());
+      });
 }
 
 }  // namespace tutti_torch
