@@ -51,9 +51,14 @@ int main(int argc, char** argv) {
   bool tree = false, matrix = false, rings = false, trees = false, timing = false, nics = false,
        predict = false;
   int hosts = 0;
+  // An empty path would read as the option not given: --file '' probed this machine instead.
+  const CLI::Validator aPath(
+      [](std::string& path) { return path.empty() ? std::string("an empty path") : std::string(); },
+      "PATH");
   app.add_option("--file", file,
                  "topology file to load instead of probing this machine: NCCL XML, hwloc XML "
-                 "(lstopo --of xml) or tutti's JSON (--json), told apart by their content");
+                 "(lstopo --of xml) or tutti's JSON (--json), told apart by their content")
+      ->check(aPath);
   app.add_flag("--tree", tree, "print the tree (the default when nothing else is asked)");
   app.add_flag("--matrix", matrix, "print GPU x GPU and GPU x NIC path types and bandwidths");
   app.add_flag("--rings", rings, "print the ring channels of each host, then across hosts");
@@ -63,9 +68,11 @@ int main(int argc, char** argv) {
                "each algorithm the plan has, one rank per GPU");
   app.add_option("--hosts", hosts, "plan for N copies of the (first) host")
       ->check(CLI::Range(1, 4096));
-  app.add_option("--xml", xmlOut, "write the topology as NCCL XML to this file");
-  app.add_option("--json", jsonOut, "write the topology as JSON to this file (- for stdout)");
-  app.add_option("--svg", svgOut, "draw the topology and its rings as SVG to this file");
+  app.add_option("--xml", xmlOut, "write the topology as NCCL XML to this file")->check(aPath);
+  app.add_option("--json", jsonOut, "write the topology as JSON to this file (- for stdout)")
+      ->check(aPath);
+  app.add_option("--svg", svgOut, "draw the topology and its rings as SVG to this file")
+      ->check(aPath);
   app.add_flag("--time", timing, "print how long the probe (or load), paths and search took");
   app.add_flag("--nics", nics,
                "print this machine's RDMA NICs from sysfs (TUTTI_SYSFS_ROOT): ports, state, rate, "

@@ -5,7 +5,7 @@
 # model's busbw; --time reports the search;
 # the JSON export loads back (--file) to the same paths and rings and exports the same JSON, a bad
 # one is an error naming the JSON path; every format loads from a pipe; a missing file is an error
-# naming it. RDMA NICs from the sysfs fixtures (TUTTI_SYSFS_ROOT): --nics lists devices, ports and
+# naming it, an empty path one naming the option. RDMA NICs from the sysfs fixtures (TUTTI_SYSFS_ROOT): --nics lists devices, ports and
 # their non-zero error counters and the ports TUTTI_IB_HCA leaves in use; a probe's default output
 # ends with a line per port, a file's does not; a bad TUTTI_IB_HCA or root is an error naming it.
 # Usage: tutti_topo_cli.sh TUTTI_TOPO FIXTURES_DIR SYSFS_FIXTURES_DIR
@@ -40,6 +40,11 @@ done
 if "$topo" --file "$fixtures/dgx1-v100.xml" --hosts 0 --rings >/dev/null 2>&1; then
   fail "--hosts 0 succeeded"
 fi
+# An empty path is refused, naming the option (--file '' probed this machine instead).
+for option in --file --xml --json --svg; do
+  out=$("$topo" "$option" '' 2>&1 >/dev/null) && fail "$option '' succeeded"
+  grep -qF -- "$option: an empty path" <<<"$out" || fail "$option '': no error naming it: $out"
+done
 svg=$(mktemp --suffix=.svg) && trap 'rm -f "$svg"' EXIT
 "$topo" --file "$fixtures/dgx1-v100.xml" --hosts 2 --svg "$svg" || fail "--svg exited $?"
 head -c 4 "$svg" | grep -q '<svg' || fail "--svg wrote no SVG"
