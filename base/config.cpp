@@ -31,7 +31,8 @@ const std::vector<Var>& table() {
        "where auto times the all-reduce algorithms while the job runs and keeps the fastest per "
        "size (the ranks agree on it, keeping the table's pick unless another is over 5% faster; "
        "again every 1000 calls of a size): on, off (the tuning table decides), or auto (on with 2 "
-       "ranks, where every algorithm computes the same bits)"},
+       "ranks, where every algorithm computes the same bits but for which NaN payload or signed "
+       "zero a tie keeps)"},
       {"TUTTI_DIRECT_BUFFERS", Type::kChoice, "any", "any|registered", 0, 0,
        "which buffers the direct algorithms reach in place: any (tutti_mem_alloc memory mapped, "
        "ordinary memory read through the kernel with process_vm_readv) or registered "
@@ -79,7 +80,8 @@ const std::vector<Var>& table() {
        "operations each communicator remembers for dumps and traces (0: none)"},
       {"TUTTI_DUMP_DIR", Type::kString, "", "", 0, 0,
        "directory for flight-recorder dumps, written on timeout, abort, fatal error and SIGUSR1 "
-       "(unset: no dumps, no SIGUSR1 handler)"},
+       "(unset: no dumps, no SIGUSR1 handler); made at init where its parent exists, and init "
+       "fails where it cannot be made or written"},
       {"TUTTI_TRACE_FILE", Type::kString, "", "", 0, 0,
        "Chrome/Perfetto trace file per rank, written at destroy (%r rank, %h host, %p pid)"},
       {"TUTTI_TOPO_FILE", Type::kString, "", "", 0, 0,

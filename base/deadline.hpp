@@ -43,8 +43,9 @@ class Backoff {
   // or, past those phases, returns the nanoseconds the caller should sleep (in a wait that ends
   // early when what it awaits arrives).
   long round();
-  // A round that does its own sleeping: until wakeFd (>= 0) becomes readable, or plainly.
-  void pause(int wakeFd = -1) { sleepOn(wakeFd, round()); }
+  // A round that does its own sleeping, for a fixed time (a descriptor to sleep on may need arming
+  // first: round() and sleepOn).
+  void pause() { sleepOn(-1, round()); }
   void reset() { rounds_ = first_; }
   uint32_t rounds() const { return rounds_; }
 

@@ -13,13 +13,18 @@
 namespace tutti {
 
 std::string readRegularFile(const std::string& path, const std::string& where) {
-  // Non-blocking, so that a FIFO is opened without a writer and refused below.
+  // Refused before opening where it can be (opening a device may do something), and opened
+  // non-blocking for what is swapped in between, so that a FIFO then is refused below too.
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+    raise(ErrorCode::kInvalidArgument, "{}: not a file", where);
   Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd.valid())
     raise(ErrorCode::kInvalidArgument, "{}: cannot open it: {}", where, std::strerror(errno));
-  struct stat info {};
   if (fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode))
     raise(ErrorCode::kInvalidArgument, "{}: not a file", where);
+  // Reads block as usual: a network file system may answer a non-blocking one with EAGAIN.
+  fcntl(fd.get(), F_SETFL, fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   std::string text;
   char chunk[64 << 10];
   for (;;) {

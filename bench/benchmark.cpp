@@ -47,8 +47,9 @@ int finish(const BenchOptions& o, SweepOutcome& sweep, std::vector<RankInfo> ran
   // A gate that compared nothing would pass whatever the run measured.
   if (!o.comparePath.empty() && sweep.rowsCompared == 0) {
     fmt::print(stderr,
-               "tutti-bench: --compare {}: no row of this run has a counterpart there (the same "
-               "collective, size, type, operation and algorithm): nothing compared\n",
+               "tutti-bench: --compare {}: no row of this run has one there to compare with (the "
+               "same collective, algorithm, size, type, operation and root, with a bandwidth): "
+               "nothing compared\n",
                o.comparePath);
     status = 1;
   }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/types.hpp"
-#include "tools/cli/number_checks.hpp"
+#include "tools/cli/seconds.hpp"
 
 namespace tutti::bench {
 namespace {

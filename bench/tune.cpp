@@ -188,7 +188,7 @@ int runTune(int argc, char** argv, const std::string& self) {
     if (o.save) {
       o.output = runtime::machineTuningPath();
       if (o.output.empty())
-        throw std::runtime_error("--save: neither XDG_CACHE_HOME nor HOME is set");
+        throw std::runtime_error("--save: neither an absolute XDG_CACHE_HOME nor HOME is set");
       std::filesystem::create_directories(std::filesystem::path(o.output).parent_path());
     }
     // --save adds the sweep's rank count to this machine's table (the first sweep is every

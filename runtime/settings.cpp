@@ -91,14 +91,17 @@ void Settings::planFor(int ranks) {
   slotBytes = slotBytesVariable.value_or(tuning.slotBytes);
   slots = slotsVariable.value_or(static_cast<int>(tuning.slots));
   // Each within its range, the two could still ask for 4 GiB a connection: every local peer pair's
-  // FIFOs in /dev/shm, each page touched before data flows.
-  constexpr size_t kMaxFifoBytes = 256 << 20;
-  if (const size_t fifo = static_cast<size_t>(slots) * slotBytes; fifo > kMaxFifoBytes)
+  // FIFOs in /dev/shm, each page touched before data flows. Either at its most with the other's
+  // default stays within it.
+  constexpr size_t kMaxFifoBytes = size_t{512} << 20;
+  if (const size_t fifo = static_cast<size_t>(slots) * slotBytes; fifo > kMaxFifoBytes) {
+    const std::string table = "the tuning table's (" + tuningOrigin + ")";
     raise(ErrorCode::kInvalidArgument,
-          "a connection's FIFO of {} slots ({}) of {} bytes ({}) would take {} MiB; at most {} MiB",
-          slots, slotsVariable ? "TUTTI_SLOTS" : "the tuning table's slots", slotBytes,
-          slotBytesVariable ? "TUTTI_CHUNK_BYTES" : "the tuning table's slot_bytes", fifo >> 20,
-          kMaxFifoBytes >> 20);
+          "a connection's FIFO of {} slots ({}) of {} bytes ({}) would take {} bytes; at most {} "
+          "(512 MiB)",
+          slots, slotsVariable ? "TUTTI_SLOTS" : table + " slots", slotBytes,
+          slotBytesVariable ? "TUTTI_CHUNK_BYTES" : table + " slot_bytes", fifo, kMaxFifoBytes);
+  }
 }
 
 Settings Settings::fromConfig() {

@@ -21,7 +21,8 @@ std::string nodeProblem(const Topology& topo, const Node& node) {
   // The host's one NVSwitch node is named so (the export's NVLink target).
   if (node.busId == "nvswitch" && node.kind != NodeKind::kNvSwitch)
     return "the name nvswitch is the NVSwitch node's";
-  // Bounds on the graph bound the time and memory its paths take (every pair of nodes has one).
+  // Bounds on the graph bound the time and memory its paths take (every pair of a host's nodes
+  // has one).
   if (topo.nodes().size() >= kMaxNodes)
     return fmt::format("more than {} nodes in the file", kMaxNodes);
   const size_t limit = node.kind == NodeKind::kCpu ? kMaxCpusPerHost : kMaxNodesPerKind;

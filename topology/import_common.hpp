@@ -1,7 +1,7 @@
 // What the importers of topology files (NCCL XML, tutti's JSON) share: the bounds on the graph
-// they build (every pair of nodes gets a path, so the graph's size bounds the time and memory the
-// paths take), the reading of a file with its size bound, and the form of their errors and
-// warnings: "topology file NAME: WHERE: WHAT", WHERE a line and element (XML) or a JSON path.
+// they build (every pair of a host's nodes gets a path, so the graph's size bounds the time and
+// memory the paths take), the reading of a file with its size bound, and the form of their errors
+// and warnings: "topology file NAME: WHERE: WHAT", WHERE a line and element (XML) or a JSON path.
 #pragma once
 
 #include <cstddef>

@@ -16,7 +16,8 @@ inline constexpr char kDefaultTuning[] = "defaults";
 // /proc/cpuinfo's first model name ("unknown" without one).
 std::string cpuModel();
 // $XDG_CACHE_HOME/tutti/tuning-<CPU model, letters and digits, the rest as '-'>, with
-// $HOME/.cache where XDG_CACHE_HOME is unset or empty; "" where neither is set.
+// $HOME/.cache where XDG_CACHE_HOME is unset, empty or relative (the XDG spec's invalid); "" where
+// neither gives a place.
 std::string machineTuningPath();
 
 }  // namespace tutti::runtime

@@ -211,13 +211,13 @@ TuningSource tuningInForce() {
     file = machineTuningPath();
     std::error_code error;
     if (file.empty() || !std::filesystem::exists(file, error))
-      return {
-          TuningTable{},
-          fmt::format("defaults ({}: no table for this machine{}; tutti-bench tune --save "
-                      "writes one)",
-                      where,
-                      file.empty() ? " (neither XDG_CACHE_HOME nor HOME is set)" : " at " + file),
-          true};
+      return {TuningTable{},
+              fmt::format("defaults ({}: no table for this machine{}; tutti-bench tune --save "
+                          "writes one)",
+                          where,
+                          file.empty() ? " (neither an absolute XDG_CACHE_HOME nor HOME is set)"
+                                       : " at " + file),
+              true};
     where += " (" + file + ")";
   }
   return {readTuningFile(file, where), where, machine};

@@ -490,7 +490,8 @@ TEST_CASE("-J and --csv hold the table; --compare and --min-busbw gate", "[bench
   auto elsewhere = bench({"reducescatter", "--ranks", "2", "-b", "64K", "-e", "64K", "-n", "3",
                           "-w", "1", "--compare", json, "--min-ratio", "0"});
   CHECK(elsewhere.status == 1);
-  CHECK(elsewhere.err.find("--compare " + json + ": no row of this run has a counterpart") !=
+  CHECK(elsewhere.err.find("--compare " + json +
+                           ": no row of this run has one there to compare with") !=
         std::string::npos);
   CHECK(with({"--min-busbw", "1e-9"}).status == 0);
   auto slow = with({"--min-busbw", "1e6"});

@@ -153,7 +153,8 @@ expect_error 2 "$dir/malformed/tutti-wjob-rank1.json: not valid JSON" postmortem
 for kind in directory fifo; do
   mkdir "$dir/$kind"
   dump "$dir/$kind" wjob 0 2 1 "$(entry 1 done 8)"
-  if [ $kind = directory ]; then mkdir "$dir/$kind/tutti-wjob-rank1.json"; else mkfifo "$dir/$kind/tutti-wjob-rank1.json"; fi
+  name="$dir/$kind/tutti-wjob-rank1.json"
+  if [ $kind = directory ]; then mkdir "$name"; else mkfifo "$name"; fi
   expect_error 2 "$dir/$kind/tutti-wjob-rank1.json: not a file" postmortem "$dir/$kind"
 done
 

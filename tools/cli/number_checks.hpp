@@ -11,10 +11,9 @@
 #include <limits>
 #include <string>
 
-namespace tutti::cli {
+#include "tools/cli/seconds.hpp"
 
-// About three years: far below where a duration's nanoseconds overflow.
-constexpr double kMaxSeconds = 1e8;
+namespace tutti::cli {
 
 // A finite number in [min, max]; `what` names the range in the help and the error.
 inline CLI::Validator finiteIn(double min, double max, const std::string& what) {
@@ -35,11 +34,6 @@ inline CLI::Validator finiteIn(double min, double max) {
 
 inline CLI::Validator nonNegative() {
   return finiteIn(0, std::numeric_limits<double>::max(), "a finite number >= 0");
-}
-
-inline CLI::Validator positive() {
-  return finiteIn(std::numeric_limits<double>::min(), std::numeric_limits<double>::max(),
-                  "a finite number > 0");
 }
 
 // Seconds to wait: 0 up to kMaxSeconds.

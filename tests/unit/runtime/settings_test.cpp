@@ -3,7 +3,11 @@
 // with an error naming the variable; agreed() shows the words the ranks compare at init.
 #include "runtime/settings.hpp"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,13 +64,27 @@ TEST_CASE("TUTTI_DUMP_DIR: made at init, or refused naming it") {
   std::filesystem::remove_all(parent);
 }
 
-// Each within its range, slots x slot bytes may still not exceed 256 MiB a connection.
-TEST_CASE("TUTTI_SLOTS x TUTTI_CHUNK_BYTES: at most 256 MiB a connection") {
+// Each within its range, slots x slot bytes may still not exceed 512 MiB a connection; either at
+// its most with the other's default does not.
+TEST_CASE("TUTTI_SLOTS x TUTTI_CHUNK_BYTES: at most 512 MiB a connection") {
+  CHECK(refusal("TUTTI_CHUNK_BYTES", "64M") == "");
   ScopedEnv slots("TUTTI_SLOTS", "64");
-  CHECK(refusal("TUTTI_CHUNK_BYTES", "4M") == "");
-  CHECK_THAT(refusal("TUTTI_CHUNK_BYTES", "8M"),
-             Contains("a connection's FIFO of 64 slots (TUTTI_SLOTS) of 8388608 bytes "
-                      "(TUTTI_CHUNK_BYTES) would take 512 MiB; at most 256 MiB"));
+  CHECK(refusal("TUTTI_CHUNK_BYTES", "8M") == "");
+  CHECK_THAT(refusal("TUTTI_CHUNK_BYTES", "9M"),
+             Contains("a connection's FIFO of 64 slots (TUTTI_SLOTS) of 9437184 bytes "
+                      "(TUTTI_CHUNK_BYTES) would take 603979776 bytes; at most 536870912 (512 "
+                      "MiB)"));
+  // The table's value: named with the table it came from.
+  char file[] = "/tmp/tutti-settings-XXXXXX";
+  const int fd = mkstemp(file);
+  REQUIRE(fd >= 0);
+  close(fd);
+  std::ofstream(file) << "slot_bytes = 16M\n";
+  CHECK_THAT(refusal("TUTTI_TUNING_FILE", file),
+             Contains(fmt::format("of 16777216 bytes (the tuning table's (TUTTI_TUNING_FILE={}) "
+                                  "slot_bytes) would take",
+                                  file)));
+  std::remove(file);
 }
 
 namespace {

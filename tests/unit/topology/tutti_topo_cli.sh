@@ -5,9 +5,10 @@
 # model's busbw; --time reports the search;
 # the JSON export loads back (--file) to the same paths and rings and exports the same JSON, a bad
 # one is an error naming the JSON path; every format loads from a pipe; a missing file is an error
-# naming it, an empty path one naming the option. RDMA NICs from the sysfs fixtures (TUTTI_SYSFS_ROOT): --nics lists devices, ports and
-# their non-zero error counters and the ports TUTTI_IB_HCA leaves in use; a probe's default output
-# ends with a line per port, a file's does not; a bad TUTTI_IB_HCA or root is an error naming it.
+# naming it, an empty path one naming the option. RDMA NICs from the sysfs fixtures
+# (TUTTI_SYSFS_ROOT): --nics lists devices, ports and their non-zero error counters and the ports
+# TUTTI_IB_HCA leaves in use; a probe's default output ends with a line per port, a file's does
+# not; a bad TUTTI_IB_HCA or root is an error naming it.
 # Usage: tutti_topo_cli.sh TUTTI_TOPO FIXTURES_DIR SYSFS_FIXTURES_DIR
 set -u
 topo=$1 fixtures=$2 sysfs=$3
