@@ -146,8 +146,10 @@ namespace {
 
 // A choice set to nothing (TUTTI_ALGO=) means its default, as when unset: no choice is "".
 std::string rawValue(const Var& var) {
+  // Set but empty is unset, whatever the type: `TUTTI_TIMEOUT=` said "is not set" while
+  // `TUTTI_SLOTS=` meant the default.
   const char* value = std::getenv(var.name);
-  if (!value || (var.type == Type::kChoice && *value == '\0')) return var.defaultValue;
+  if (!value || *value == '\0') return var.defaultValue;
   return value;
 }
 
@@ -195,7 +197,7 @@ std::string getString(const std::string& name) {
 int64_t getInt(const std::string& name) {
   const Var& var = find(name);
   const std::string text = rawValue(var);
-  if (text.empty()) raise(ErrorCode::kInvalidArgument, "{} is not set", name);
+  if (text.empty()) raise(ErrorCode::kInvalidArgument, "{} is not set (or empty)", name);
   return checkedInt(var, text);
 }
 

@@ -118,6 +118,15 @@ TEST_CASE("unset variables give the defaults of the table") {
         "TUTTI_TUNING_FILE:slots=8");
 }
 
+// Set but empty is unset for every type: an empty integer had said "is not set".
+TEST_CASE("empty variables give the defaults of the table") {
+  ScopedEnv timeout("TUTTI_TIMEOUT", ""), slots("TUTTI_SLOTS", ""), algo("TUTTI_ALGO", "");
+  const Settings settings = Settings::fromConfig();
+  CHECK(settings.timeout == std::chrono::seconds(300));
+  CHECK(settings.slots == static_cast<int>(settings.tuning.slots));
+  CHECK(settings.algorithm == nullptr);
+}
+
 TEST_CASE("TUTTI_TRANSPORT: the selection as written is what the ranks agree on") {
   for (const auto& [word, allowed] :
        {std::pair{"auto", "shm, ucx, tcp"}, std::pair{"shm", "shm"},
