@@ -87,19 +87,17 @@ int runBenchmark(const BenchOptions& given, const Results* baseline) {
   const CollectiveSpec* spec = findCollective(options.collective);
   if (!spec) throw std::runtime_error("unknown collective " + options.collective);
   Comm comm(options);
-  if (spec->rooted && !options.allRoots && options.root >= comm.size()) {
-    if (comm.rank() == 0) {
-      fmt::print(stderr, "tutti-bench: -r {}: root must be below the number of ranks ({})\n",
-                 options.root, comm.size());
-    }
-    return 2;
-  }
+  // Options that only the job's size shows wrong: rank 0 says so, every rank exits 2.
+  std::string refusal;
+  if (spec->rooted && !options.allRoots && options.root >= comm.size())
+    refusal = fmt::format("-r {}: root must be below the number of ranks ({})", options.root,
+                          comm.size());
   // A fault no rank can apply would let a test that expects it pass without a word.
-  if (options.fault.rank >= comm.size()) {
-    if (comm.rank() == 0) {
-      fmt::print(stderr, "tutti-bench: --fault (TUTTI_BENCH_FAULT) {}:{}: no rank {} among {}\n",
-                 options.fault.rank, options.fault.index, options.fault.rank, comm.size());
-    }
+  else if (options.fault.rank >= comm.size())
+    refusal = fmt::format("--fault (TUTTI_BENCH_FAULT) {}:{}: no rank {} among {}",
+                          options.fault.rank, options.fault.index, options.fault.rank, comm.size());
+  if (!refusal.empty()) {
+    if (comm.rank() == 0) fmt::print(stderr, "tutti-bench: {}\n", refusal);
     return 2;
   }
   std::vector<RankInfo> ranks = comm.gatherRanks();
